@@ -1,0 +1,120 @@
+import { parseArgs } from "node:util";
+import { EmberscopeError } from "../domain/errors";
+
+export interface OptionSpec {
+  type: "string" | "boolean";
+  description: string;
+  /** Placeholder in help, e.g. N or DIR. */
+  valueName?: string;
+  /** The service input field this flag fills, when it differs from the flag's snake_case name. */
+  field?: string;
+  short?: string;
+}
+
+export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  json: { type: "boolean", description: "Print exactly one JSON result document on stdout; logs go to stderr." },
+  quiet: { type: "boolean", description: "Print nothing on stderr except errors." },
+  "project-root": { type: "string", valueName: "DIR", description: "The project root (default: walk up from the current directory)." },
+  workspace: { type: "string", valueName: "DIR", description: "The .emberscope folder itself." },
+  timeout: { type: "string", valueName: "SECONDS", description: "Give up after this many seconds (PROCESS_TIMEOUT)." },
+  help: { type: "boolean", short: "h", description: "Show help for emberscope or for a command." },
+  version: { type: "boolean", description: "Print the version." },
+};
+
+export interface GlobalFlags {
+  json: boolean;
+  quiet: boolean;
+  projectRoot?: string;
+  workspace?: string;
+  timeoutSeconds?: number;
+  help: boolean;
+  version: boolean;
+}
+
+export interface ParsedArgs {
+  globals: GlobalFlags;
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+function invalid(argument: string, message: string): EmberscopeError {
+  return new EmberscopeError("INVALID_ARGUMENTS", message, { details: { argument } });
+}
+
+/** A lenient first pass: the global flags and the words that name the command, before its options are known. */
+export function probeCommandLine(argv: string[]): { globals: GlobalFlags; words: string[] } {
+  const parsed = parseArgs({
+    args: argv,
+    options: Object.fromEntries(
+      Object.entries(GLOBAL_OPTIONS).map(([name, o]) => [name, o.short ? { type: o.type, short: o.short } : { type: o.type }]),
+    ),
+    allowPositionals: true,
+    strict: false,
+  });
+  const v = parsed.values as Record<string, string | boolean | undefined>;
+  return {
+    globals: {
+      json: v.json === true,
+      quiet: v.quiet === true,
+      help: v.help === true,
+      version: v.version === true,
+    },
+    words: parsed.positionals,
+  };
+}
+
+/** Parses argv strictly: an unknown flag or a missing value is INVALID_ARGUMENTS naming it. */
+export function parseCommandLine(argv: string[], options: Record<string, OptionSpec>): ParsedArgs {
+  const spec = { ...GLOBAL_OPTIONS, ...options };
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: Object.fromEntries(
+        Object.entries(spec).map(([name, o]) => [name, o.short ? { type: o.type, short: o.short } : { type: o.type }]),
+      ),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    const flag = /'(-{1,2}[^'\s]+)/.exec(text)?.[1] ?? "(arguments)";
+    const reason = /ERR_PARSE_ARGS_INVALID_OPTION_VALUE/.test(String((error as { code?: string }).code))
+      ? `Option ${flag} needs a value.`
+      : `Unknown option ${flag}.`;
+    throw invalid(flag, reason);
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  let timeoutSeconds: number | undefined;
+  if (values.timeout !== undefined) {
+    timeoutSeconds = Number(values.timeout);
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw invalid("--timeout", "--timeout takes a positive number of seconds.");
+  }
+  const globals: GlobalFlags = {
+    json: values.json === true,
+    quiet: values.quiet === true,
+    projectRoot: values["project-root"] as string | undefined,
+    workspace: values.workspace as string | undefined,
+    timeoutSeconds,
+    help: values.help === true,
+    version: values.version === true,
+  };
+  for (const name of Object.keys(GLOBAL_OPTIONS)) delete values[name];
+  return { globals, values, positionals: parsed.positionals };
+}
+
+/** A flag's value as an integer within bounds, or INVALID_ARGUMENTS naming the flag. */
+export function integerFlag(values: ParsedArgs["values"], name: string): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (typeof raw !== "string" || !/^-?\d+$/.test(raw) || !Number.isSafeInteger(n)) {
+    throw invalid(`--${name}`, `--${name} takes a whole number.`);
+  }
+  return n;
+}
+
+export function stringFlag(values: ParsedArgs["values"], name: string): string | undefined {
+  const raw = values[name];
+  return typeof raw === "string" ? raw : undefined;
+}

@@ -1,0 +1,21 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The Emberscope installation (package.json, .next/, node_modules/), found from this module's location. */
+function findPackageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = path.join(dir, "package.json");
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "emberscope") return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error("Emberscope's package.json was not found above the CLI module.");
+    dir = parent;
+  }
+}
+
+export const PACKAGE_ROOT = findPackageRoot();
+
+export function isAppBuilt(): boolean {
+  return existsSync(path.join(PACKAGE_ROOT, ".next", "BUILD_ID"));
+}

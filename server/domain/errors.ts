@@ -1,0 +1,135 @@
+import { z } from "zod";
+
+/**
+ * The one catalog of typed errors. Every transport maps an EmberscopeError once:
+ * the CLI to an exit code per family, tRPC to a typed payload in `data.error`,
+ * MCP to `isError: true`. docs/errors.md is generated from this table.
+ */
+export const ERROR_FAMILIES = {
+  usage: { exitCode: 2, summary: "The request itself is malformed: fix the arguments." },
+  workspace: { exitCode: 3, summary: "The workspace is missing, already present, or unusable." },
+  not_found: { exitCode: 4, summary: "A named record does not exist in this workspace." },
+  input: { exitCode: 5, summary: "An artifact could not be accepted (size, format, content)." },
+  conflict: { exitCode: 6, summary: "The request raced another change or reused a stale token." },
+  process: { exitCode: 7, summary: "A child process or capability failed, timed out or was cancelled." },
+  access: { exitCode: 8, summary: "Policy or access control refused the request." },
+  resource: { exitCode: 9, summary: "A budget or lock was exhausted; retrying later may succeed." },
+  internal: { exitCode: 1, summary: "An unexpected fault inside Emberscope." },
+} as const;
+
+export type ErrorFamily = keyof typeof ERROR_FAMILIES;
+
+interface ErrorSpec {
+  family: ErrorFamily;
+  retryable: boolean;
+  description: string;
+}
+
+export const ERROR_CATALOG = {
+  INVALID_ARGUMENTS: { family: "usage", retryable: false, description: "An argument is missing, unknown or malformed; `details` names it." },
+  WORKSPACE_NOT_FOUND: { family: "workspace", retryable: false, description: "No `.emberscope/` workspace was found; run `emberscope init`." },
+  WORKSPACE_EXISTS: { family: "workspace", retryable: false, description: "`init` found a workspace already present." },
+  WORKSPACE_TOO_NEW: { family: "workspace", retryable: false, description: "The workspace was written by a newer Emberscope schema; upgrade Emberscope." },
+  WORKSPACE_INVALID: { family: "workspace", retryable: false, description: "The control store is corrupt, foreign or unreadable." },
+  RUN_NOT_FOUND: { family: "not_found", retryable: false, description: "No run has that id." },
+  ARTIFACT_NOT_FOUND: { family: "not_found", retryable: false, description: "No artifact has that id, or its bytes are missing." },
+  COMMIT_NOT_FOUND: { family: "not_found", retryable: false, description: "No corpus commit has that id." },
+  OPERATION_NOT_FOUND: { family: "not_found", retryable: false, description: "No operation has that id." },
+  PLAN_NOT_FOUND: { family: "not_found", retryable: false, description: "No capture plan matches that id or token." },
+  ARTIFACT_TOO_LARGE: { family: "input", retryable: false, description: "The input exceeds a size, expansion or depth bound." },
+  ARTIFACT_PARSE_FAILED: { family: "input", retryable: false, description: "The input is malformed; `details` gives format, offset or line and reason." },
+  UNSUPPORTED_FORMAT: { family: "input", retryable: false, description: "The format is not recognised; `details.supported` lists the known ones." },
+  REVISION_CONFLICT: { family: "conflict", retryable: true, description: "`expected_revision` no longer matches; re-read the record and retry." },
+  STALE_CURSOR: { family: "conflict", retryable: false, description: "The cursor belongs to another query, filter, ordering or commit, or was altered." },
+  IDEMPOTENCY_CONFLICT: { family: "conflict", retryable: false, description: "The idempotency key was already used for a different intent." },
+  PLAN_CONSUMED: { family: "conflict", retryable: false, description: "The plan token was already used; plan again." },
+  PLAN_EXPIRED: { family: "conflict", retryable: false, description: "The plan token expired; plan again." },
+  PLAN_MISMATCH: { family: "conflict", retryable: false, description: "The token belongs to another plan than `expected_plan_id`." },
+  STALE_INTENT: { family: "conflict", retryable: false, description: "An input bound by the plan changed since planning; plan again." },
+  CAPABILITY_UNAVAILABLE: { family: "process", retryable: false, description: "The adapter or tool is not available on this machine." },
+  PROCESS_FAILED: { family: "process", retryable: false, description: "A child process exited non-zero or by a signal." },
+  PROCESS_TIMEOUT: { family: "process", retryable: true, description: "A child process exceeded its timeout and was killed." },
+  CANCELLED: { family: "process", retryable: false, description: "The operation was cancelled." },
+  POLICY_DENIED: { family: "access", retryable: false, description: "Workspace policy forbids the request." },
+  AGENT_ACCESS_DISABLED: { family: "access", retryable: true, description: "Agent access is off; a person must switch it on." },
+  UNAUTHORIZED: { family: "access", retryable: false, description: "Missing or wrong credentials." },
+  QUERY_BUDGET_EXCEEDED: { family: "resource", retryable: true, description: "A query exceeded its time or memory budget." },
+  LOCK_TIMEOUT: { family: "resource", retryable: true, description: "The control store stayed locked by another writer too long." },
+  INTERNAL_ERROR: { family: "internal", retryable: false, description: "An unexpected fault; the message is safe, the details are in the server log." },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+export const ERROR_CODES = Object.keys(ERROR_CATALOG) as [ErrorCode, ...ErrorCode[]];
+
+export const Recovery = z.object({
+  operation: z.string().describe("The next operation to call, by its service name (e.g. workspace.init)."),
+  arguments: z.record(z.string(), z.unknown()).describe("Its complete, valid arguments."),
+  safe_to_repeat: z.boolean().describe("Whether calling the recovery operation more than once is harmless."),
+});
+export type Recovery = z.infer<typeof Recovery>;
+
+export const ErrorDocument = z.object({
+  code: z.enum(ERROR_CODES),
+  message: z.string(),
+  retryable: z.boolean(),
+  details: z.record(z.string(), z.unknown()),
+  recovery: Recovery.optional(),
+});
+export type ErrorDocument = z.infer<typeof ErrorDocument>;
+
+export class EmberscopeError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+  readonly recovery?: Recovery;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; recovery?: Recovery; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "EmberscopeError";
+    this.code = code;
+    this.details = options.details ?? {};
+    this.recovery = options.recovery;
+  }
+
+  get retryable(): boolean {
+    return ERROR_CATALOG[this.code].retryable;
+  }
+
+  get family(): ErrorFamily {
+    return ERROR_CATALOG[this.code].family;
+  }
+
+  toDocument(): ErrorDocument {
+    const doc: ErrorDocument = {
+      code: this.code,
+      message: this.message,
+      retryable: this.retryable,
+      details: this.details,
+    };
+    if (this.recovery) doc.recovery = this.recovery;
+    return doc;
+  }
+}
+
+export function isEmberscopeError(value: unknown): value is EmberscopeError {
+  return value instanceof EmberscopeError;
+}
+
+/** Any thrown value as a typed error; unknown faults never leak their message or stack. */
+export function toEmberscopeError(value: unknown): EmberscopeError {
+  if (value instanceof EmberscopeError) return value;
+  return new EmberscopeError("INTERNAL_ERROR", "An unexpected internal error occurred.", { cause: value });
+}
+
+export function exitCodeFor(code: ErrorCode): number {
+  return ERROR_FAMILIES[ERROR_CATALOG[code].family].exitCode;
+}
+
+export const RECOVER_BY_INIT: Recovery = {
+  operation: "workspace.init",
+  arguments: {},
+  safe_to_repeat: true,
+};

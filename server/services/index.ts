@@ -1,0 +1,32 @@
+import { listArtifacts, showArtifact } from "./artifacts";
+import { listCommits, showCommit, showHead } from "./commits";
+import { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
+import { listRuns, showRun } from "./runs";
+import type { ServiceDef } from "./service";
+import { validateWorkspace } from "./validate";
+import { initializeWorkspace, workspaceStatus } from "./workspace";
+
+export { listArtifacts, showArtifact } from "./artifacts";
+export { listCommits, showCommit, showHead } from "./commits";
+export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
+export { listRuns, showRun } from "./runs";
+export { callService, type ServiceContext, type ServiceDef } from "./service";
+export { validateWorkspace } from "./validate";
+export { initializeWorkspace, workspaceStatus } from "./workspace";
+
+/** Every service operation, by name: the registry the transports and generated docs read. */
+export const SERVICES: readonly ServiceDef[] = [
+  initializeWorkspace,
+  workspaceStatus,
+  validateWorkspace,
+  collectGarbage,
+  restoreGarbage,
+  purgeGarbage,
+  listRuns,
+  showRun,
+  listArtifacts,
+  showArtifact,
+  listCommits,
+  showCommit,
+  showHead,
+] as unknown as ServiceDef[];

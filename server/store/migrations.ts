@@ -1,0 +1,171 @@
+/**
+ * Forward-only, numbered migrations of the control store. Append; never edit a released entry.
+ * `PRAGMA user_version` holds the applied version; `schema_migrations` keeps when each was applied.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "initial control store",
+    sql: `
+CREATE TABLE schema_migrations (
+  version INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE workspace_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE runs (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('import', 'capture', 'extraction')),
+  source TEXT NOT NULL,
+  title TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'succeeded', 'failed', 'cancelled')),
+  execution_state TEXT NOT NULL,
+  capture_state TEXT NOT NULL,
+  extraction_state TEXT NOT NULL,
+  limitations TEXT NOT NULL DEFAULT '[]',
+  details TEXT NOT NULL DEFAULT '{}',
+  revision INTEGER NOT NULL DEFAULT 1,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX runs_by_created ON runs (created_at DESC, id DESC);
+
+CREATE TABLE run_revisions (
+  run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  revision INTEGER NOT NULL,
+  snapshot TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (run_id, revision)
+) STRICT;
+
+CREATE TABLE artifacts (
+  id TEXT PRIMARY KEY CHECK (id GLOB 'sha256:*'),
+  size_bytes INTEGER NOT NULL CHECK (size_bytes >= 0),
+  created_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX artifacts_by_created ON artifacts (created_at DESC, id DESC);
+
+CREATE TABLE registrations (
+  id TEXT PRIMARY KEY,
+  artifact_id TEXT NOT NULL REFERENCES artifacts (id),
+  run_id TEXT NOT NULL REFERENCES runs (id),
+  kind TEXT NOT NULL,
+  producer TEXT NOT NULL,
+  media_type TEXT NOT NULL,
+  format TEXT,
+  file_name TEXT,
+  sensitivity TEXT NOT NULL CHECK (sensitivity IN ('normal', 'internal', 'sensitive')),
+  created_at TEXT NOT NULL,
+  UNIQUE (artifact_id, run_id, kind)
+) STRICT;
+CREATE INDEX registrations_by_artifact ON registrations (artifact_id);
+CREATE INDEX registrations_by_run ON registrations (run_id);
+
+CREATE TABLE generations (
+  id TEXT PRIMARY KEY,
+  artifact_id TEXT NOT NULL REFERENCES artifacts (id),
+  run_id TEXT REFERENCES runs (id),
+  extractor TEXT NOT NULL,
+  extractor_version TEXT NOT NULL,
+  evidence_schema_version INTEGER NOT NULL,
+  limitations TEXT NOT NULL DEFAULT '[]',
+  created_at TEXT NOT NULL,
+  UNIQUE (artifact_id, extractor, extractor_version)
+) STRICT;
+
+CREATE TABLE generation_files (
+  generation_id TEXT NOT NULL REFERENCES generations (id),
+  table_name TEXT NOT NULL,
+  object_id TEXT NOT NULL CHECK (object_id GLOB 'sha256:*'),
+  size_bytes INTEGER NOT NULL CHECK (size_bytes >= 0),
+  row_count INTEGER NOT NULL CHECK (row_count >= 0),
+  PRIMARY KEY (generation_id, table_name)
+) STRICT;
+
+CREATE TABLE commits (
+  id TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL UNIQUE,
+  parent_id TEXT REFERENCES commits (id),
+  message TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  CHECK ((seq = 0) = (parent_id IS NULL))
+) STRICT;
+
+CREATE TABLE commit_generations (
+  commit_id TEXT NOT NULL REFERENCES commits (id),
+  generation_id TEXT NOT NULL REFERENCES generations (id),
+  PRIMARY KEY (commit_id, generation_id)
+) STRICT;
+
+CREATE TABLE operations (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'cancelling', 'succeeded', 'failed', 'cancelled')),
+  phase TEXT,
+  progress_completed INTEGER,
+  progress_total INTEGER,
+  run_id TEXT REFERENCES runs (id),
+  intent TEXT NOT NULL,
+  intent_digest TEXT NOT NULL,
+  result TEXT,
+  error TEXT,
+  lease_owner TEXT,
+  lease_pid INTEGER,
+  lease_process_start TEXT,
+  lease_heartbeat_at TEXT,
+  lease_expires_at TEXT,
+  cancel_requested_at TEXT,
+  revision INTEGER NOT NULL DEFAULT 1,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX operations_by_state ON operations (state, created_at);
+
+CREATE TABLE idempotency_keys (
+  scope TEXT NOT NULL,
+  key TEXT NOT NULL,
+  intent_digest TEXT NOT NULL,
+  operation_id TEXT NOT NULL REFERENCES operations (id),
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (scope, key)
+) STRICT;
+
+CREATE TABLE plans (
+  id TEXT PRIMARY KEY,
+  token_hash TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  intent TEXT NOT NULL,
+  intent_digest TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  consumed_at TEXT,
+  operation_id TEXT REFERENCES operations (id),
+  created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE audit_events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target TEXT,
+  arguments_digest TEXT,
+  result_code TEXT NOT NULL,
+  duration_ms REAL,
+  details TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+`,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

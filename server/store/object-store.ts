@@ -1,0 +1,142 @@
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream, createWriteStream, promises as fsp } from "node:fs";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { EmberscopeError } from "../domain/errors";
+
+/** A content address: `sha256:<64 hex>`. */
+export type ObjectId = `sha256:${string}`;
+const OBJECT_ID = /^sha256:[0-9a-f]{64}$/;
+
+export function isObjectId(value: string): value is ObjectId {
+  return OBJECT_ID.test(value);
+}
+
+export interface StoredObject {
+  id: ObjectId;
+  size: number;
+  /** False when identical bytes were already stored. */
+  created: boolean;
+}
+
+/**
+ * Immutable, content-addressed bytes under `objects/sha256/ab/<hex>`.
+ * Writes stream into `tmp/` while hashing, fsync, then rename into place, so a reader
+ * never sees a partial object and a crash leaves at most a stray file in `tmp/`.
+ */
+export class ObjectStore {
+  constructor(
+    readonly root: string,
+    readonly tmp: string,
+  ) {}
+
+  pathOf(id: ObjectId): string {
+    if (!isObjectId(id)) {
+      throw new EmberscopeError("INVALID_ARGUMENTS", "Not a content address of the form sha256:<64 hex>.", {
+        details: { argument: "object_id" },
+      });
+    }
+    const hex = id.slice("sha256:".length);
+    return path.join(this.root, "sha256", hex.slice(0, 2), hex);
+  }
+
+  async put(source: Readable | Uint8Array | AsyncIterable<Uint8Array>): Promise<StoredObject> {
+    await fsp.mkdir(this.tmp, { recursive: true });
+    const staging = path.join(this.tmp, `object-${process.pid}-${randomBytes(8).toString("hex")}`);
+    const hash = createHash("sha256");
+    let size = 0;
+    try {
+      const input = source instanceof Uint8Array ? Readable.from([source]) : Readable.from(source);
+      await pipeline(
+        input,
+        async function* (chunks: AsyncIterable<Uint8Array>) {
+          for await (const chunk of chunks) {
+            hash.update(chunk);
+            size += chunk.length;
+            yield chunk;
+          }
+        },
+        createWriteStream(staging, { mode: 0o600 }),
+      );
+      const handle = await fsp.open(staging, "r");
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      const id = `sha256:${hash.digest("hex")}` as ObjectId;
+      const target = this.pathOf(id);
+      if (await this.hasSize(target, size)) {
+        await fsp.rm(staging, { force: true });
+        return { id, size, created: false };
+      }
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      await fsp.chmod(staging, 0o444);
+      await fsp.rename(staging, target);
+      await syncDirectory(path.dirname(target));
+      return { id, size, created: true };
+    } catch (error) {
+      await fsp.rm(staging, { force: true });
+      throw error;
+    }
+  }
+
+  private async hasSize(file: string, size: number): Promise<boolean> {
+    try {
+      return (await fsp.stat(file)).size === size;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Whether the object is present with the expected size. */
+  async verifySize(id: ObjectId, expectedSize: number): Promise<boolean> {
+    return this.hasSize(this.pathOf(id), expectedSize);
+  }
+
+  /** Re-hashes the stored bytes; true when they still match their address. */
+  async verifyContent(id: ObjectId): Promise<boolean> {
+    const hash = createHash("sha256");
+    try {
+      await pipeline(createReadStream(this.pathOf(id)), hash);
+    } catch {
+      return false;
+    }
+    return `sha256:${hash.digest("hex")}` === id;
+  }
+
+  /** Reads a whole object after checking its size against the recorded one. */
+  async read(id: ObjectId, expectedSize: number): Promise<Buffer> {
+    const file = this.pathOf(id);
+    const bytes = await fsp.readFile(file).catch(() => null);
+    if (!bytes || bytes.length !== expectedSize) {
+      throw new EmberscopeError("ARTIFACT_NOT_FOUND", "The stored bytes are missing or have the wrong size.", {
+        details: { object_id: id, expected_size: expectedSize, actual_size: bytes?.length ?? null },
+      });
+    }
+    return bytes;
+  }
+
+  /** Every object file on disk, as ids (anything else under objects/ is reported by `validate`). */
+  async *list(): AsyncGenerator<{ id: ObjectId; file: string }> {
+    const base = path.join(this.root, "sha256");
+    const shards = await fsp.readdir(base).catch(() => [] as string[]);
+    for (const shard of shards.sort()) {
+      const names = await fsp.readdir(path.join(base, shard)).catch(() => [] as string[]);
+      for (const name of names.sort()) {
+        const id = `sha256:${name}`;
+        if (isObjectId(id) && name.startsWith(shard)) yield { id, file: path.join(base, shard, name) };
+      }
+    }
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

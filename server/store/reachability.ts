@@ -1,0 +1,24 @@
+import type { SqliteDatabase } from "./control-store";
+import type { ObjectId } from "./object-store";
+
+export interface ReferencedObject {
+  id: ObjectId;
+  size: number;
+  /** What refers to it, e.g. "artifact" or "generation gen_… (samples)". */
+  referrer: string;
+}
+
+/** Every object the control store refers to: native artifacts and generation files. */
+export function referencedObjects(db: SqliteDatabase): ReferencedObject[] {
+  const artifacts = db.prepare("SELECT id, size_bytes FROM artifacts ORDER BY id").all() as {
+    id: ObjectId;
+    size_bytes: number;
+  }[];
+  const files = db
+    .prepare("SELECT generation_id, table_name, object_id, size_bytes FROM generation_files ORDER BY object_id")
+    .all() as { generation_id: string; table_name: string; object_id: ObjectId; size_bytes: number }[];
+  return [
+    ...artifacts.map((a) => ({ id: a.id, size: a.size_bytes, referrer: "artifact" })),
+    ...files.map((f) => ({ id: f.object_id, size: f.size_bytes, referrer: `generation ${f.generation_id} (${f.table_name})` })),
+  ];
+}
