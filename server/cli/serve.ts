@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process";
-import path from "node:path";
+import { createServer } from "node:http";
 import { EmberscopeError } from "../domain/errors";
 import { locateWorkspace, projectRootForInit, displayPath } from "../store/layout";
 import { initWorkspace, openWorkspace } from "../store/workspace";
@@ -12,9 +11,9 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * Runs the built Next.js app for one project root, bound to loopback.
- * The app reads the project root from EMBERSCOPE_PROJECT_ROOT; everything else it serves
- * goes through the same services as this CLI.
+ * Runs the built Next.js app in this process for one project root, bound to loopback.
+ * The app reads the project root from EMBERSCOPE_PROJECT_ROOT; everything it serves goes
+ * through the same services as this CLI.
  */
 export const serveCommand: CliCommand = {
   path: ["serve"],
@@ -28,6 +27,7 @@ export const serveCommand: CliCommand = {
   positionals: [],
   services: [],
   execute: async (args, env) => {
+    const flags = env.flags;
     const port = integerFlag(args.values, "port") ?? 3000;
     if (port < 0 || port > 65535) {
       throw new EmberscopeError("INVALID_ARGUMENTS", "--port must be between 0 and 65535.", { details: { argument: "--port" } });
@@ -56,35 +56,36 @@ export const serveCommand: CliCommand = {
     openWorkspace({ cwd: layout.projectRoot, projectRoot: layout.projectRoot }).close();
 
     const url = `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
-    const child = spawn(
-      process.execPath,
-      [path.join(PACKAGE_ROOT, "node_modules", "next", "dist", "bin", "next"), "start", "-H", host, "-p", String(port)],
-      {
-        cwd: PACKAGE_ROOT,
-        env: { ...process.env, EMBERSCOPE_PROJECT_ROOT: layout.projectRoot, NEXT_TELEMETRY_DISABLED: "1" },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    const forward = (signal: NodeJS.Signals) => child.kill(signal);
-    process.on("SIGINT", forward);
-    process.on("SIGTERM", forward);
-    const ready = await new Promise<boolean>((resolve) => {
-      const onData = (chunk: Buffer) => {
-        env.log(chunk.toString().trimEnd());
-        if (/Ready in|started server on/i.test(chunk.toString())) resolve(true);
-      };
-      child.stdout.on("data", onData);
-      child.stderr.on("data", (chunk: Buffer) => env.log(chunk.toString().trimEnd()));
-      child.on("exit", () => resolve(false));
+    process.env.EMBERSCOPE_PROJECT_ROOT = layout.projectRoot;
+    process.env.NEXT_TELEMETRY_DISABLED = "1";
+    // stdout carries only the result document; Next's own logging goes to stderr.
+    console.log = console.info = (...parts: unknown[]) => console.error(...parts);
+    const { default: next } = await import("next");
+    const app = next({ dev: false, dir: PACKAGE_ROOT, hostname: host, port, quiet: flags.quiet });
+    await app.prepare();
+    const handle = app.getRequestHandler();
+    const server = createServer((req, res) => void handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", (error: NodeJS.ErrnoException) =>
+        reject(
+          new EmberscopeError("CAPABILITY_UNAVAILABLE", `Cannot listen on ${host}:${port}.`, {
+            details: { argument: "--port", reason: error.code ?? "listen failed" },
+          }),
+        ),
+      );
+      server.listen(port, host, () => resolve());
     });
-    if (!ready) {
-      throw new EmberscopeError("PROCESS_FAILED", "The web server stopped before it was ready.", {
-        details: { exit_code: child.exitCode },
-      });
-    }
-    env.log(`Emberscope is serving ${displayPath(layout.projectRoot, env.ctx.locator.cwd)} at ${url}`);
-    env.announce?.({ url, project_root: displayPath(layout.projectRoot, env.ctx.locator.cwd), pid: child.pid ?? null });
-    const code = await new Promise<number>((resolve) => child.on("exit", (c, signal) => resolve(c ?? (signal ? 0 : 1))));
-    return { document: { url, stopped: true, exit_code: code }, human: "Server stopped.", exitCode: code };
+    const bound = server.address();
+    const boundUrl = typeof bound === "object" && bound ? url.replace(/:\d+$/, `:${bound.port}`) : url;
+    const projectRoot = displayPath(layout.projectRoot, env.ctx.locator.cwd);
+    env.log(`Emberscope is serving ${projectRoot} at ${boundUrl}`);
+    env.announce?.({ url: boundUrl, project_root: projectRoot, pid: process.pid });
+    await new Promise<void>((resolve) => {
+      const stop = () => server.close(() => resolve());
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+    await app.close?.();
+    return { document: { url: boundUrl, stopped: true }, human: "Server stopped.", exitCode: 0 };
   },
 };

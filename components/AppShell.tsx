@@ -1,0 +1,43 @@
+import type { ReactNode } from "react";
+
+export interface RailLink {
+  href: string;
+  label: string;
+  current?: boolean;
+}
+
+/** The page frame: top bar with the pinned commit, left rail, the view filling the rest. */
+export function AppShell(props: { pinnedCommitId: string | null; pinnedSeq?: number; rail: RailLink[]; children: ReactNode }) {
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <a className="brand" href="/">
+          <span className="brand-mark" aria-hidden="true" />
+          Emberscope
+        </a>
+        <span className="spacer" />
+        <span className="pin" data-testid="pinned-commit">
+          pinned commit
+          {props.pinnedCommitId ? (
+            <code title={props.pinnedCommitId}>
+              HEAD · {props.pinnedCommitId}
+              {props.pinnedSeq !== undefined ? ` · #${props.pinnedSeq}` : ""}
+            </code>
+          ) : (
+            <code>none</code>
+          )}
+        </span>
+      </header>
+      <aside className="rail">
+        <nav aria-label="Main">
+          {props.rail.map((link) => (
+            <a key={link.href} href={link.href} aria-current={link.current ? "page" : undefined}>
+              {link.label}
+            </a>
+          ))}
+        </nav>
+      </aside>
+      <main>{props.children}</main>
+    </div>
+  );
+}

@@ -1,0 +1,15 @@
+import { artifactsRouter } from "./artifacts";
+import { commitsRouter } from "./commits";
+import { router } from "./init";
+import { runsRouter } from "./runs";
+import { workspaceRouter } from "./workspace";
+
+/** One router per service; procedure paths are the service names (workspace.status, runs.list, …). */
+export const appRouter = router({
+  workspace: workspaceRouter,
+  runs: runsRouter,
+  artifacts: artifactsRouter,
+  commits: commitsRouter,
+});
+
+export type AppRouter = typeof appRouter;
