@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import { EmberscopeError } from "../domain/errors";
 import { locateWorkspace, projectRootForInit, displayPath } from "../store/layout";
-import { initWorkspace, openWorkspace } from "../store/workspace";
+import { initWorkspace, openWorkspace, sweepStaleTmp } from "../store/workspace";
 import { integerFlag, stringFlag } from "./args";
 import type { CliCommand } from "./commands";
 import { isAppBuilt, PACKAGE_ROOT } from "./package-root";
@@ -53,7 +53,13 @@ export const serveCommand: CliCommand = {
       created.close();
       env.log(`Initialized a workspace in ${displayPath(layout.projectRoot, env.ctx.locator.cwd)}/.emberscope`);
     }
-    openWorkspace({ cwd: layout.projectRoot, projectRoot: layout.projectRoot }).close();
+    const ws = openWorkspace({ cwd: layout.projectRoot, projectRoot: layout.projectRoot });
+    try {
+      const swept = await sweepStaleTmp(ws);
+      if (swept) env.log(`Removed ${swept} abandoned staging file(s) from .emberscope/tmp`);
+    } finally {
+      ws.close();
+    }
 
     const url = `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
     process.env.EMBERSCOPE_PROJECT_ROOT = layout.projectRoot;

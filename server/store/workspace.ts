@@ -117,3 +117,10 @@ export async function staleTmpFiles(
   }
   return stale.sort();
 }
+
+/** Removes staging files abandoned by crashed writers (run when the server starts). */
+export async function sweepStaleTmp(ws: Workspace): Promise<number> {
+  const stale = await staleTmpFiles(ws);
+  for (const name of stale) await fsp.rm(path.join(ws.layout.tmp, name), { force: true });
+  return stale.length;
+}

@@ -1,0 +1,38 @@
+import type { Run } from "../../server/domain/models";
+import { registerArtifact } from "../../server/store/artifacts";
+import { publishGeneration, type Published } from "../../server/store/corpus";
+import type { ObjectId } from "../../server/store/object-store";
+import { createRun, updateRun } from "../../server/store/runs";
+import type { Workspace } from "../../server/store/workspace";
+
+export interface SeededImport {
+  run: Run;
+  artifactId: ObjectId;
+  published: Published;
+  fileObjectIds: ObjectId[];
+}
+
+/**
+ * Records an import the way the import service will: stores the native bytes, registers them
+ * for a new run, stores the generation's files and publishes them as one commit.
+ */
+export async function seedImport(ws: Workspace, options: { title: string; native: string; tables?: Record<string, string> }): Promise<SeededImport> {
+  const run = createRun(ws.db, { kind: "import", source: "folded", title: options.title, status: "running", extraction_state: "running" });
+  const stored = await ws.objects.put(Buffer.from(options.native));
+  registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "test", mediaType: "text/plain", format: "folded", sensitivity: "normal" });
+  const files = [];
+  for (const [table, content] of Object.entries(options.tables ?? { samples: `samples of ${options.native}`, frames: `frames of ${options.native}` })) {
+    const object = await ws.objects.put(Buffer.from(content));
+    files.push({ table, object_id: object.id, size_bytes: object.size, row_count: content.length });
+  }
+  const published = publishGeneration(ws, {
+    artifactId: stored.id,
+    runId: run.run_id,
+    extractor: "test-extractor",
+    extractorVersion: "1",
+    evidenceSchemaVersion: 1,
+    files,
+  });
+  const done = updateRun(ws.db, run.run_id, run.revision, { status: "succeeded", extraction_state: "succeeded" });
+  return { run: done, artifactId: stored.id, published, fileObjectIds: files.map((f) => f.object_id as ObjectId) };
+}

@@ -1,0 +1,73 @@
+import { createHash } from "node:crypto";
+import { chmodSync, readdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { Readable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { EmberscopeError } from "../../server/domain/errors";
+import { initWorkspace } from "../../server/store/workspace";
+import { tempProject } from "../helpers/project";
+
+describe("object store", () => {
+  it("stores bytes at objects/sha256/ab/<hex>, read-only, once per content", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const bytes = Buffer.from("main;work;hot 42\n");
+      const hex = createHash("sha256").update(bytes).digest("hex");
+      const first = await ws.objects.put(bytes);
+      expect(first).toEqual({ id: `sha256:${hex}`, size: bytes.length, created: true });
+      const file = ws.objects.pathOf(first.id);
+      expect(file.endsWith(`objects/sha256/${hex.slice(0, 2)}/${hex}`)).toBe(true);
+      expect(statSync(file).mode & 0o777).toBe(0o444);
+      const again = await ws.objects.put(Readable.from([bytes.subarray(0, 5), bytes.subarray(5)]));
+      expect(again).toEqual({ id: first.id, size: bytes.length, created: false });
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+      expect((await ws.objects.read(first.id, bytes.length)).equals(bytes)).toBe(true);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("streams large inputs chunk by chunk and hashes them exactly", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const chunk = Buffer.alloc(1 << 20, 7);
+      const hash = createHash("sha256");
+      async function* chunks() {
+        for (let i = 0; i < 24; i++) {
+          hash.update(chunk);
+          yield chunk;
+        }
+      }
+      const stored = await ws.objects.put(chunks());
+      expect(stored.size).toBe(24 << 20);
+      expect(stored.id).toBe(`sha256:${hash.digest("hex")}`);
+      expect(await ws.objects.verifyContent(stored.id)).toBe(true);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("verifies size on read and content on demand", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const stored = await ws.objects.put(Buffer.from("0123456789"));
+      const file = ws.objects.pathOf(stored.id);
+      chmodSync(file, 0o644);
+      truncateSync(file, 4);
+      await expect(ws.objects.read(stored.id, 10)).rejects.toMatchObject({ code: "ARTIFACT_NOT_FOUND" });
+      writeFileSync(file, "9876543210");
+      expect(await ws.objects.verifySize(stored.id, 10)).toBe(true);
+      expect(await ws.objects.verifyContent(stored.id)).toBe(false);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("rejects anything that is not a content address", () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      expect(() => ws.objects.pathOf("sha256:../../etc/passwd" as never)).toThrow(EmberscopeError);
+    } finally {
+      ws.close();
+    }
+  });
+});
