@@ -3,7 +3,7 @@ import { EmberscopeError } from "../domain/errors";
 import { locateWorkspace, projectRootForInit, displayPath } from "../store/layout";
 import { initWorkspace, openWorkspace, sweepStaleTmp } from "../store/workspace";
 import { integerFlag, stringFlag } from "./args";
-import type { CliCommand } from "./commands";
+import type { CliCommand, CliEnv } from "./commands";
 import { isAppBuilt, PACKAGE_ROOT } from "./package-root";
 
 export function isLoopbackHost(host: string): boolean {
@@ -15,6 +15,34 @@ export function isLoopbackHost(host: string): boolean {
  * The app reads the project root from EMBERSCOPE_PROJECT_ROOT; everything it serves goes
  * through the same services as this CLI.
  */
+/**
+ * The project root to serve. With --init a missing workspace is created; without it the server
+ * still starts, and the home page offers the recovery (create the workspace).
+ */
+async function prepareWorkspace(env: CliEnv, init: boolean): Promise<string> {
+  let projectRoot: string;
+  try {
+    projectRoot = locateWorkspace(env.ctx.locator).projectRoot;
+  } catch (error) {
+    if (!(error instanceof EmberscopeError && error.code === "WORKSPACE_NOT_FOUND")) throw error;
+    projectRoot = projectRootForInit(env.ctx.locator);
+    if (!init) {
+      env.log(`No workspace in ${displayPath(projectRoot, env.ctx.locator.cwd)} yet: the home page offers to create it (or run emberscope init).`);
+      return projectRoot;
+    }
+    initWorkspace(projectRoot).close();
+    env.log(`Initialized a workspace in ${displayPath(projectRoot, env.ctx.locator.cwd)}/.emberscope`);
+  }
+  const ws = openWorkspace({ cwd: projectRoot, projectRoot });
+  try {
+    const swept = await sweepStaleTmp(ws);
+    if (swept) env.log(`Removed ${swept} abandoned staging file(s) from .emberscope/tmp`);
+  } finally {
+    ws.close();
+  }
+  return projectRoot;
+}
+
 export const serveCommand: CliCommand = {
   path: ["serve"],
   summary: "Serve the workbench for this project on http://127.0.0.1:3000 (loopback only).",
@@ -43,26 +71,10 @@ export const serveCommand: CliCommand = {
         details: { missing: ".next/BUILD_ID", fix: "npm run build (npm start builds when needed)" },
       });
     }
-    let layout;
-    try {
-      layout = locateWorkspace(env.ctx.locator);
-    } catch (error) {
-      if (!(args.values.init === true && error instanceof EmberscopeError && error.code === "WORKSPACE_NOT_FOUND")) throw error;
-      const created = initWorkspace(projectRootForInit(env.ctx.locator));
-      layout = created.layout;
-      created.close();
-      env.log(`Initialized a workspace in ${displayPath(layout.projectRoot, env.ctx.locator.cwd)}/.emberscope`);
-    }
-    const ws = openWorkspace({ cwd: layout.projectRoot, projectRoot: layout.projectRoot });
-    try {
-      const swept = await sweepStaleTmp(ws);
-      if (swept) env.log(`Removed ${swept} abandoned staging file(s) from .emberscope/tmp`);
-    } finally {
-      ws.close();
-    }
-
+    const projectRoot = await prepareWorkspace(env, args.values.init === true);
+    const shownRoot = displayPath(projectRoot, env.ctx.locator.cwd);
     const url = `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
-    process.env.EMBERSCOPE_PROJECT_ROOT = layout.projectRoot;
+    process.env.EMBERSCOPE_PROJECT_ROOT = projectRoot;
     process.env.NEXT_TELEMETRY_DISABLED = "1";
     // stdout carries only the result document; Next's own logging goes to stderr.
     console.log = console.info = (...parts: unknown[]) => console.error(...parts);
@@ -83,9 +95,8 @@ export const serveCommand: CliCommand = {
     });
     const bound = server.address();
     const boundUrl = typeof bound === "object" && bound ? url.replace(/:\d+$/, `:${bound.port}`) : url;
-    const projectRoot = displayPath(layout.projectRoot, env.ctx.locator.cwd);
-    env.log(`Emberscope is serving ${projectRoot} at ${boundUrl}`);
-    env.announce?.({ url: boundUrl, project_root: projectRoot, pid: process.pid });
+    env.log(`Emberscope is serving ${shownRoot} at ${boundUrl}`);
+    env.announce?.({ url: boundUrl, project_root: shownRoot, pid: process.pid });
     await new Promise<void>((resolve) => {
       const stop = () => server.close(() => resolve());
       process.once("SIGINT", stop);

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createRun } from "../../server/store/runs";
+import { openWorkspace } from "../../server/store/workspace";
+import { startServer, type RunningServer } from "../helpers/server";
+import { cliTransport, directTransport, trpcTransport, type Outcome, type Transport } from "../helpers/transports";
+
+/**
+ * The behaviour contract, written once and run through every transport: a direct service call,
+ * tRPC over real HTTP against the built app, and the CLI as a child process.
+ */
+async function behaviour(transport: Transport, projectRoot: string) {
+  const expectError = (outcome: Outcome, code: string) => {
+    expect(outcome.ok, `${transport.name}: expected ${code}`).toBe(false);
+    return (outcome as Extract<Outcome, { ok: false }>).error;
+  };
+  const expectOk = (outcome: Outcome) => {
+    expect(outcome.ok, `${transport.name}: ${JSON.stringify(outcome)}`).toBe(true);
+    return (outcome as Extract<Outcome, { ok: true }>).value;
+  };
+
+  const missing = expectError(await transport.call("workspace.status", {}), "WORKSPACE_NOT_FOUND");
+  expect(missing).toEqual({
+    code: "WORKSPACE_NOT_FOUND",
+    message: "No Emberscope workspace found in the given project root.",
+    retryable: false,
+    details: { searched: "in the given project root" },
+    recovery: { operation: "workspace.init", arguments: {}, safe_to_repeat: true },
+  });
+
+  const init = expectOk(await transport.call("workspace.init", {}));
+  expect(init).toEqual({ workspace_id: expect.stringMatching(/^ws_/), schema_version: 1, project_root: ".", head_commit_id: expect.stringMatching(/^cmt_/) });
+
+  const exists = expectError(await transport.call("workspace.init", {}), "WORKSPACE_EXISTS");
+  expect(exists.code).toBe("WORKSPACE_EXISTS");
+
+  const status = expectOk(await transport.call("workspace.status", {}));
+  expect(status).toMatchObject({
+    workspace_id: init.workspace_id,
+    schema_version: 1,
+    project_root: ".",
+    head_commit_id: init.head_commit_id,
+    counts: { runs: 0, artifacts: 0, commits: 1, generations: 0, operations_active: 0 },
+  });
+
+  expect(expectOk(await transport.call("runs.list", {}))).toEqual({ items: [], next_cursor: null, truncated: false, limit: 50 });
+
+  const ws = openWorkspace({ cwd: projectRoot, projectRoot });
+  const created = ["first", "second", "third"].map((title) => createRun(ws.db, { kind: "import", source: "folded", title }));
+  ws.close();
+
+  const page1 = expectOk(await transport.call("runs.list", { limit: 2 }));
+  expect(page1.items.map((r: { title: string }) => r.title)).toEqual(["third", "second"]);
+  expect(page1.next_cursor).toEqual(expect.any(String));
+  const page2 = expectOk(await transport.call("runs.list", { limit: 2, cursor: page1.next_cursor }));
+  expect(page2.items.map((r: { run_id: string }) => r.run_id)).toEqual([created[0].run_id]);
+  expect(page2.next_cursor).toBeNull();
+
+  const stale = expectError(await transport.call("runs.list", { limit: 2, cursor: page1.next_cursor, kind: "capture" }), "STALE_CURSOR");
+  expect(stale).toMatchObject({ code: "STALE_CURSOR", recovery: { operation: "runs.list", arguments: { kind: "capture", limit: 2 } } });
+
+  expect(expectOk(await transport.call("runs.get", { run_id: created[1].run_id }))).toEqual(created[1]);
+  expect(expectError(await transport.call("runs.get", { run_id: "run_missing" }), "RUN_NOT_FOUND")).toEqual({
+    code: "RUN_NOT_FOUND",
+    message: "No run has that id.",
+    retryable: false,
+    details: { run_id: "run_missing" },
+    recovery: { operation: "runs.list", arguments: {}, safe_to_repeat: true },
+  });
+  expect(expectError(await transport.call("runs.list", { limit: 0 }), "INVALID_ARGUMENTS")).toMatchObject({ code: "INVALID_ARGUMENTS", retryable: false });
+  expect(expectOk(await transport.call("commits.get", { commit_id: "HEAD" }))).toMatchObject({ commit_id: init.head_commit_id, generations: [] });
+}
+
+describe("transport parity", () => {
+  const roots: string[] = [];
+  const fresh = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "emberscope-parity-"));
+    roots.push(dir);
+    return dir;
+  };
+  let server: RunningServer | undefined;
+  let serverRoot = "";
+
+  beforeAll(async () => {
+    serverRoot = fresh();
+    server = await startServer(serverRoot);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    for (const dir of roots) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("holds through a direct service call", async () => {
+    const root = fresh();
+    await behaviour(directTransport(root), root);
+  });
+
+  it("holds through tRPC over real HTTP against the built app", async () => {
+    await behaviour(trpcTransport(server!.url), serverRoot);
+  });
+
+  it("holds through the CLI as a child process", async () => {
+    const root = fresh();
+    await behaviour(cliTransport(root), root);
+  }, 60_000);
+});
