@@ -34,11 +34,16 @@ export default async function HomePage() {
   } catch (thrown) {
     const error = toEmberscopeError(thrown).toDocument();
     const command = error.code === "WORKSPACE_NOT_FOUND" ? "npx emberscope init" : undefined;
-    const recoveryKind = SERVICES.find((s) => s.name === error.recovery?.operation)?.kind;
+    const recovery = SERVICES.find((s) => s.name === error.recovery?.operation);
     return (
       <AppShell pinnedCommitId={null} rail={RAIL}>
         <h1>Workspace</h1>
-        <ErrorPanel error={error} command={command} recoveryKind={recoveryKind} />
+        <ErrorPanel
+          error={error}
+          command={command}
+          recoveryKind={recovery?.kind}
+          recoveryLabel={recovery?.summary.split(/[.(]/)[0].trim()}
+        />
       </AppShell>
     );
   }

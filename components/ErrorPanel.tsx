@@ -5,7 +5,12 @@ import { RecoveryButton } from "./RecoveryButton";
  * A typed error as a person sees it: code, message, and the next step — the recovery operation
  * as a button (when the web app offers it) and as a CLI command to copy.
  */
-export function ErrorPanel(props: { error: ErrorDocument; command?: string; recoveryKind?: "query" | "mutation" }) {
+export function ErrorPanel(props: {
+  error: ErrorDocument;
+  command?: string;
+  recoveryKind?: "query" | "mutation";
+  recoveryLabel?: string;
+}) {
   const { error } = props;
   return (
     <div className="error-panel" role="alert" data-testid="error-panel">
@@ -16,7 +21,7 @@ export function ErrorPanel(props: { error: ErrorDocument; command?: string; reco
           operation={error.recovery.operation}
           arguments={error.recovery.arguments}
           kind={props.recoveryKind}
-          label={`Run ${error.recovery.operation}`}
+          label={props.recoveryLabel ?? `Run ${error.recovery.operation}`}
         />
       ) : null}
       {props.command ? (

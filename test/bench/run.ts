@@ -1,0 +1,18 @@
+// `npm run bench`: runs each benchmark, prints its figures and writes them to bench-results/<name>.json.
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { foundationBenchmark } from "./foundation.bench";
+
+const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
+  foundation: foundationBenchmark,
+};
+
+const only = process.argv.slice(2);
+const out = path.resolve(import.meta.dirname, "..", "..", "bench-results");
+mkdirSync(out, { recursive: true });
+for (const [name, bench] of Object.entries(BENCHMARKS)) {
+  if (only.length && !only.includes(name)) continue;
+  const figures = { benchmark: name, at: new Date().toISOString(), machine: { cores: (await import("node:os")).cpus().length, node: process.version }, ...(await bench()) };
+  writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify(figures, null, 2)}\n`);
+  console.log(JSON.stringify(figures, null, 2));
+}

@@ -1,0 +1,30 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { chromium, type Browser } from "playwright-core";
+import { REPO_ROOT } from "./cli";
+
+export const CHROMIUM = process.env.EMBERSCOPE_CHROMIUM ?? "/usr/bin/chromium";
+export const SCREENSHOTS = path.join(REPO_ROOT, "test-results");
+
+/** Debian's Chromium, headless, with no background traffic (the network is closed here). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+export function screenshotPath(name: string): string {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return path.join(SCREENSHOTS, `${name}.png`);
+}
