@@ -1,0 +1,296 @@
+import { stableKey } from "./hash";
+import { FIELD_LIMITS, TABLES, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
+
+/** A batch of rows of one table, column by column (same order as TABLES[table]). */
+export interface RowBatch {
+  table: TableName;
+  columns: Record<string, unknown[]>;
+  length: number;
+}
+
+/** Where finished batches go: Parquet writers on the server, memory in tests and the browser. */
+export interface BatchSink {
+  write(batch: RowBatch): Promise<void> | void;
+}
+
+export interface FrameInput {
+  name: string;
+  file?: string | null;
+  line?: number | null;
+  col?: number | null;
+  module?: string | null;
+  kind: FrameKind;
+}
+
+export interface MetricInput {
+  name: string;
+  unit: string;
+  kind: MetricKind;
+}
+
+export interface TrackInput {
+  processId?: string | number | null;
+  processName?: string | null;
+  threadId?: string | number | null;
+  threadName?: string | null;
+  kind: string;
+}
+
+export interface SpanInput {
+  /** From allocateSpanId() when children must name the span before it ends; else assigned. */
+  spanId?: number;
+  trackId: number;
+  parentSpanId?: number | null;
+  name: string;
+  category?: string | null;
+  startNs: number;
+  durNs: number;
+  depth: number;
+  status?: string | null;
+  /** Serialized with a length bound. */
+  args?: unknown;
+}
+
+export interface MeasurementInput {
+  name: string;
+  value: number;
+  unit?: string | null;
+  aggregation?: string | null;
+  trialId?: string | null;
+  isWarmup?: boolean;
+  dimensions?: Record<string, unknown> | null;
+}
+
+export interface Limitation {
+  code: string;
+  message: string;
+  count: number;
+}
+
+export interface EvidenceSummary {
+  rows: Record<TableName, number>;
+  limitations: Limitation[];
+  /** Metadata an importer recorded (time origin, source units, …). */
+  metadata: Record<string, string>;
+}
+
+export const DEFAULT_BATCH_ROWS = 65_536;
+
+class TableBuffer {
+  columns: Record<string, unknown[]>;
+  length = 0;
+  total = 0;
+  constructor(readonly table: TableName) {
+    this.columns = Object.fromEntries(TABLES[table].map((c) => [c.name, []]));
+  }
+  push(values: unknown[]): void {
+    const specs = TABLES[this.table];
+    for (let i = 0; i < specs.length; i++) this.columns[specs[i].name].push(values[i]);
+    this.length++;
+    this.total++;
+  }
+  take(): RowBatch {
+    const batch = { table: this.table, columns: this.columns, length: this.length };
+    this.columns = Object.fromEntries(TABLES[this.table].map((c) => [c.name, []]));
+    this.length = 0;
+    return batch;
+  }
+}
+
+/**
+ * Builds one generation of normalized evidence. Frames, stacks, metrics and tracks are interned
+ * (deduplicated) and written at finish(); samples, spans, edges and measurements stream out in
+ * batches whenever an importer awaits checkpoint(), so memory stays bounded for huge inputs.
+ */
+export class EvidenceBuilder {
+  private readonly frameIds = new Map<string, number>();
+  private readonly stackIds = new Map<number, Map<number, number>>();
+  private readonly stackDepth: number[] = [];
+  private readonly metricIds = new Map<string, number>();
+  private readonly trackIds = new Map<string, number>();
+  private readonly trackRows: (string | null)[][] = [];
+  private readonly limitations = new Map<string, Limitation>();
+  private readonly buffers: Record<TableName, TableBuffer>;
+  private nextSpanId = 0;
+  readonly metadata: Record<string, string> = {};
+
+  constructor(
+    private readonly sink: BatchSink,
+    private readonly batchRows = DEFAULT_BATCH_ROWS,
+  ) {
+    this.buffers = Object.fromEntries(Object.keys(TABLES).map((t) => [t, new TableBuffer(t as TableName)])) as Record<TableName, TableBuffer>;
+  }
+
+  /** Records a limitation (deduplicated by code; repeated occurrences are counted). */
+  limit(code: string, message: string): void {
+    const existing = this.limitations.get(code);
+    if (existing) existing.count++;
+    else this.limitations.set(code, { code, message, count: 1 });
+  }
+
+  /** Cuts an observed string to its bound, reporting the cut. */
+  bound(value: string, field: keyof typeof FIELD_LIMITS): string;
+  bound(value: string | null | undefined, field: keyof typeof FIELD_LIMITS): string | null;
+  bound(value: string | null | undefined, field: keyof typeof FIELD_LIMITS): string | null {
+    if (value === null || value === undefined) return null;
+    const max = FIELD_LIMITS[field];
+    if (value.length <= max) return value;
+    this.limit("FIELD_TRUNCATED", `Some ${field} values were longer than ${max} characters and were cut.`);
+    return value.slice(0, max);
+  }
+
+  frame(input: FrameInput): number {
+    const name = this.bound(input.name, "name");
+    const file = this.bound(input.file, "file");
+    const module = this.bound(input.module, "module");
+    const line = input.line ?? null;
+    const key = stableKey(`${name}\u0000${file ?? ""}\u0000${line ?? ""}\u0000${module ?? ""}\u0000${input.kind}`);
+    const known = this.frameIds.get(key);
+    if (known !== undefined) return known;
+    const id = this.frameIds.size;
+    this.frameIds.set(key, id);
+    this.buffers.frames.push([id, key, name, file, line, input.col ?? null, module, input.kind]);
+    return id;
+  }
+
+  /** The prefix-tree node for `frameId` under `parentStackId` (null: a root). */
+  stack(parentStackId: number | null, frameId: number): number {
+    const parentKey = parentStackId === null ? -1 : parentStackId;
+    let children = this.stackIds.get(parentKey);
+    if (!children) {
+      children = new Map();
+      this.stackIds.set(parentKey, children);
+    }
+    const known = children.get(frameId);
+    if (known !== undefined) return known;
+    const id = this.stackDepth.length;
+    const depth = parentStackId === null ? 0 : this.stackDepth[parentStackId] + 1;
+    this.stackDepth.push(depth);
+    children.set(frameId, id);
+    this.buffers.stacks.push([id, parentStackId, frameId, depth]);
+    return id;
+  }
+
+  /** The leaf stack node of a root-first list of frame ids; null for an empty list. */
+  stackOf(frameIdsRootFirst: readonly number[]): number | null {
+    let stack: number | null = null;
+    for (const frameId of frameIdsRootFirst) stack = this.stack(stack, frameId);
+    return stack;
+  }
+
+  metric(input: MetricInput): number {
+    const known = this.metricIds.get(input.name);
+    if (known !== undefined) return known;
+    const id = this.metricIds.size;
+    this.metricIds.set(input.name, id);
+    this.buffers.metrics.push([id, input.name, input.unit, input.kind]);
+    return id;
+  }
+
+  track(input: TrackInput): number {
+    const pid = input.processId === null || input.processId === undefined ? null : String(input.processId);
+    const tid = input.threadId === null || input.threadId === undefined ? null : String(input.threadId);
+    const key = `${pid}\u0000${tid}\u0000${input.kind}`;
+    const known = this.trackIds.get(key);
+    if (known !== undefined) {
+      this.nameTrack(known, input);
+      return known;
+    }
+    const id = this.trackIds.size;
+    this.trackIds.set(key, id);
+    this.trackRows.push([pid, this.bound(input.processName, "other"), tid, this.bound(input.threadName, "other"), input.kind]);
+    return id;
+  }
+
+  /** Fills in process/thread names learned later (e.g. Chrome's M events). */
+  nameTrack(trackId: number, names: { processName?: string | null; threadName?: string | null }): void {
+    const row = this.trackRows[trackId];
+    if (names.processName) row[1] = this.bound(names.processName, "other");
+    if (names.threadName) row[3] = this.bound(names.threadName, "other");
+  }
+
+  get trackCount(): number {
+    return this.trackRows.length;
+  }
+
+  sample(stackId: number, trackId: number | null, timeNs: number | null, metricId: number, value: number): void {
+    this.buffers.samples.push([stackId, trackId, timeNs === null ? null : Math.round(timeNs), metricId, Math.round(value)]);
+  }
+
+  allocateSpanId(): number {
+    return this.nextSpanId++;
+  }
+
+  span(input: SpanInput): number {
+    const id = input.spanId ?? this.allocateSpanId();
+    let args: string | null = null;
+    if (input.args !== undefined && input.args !== null) {
+      const text = typeof input.args === "string" ? input.args : JSON.stringify(input.args);
+      args = this.bound(text, "args");
+    }
+    this.buffers.spans.push([
+      id,
+      input.trackId,
+      input.parentSpanId ?? null,
+      this.bound(input.name, "name"),
+      this.bound(input.category, "category"),
+      Math.round(input.startNs),
+      Math.max(0, Math.round(input.durNs)),
+      input.depth,
+      input.status ?? null,
+      args,
+    ]);
+    return id;
+  }
+
+  edge(fromSpanId: number, toSpanId: number, kind: EdgeKind): void {
+    this.buffers.edges.push([fromSpanId, toSpanId, kind]);
+  }
+
+  measurement(input: MeasurementInput): void {
+    this.buffers.measurements.push([
+      this.bound(input.name, "name"),
+      input.value,
+      input.unit ?? null,
+      input.aggregation ?? null,
+      input.trialId ?? null,
+      input.isWarmup ?? false,
+      input.dimensions ? this.bound(JSON.stringify(input.dimensions), "args") : null,
+    ]);
+  }
+
+  /** Hands every full batch of the streaming tables to the sink. Importers await it between input chunks. */
+  async checkpoint(): Promise<void> {
+    for (const table of ["samples", "spans", "edges", "measurements", "stacks", "frames"] as const) {
+      const buffer = this.buffers[table];
+      if (buffer.length >= this.batchRows) await this.sink.write(buffer.take());
+    }
+  }
+
+  /** Writes everything still buffered and returns row counts and limitations. */
+  async finish(): Promise<EvidenceSummary> {
+    this.trackRows.forEach((row, id) => this.buffers.tracks.push([id, ...row]));
+    for (const buffer of Object.values(this.buffers)) {
+      if (buffer.length > 0) await this.sink.write(buffer.take());
+    }
+    const rows = Object.fromEntries(Object.entries(this.buffers).map(([t, b]) => [t, b.total])) as Record<TableName, number>;
+    return { rows, limitations: [...this.limitations.values()], metadata: this.metadata };
+  }
+}
+
+/** Collects batches in memory, as row objects per table (tests, the browser, small inputs). */
+export class MemorySink implements BatchSink {
+  readonly tables: Record<TableName, Record<string, unknown>[]> = Object.fromEntries(
+    Object.keys(TABLES).map((t) => [t, []]),
+  ) as unknown as Record<TableName, Record<string, unknown>[]>;
+
+  write(batch: RowBatch): void {
+    const names = Object.keys(batch.columns);
+    const rows = this.tables[batch.table];
+    for (let i = 0; i < batch.length; i++) {
+      const row: Record<string, unknown> = {};
+      for (const name of names) row[name] = batch.columns[name][i];
+      rows.push(row);
+    }
+  }
+}

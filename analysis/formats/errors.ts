@@ -1,0 +1,26 @@
+/**
+ * Failures an importer reports. The import service maps them to the typed errors
+ * ARTIFACT_PARSE_FAILED and ARTIFACT_TOO_LARGE; nothing is published when one is thrown.
+ */
+export class EvidenceParseError extends Error {
+  constructor(
+    readonly format: string,
+    readonly reason: string,
+    /** Where the problem is: a byte offset into the (decompressed) input, and/or a 1-based line. */
+    readonly at: { offset?: number; line?: number } = {},
+  ) {
+    super(`${format}: ${reason}${at.line !== undefined ? ` (line ${at.line})` : ""}${at.offset !== undefined ? ` (byte ${at.offset})` : ""}`);
+    this.name = "EvidenceParseError";
+  }
+}
+
+export class InputBoundError extends Error {
+  constructor(
+    readonly bound: "size" | "expansion_ratio" | "depth" | "field_length" | "line_length",
+    readonly limit: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "InputBoundError";
+  }
+}

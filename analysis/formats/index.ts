@@ -1,0 +1,45 @@
+import { callgrindImporter } from "./callgrind";
+import { chromeTraceImporter } from "./chrome-trace";
+import { cpuprofileImporter } from "./cpuprofile";
+import { foldedImporter } from "./folded";
+import { heapprofileImporter } from "./heapprofile";
+import { otlpJsonImporter } from "./otlp-json";
+import { perfScriptImporter } from "./perf-script";
+import { pprofImporter } from "./pprof";
+import { speedscopeImporter } from "./speedscope";
+import type { FormatId, FormatImporter } from "./types";
+
+/** Every importer, by format id: the one registry the import service, CLI and docs read. */
+export const IMPORTERS: readonly FormatImporter[] = [
+  cpuprofileImporter,
+  heapprofileImporter,
+  chromeTraceImporter,
+  speedscopeImporter,
+  foldedImporter,
+  pprofImporter,
+  perfScriptImporter,
+  callgrindImporter,
+  otlpJsonImporter,
+];
+
+export function importerFor(id: FormatId): FormatImporter {
+  const found = IMPORTERS.find((i) => i.id === id);
+  if (!found) throw new Error(`no importer ${id}`);
+  return found;
+}
+
+/** The most likely format of an input from its first bytes and name; null when none fits. */
+export function detectFormat(head: Uint8Array, headText: string, fileName: string | null): FormatImporter | null {
+  let best: FormatImporter | null = null;
+  let bestScore = 0;
+  for (const importer of IMPORTERS) {
+    const score = importer.sniff(head, headText, fileName);
+    if (score > bestScore) {
+      best = importer;
+      bestScore = score;
+    }
+  }
+  return bestScore >= 0.3 ? best : null;
+}
+
+export type { FormatId, FormatImporter } from "./types";

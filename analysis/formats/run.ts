@@ -1,0 +1,36 @@
+import { EvidenceBuilder, MemorySink, type EvidenceSummary } from "../evidence/builder";
+import type { TableName } from "../evidence/schema";
+import { DEFAULT_IMPORT_LIMITS, type FormatImporter, type ImportLimits, type ImportSource } from "./types";
+
+/** An in-memory input, handed out in chunks like a file would be. */
+export function sourceFromBytes(input: Uint8Array | string, fileName: string | null = null, chunkSize = 64 * 1024): ImportSource {
+  const bytes = typeof input === "string" ? new TextEncoder().encode(input) : input;
+  return {
+    fileName,
+    async *chunks() {
+      for (let i = 0; i < bytes.length; i += chunkSize) yield bytes.subarray(i, Math.min(bytes.length, i + chunkSize));
+    },
+  };
+}
+
+export interface MemoryImport {
+  tables: Record<TableName, Record<string, unknown>[]>;
+  summary: EvidenceSummary;
+}
+
+/** Runs one importer over an in-memory input and returns the rows (tests, the browser, small files). */
+export async function importToMemory(
+  importer: FormatImporter,
+  input: Uint8Array | string,
+  options: { fileName?: string | null; limits?: Partial<ImportLimits>; chunkSize?: number } = {},
+): Promise<MemoryImport> {
+  const sink = new MemorySink();
+  const builder = new EvidenceBuilder(sink, 1024);
+  await importer.parse({
+    source: sourceFromBytes(input, options.fileName ?? null, options.chunkSize),
+    builder,
+    limits: { ...DEFAULT_IMPORT_LIMITS, ...options.limits },
+  });
+  const summary = await builder.finish();
+  return { tables: sink.tables, summary };
+}
