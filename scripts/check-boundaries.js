@@ -1,4 +1,5 @@
 // Keeps analysis/ pure: no React, Next or Node-only imports, so it runs in server, workers and browser.
+// Tests beside the code (*.test.ts) run in Node and may use it (child processes, real profilers).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { root } from "./build-state.js";
@@ -10,7 +11,7 @@ function* files(dir) {
   for (const entry of readdirSync(dir)) {
     const full = path.join(dir, entry);
     if (statSync(full).isDirectory()) yield* files(full);
-    else if (/\.(ts|tsx)$/.test(entry)) yield full;
+    else if (/\.(ts|tsx)$/.test(entry) && !/\.test\.tsx?$/.test(entry)) yield full;
   }
 }
 

@@ -105,6 +105,8 @@ export function pin(db: SqliteDatabase, ref: CommitRef): PinnedCommit {
 }
 
 export interface GenerationDraft {
+  /** The id the generation's files were written under (they carry it); new if omitted. */
+  generationId?: string;
   artifactId: ObjectId;
   runId: string | null;
   extractor: string;
@@ -142,7 +144,7 @@ export function publishGeneration(ws: Workspace, draft: GenerationDraft): Publis
       if (visible) return { generation_id: existing.id, commit_id: head.commit_id, created: false };
     }
     const now = nowIso();
-    const generationId = existing?.id ?? newId("gen");
+    const generationId = existing?.id ?? draft.generationId ?? newId("gen");
     if (!existing) {
       db.prepare(
         `INSERT INTO generations (id, artifact_id, run_id, extractor, extractor_version, evidence_schema_version, limitations, created_at)

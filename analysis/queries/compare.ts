@@ -1,0 +1,85 @@
+import { z } from "zod";
+import { defineQuery } from "./define";
+import { FRAME_INFO, FRAME_TOTALS, LEAF, NODE_FRAME, UP } from "./fragments";
+import { GenerationList } from "./hotspots";
+
+export const CompareRow = z.object({
+  frame_key: z.string(),
+  name: z.string(),
+  file: z.string().nullable(),
+  module: z.string().nullable(),
+  kind: z.string(),
+  base_self: z.number(),
+  candidate_self: z.number(),
+  base_total: z.number(),
+  candidate_total: z.number(),
+  delta: z.number().describe("Change of the compared value (self by default), after normalization if asked."),
+  relative: z.number().nullable().describe("delta / base value; null when the frame is new."),
+  status: z.enum(["changed", "added", "removed", "unchanged"]),
+});
+export type CompareRow = z.infer<typeof CompareRow>;
+
+function side(prefix: string, generations: string): string {
+  return [LEAF, UP, NODE_FRAME, FRAME_TOTALS]
+    .join(",\n")
+    .replaceAll("$generations", generations)
+    .replace(/\b(leaf|up|node_frame|on_path|totals|selfs|grand)\b/g, `${prefix}_$1`);
+}
+
+/**
+ * Per frame_key: base and candidate self and inclusive values, their change (optionally with
+ * each side normalized to its grand total), sorted by magnitude of change.
+ */
+export const compareQuery = defineQuery({
+  name: "compare",
+  description: "Differential per frame between a base and a candidate set of generations.",
+  params: z.object({
+    base_generations: GenerationList,
+    candidate_generations: GenerationList,
+    metric: z.string().min(1).max(128),
+    start_ns: z.number().int().nullable().default(null),
+    end_ns: z.number().int().nullable().default(null),
+    normalize: z.boolean(),
+    collection: z.enum(["changed", "added", "removed", "all"]),
+    limit: z.number().int().min(1).max(10_000),
+  }),
+  row: CompareRow,
+  sql: `WITH RECURSIVE
+${side("b", "$base_generations")},
+${side("c", "$candidate_generations")},
+${FRAME_INFO.replace("list_contains($generations, generation_id)", "(list_contains($base_generations, generation_id) OR list_contains($candidate_generations, generation_id))")},
+joined AS (
+  SELECT coalesce(bt.frame_key, ct.frame_key) AS frame_key,
+         coalesce(bs.self, 0) AS base_self, coalesce(cs.self, 0) AS candidate_self,
+         coalesce(bt.total, 0) AS base_total, coalesce(ct.total, 0) AS candidate_total,
+         bt.frame_key IS NOT NULL AS in_base, ct.frame_key IS NOT NULL AS in_candidate
+  FROM b_totals bt
+  FULL OUTER JOIN c_totals ct ON ct.frame_key = bt.frame_key
+  LEFT JOIN b_selfs bs ON bs.frame_key = coalesce(bt.frame_key, ct.frame_key)
+  LEFT JOIN c_selfs cs ON cs.frame_key = coalesce(bt.frame_key, ct.frame_key)
+),
+scaled AS (
+  SELECT j.*,
+         CASE WHEN $normalize THEN j.base_self / nullif((SELECT grand_total FROM b_grand), 0) ELSE j.base_self END AS b_value,
+         CASE WHEN $normalize THEN j.candidate_self / nullif((SELECT grand_total FROM c_grand), 0) ELSE j.candidate_self END AS c_value
+  FROM joined j
+),
+classified AS (
+  SELECT s.*, coalesce(s.c_value, 0) - coalesce(s.b_value, 0) AS delta,
+         CASE WHEN NOT s.in_base THEN 'added' WHEN NOT s.in_candidate THEN 'removed'
+              WHEN coalesce(s.c_value, 0) <> coalesce(s.b_value, 0) THEN 'changed' ELSE 'unchanged' END AS status
+  FROM scaled s
+)
+SELECT c.frame_key, fi.name, fi.file, fi.module, fi.kind,
+       c.base_self::DOUBLE AS base_self, c.candidate_self::DOUBLE AS candidate_self,
+       c.base_total::DOUBLE AS base_total, c.candidate_total::DOUBLE AS candidate_total,
+       c.delta::DOUBLE AS delta,
+       CASE WHEN coalesce(c.b_value, 0) = 0 THEN NULL ELSE c.delta / c.b_value END AS relative,
+       c.status
+FROM classified c JOIN frame_info fi ON fi.frame_key = c.frame_key
+WHERE ($collection = 'all' AND c.status <> 'unchanged')
+   OR ($collection = 'changed' AND c.status <> 'unchanged')
+   OR c.status = $collection
+ORDER BY abs(c.delta) DESC, c.frame_key
+LIMIT $limit`,
+});

@@ -1,0 +1,29 @@
+import { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
+import { compareQuery } from "./compare";
+import type { EvidenceQuery } from "./define";
+import { flameTreeQuery } from "./flame-tree";
+import { hotspotsQuery } from "./hotspots";
+import { metricTotalsQuery, spanTotalsQuery } from "./summary";
+import { traceWindowQuery, tracksQuery } from "./trace-window";
+
+export { addPrunedRemainders, flameTreeQuery, type FlameNode } from "./flame-tree";
+export { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
+export { compareQuery } from "./compare";
+export { renderSql, type EvidenceQuery } from "./define";
+export { hotspotsQuery, type HotspotRow } from "./hotspots";
+export { metricTotalsQuery, spanTotalsQuery } from "./summary";
+export { traceWindowQuery, tracksQuery } from "./trace-window";
+
+/** Every named evidence query: the server and the browser run these same definitions. */
+export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
+  hotspotsQuery,
+  flameTreeQuery,
+  callersQuery,
+  calleesQuery,
+  stackExamplesQuery,
+  traceWindowQuery,
+  tracksQuery,
+  compareQuery,
+  metricTotalsQuery,
+  spanTotalsQuery,
+];

@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { defineQuery } from "./define";
+import { GenerationList } from "./hotspots";
+
+export const MetricTotalRow = z.object({
+  name: z.string(),
+  unit: z.string(),
+  kind: z.string(),
+  total: z.number(),
+  samples: z.number().int(),
+  first_ns: z.number().nullable(),
+  last_ns: z.number().nullable(),
+});
+
+/** Per metric: summed value, sample rows and the time span of time-stamped samples. */
+export const metricTotalsQuery = defineQuery({
+  name: "metric_totals",
+  description: "Total value, sample count and time span per metric.",
+  params: z.object({ generations: GenerationList }),
+  row: MetricTotalRow,
+  sql: `SELECT m.name, any_value(m.unit) AS unit, any_value(m.kind) AS kind,
+       coalesce(sum(s.value), 0)::DOUBLE AS total, count(s.stack_id)::INTEGER AS samples,
+       min(s.time_ns)::DOUBLE AS first_ns, max(s.time_ns)::DOUBLE AS last_ns
+FROM metrics m
+LEFT JOIN samples s ON s.generation_id = m.generation_id AND s.metric_id = m.metric_id
+WHERE list_contains($generations, m.generation_id)
+GROUP BY m.name
+ORDER BY samples DESC, m.name`,
+});
+
+export const SpanTotalsRow = z.object({
+  spans: z.number().int(),
+  edges: z.number().int(),
+  measurements: z.number().int(),
+  first_ns: z.number().nullable(),
+  last_ns: z.number().nullable(),
+});
+
+export const spanTotalsQuery = defineQuery({
+  name: "span_totals",
+  description: "Span, edge and measurement counts and the time span covered by spans.",
+  params: z.object({ generations: GenerationList }),
+  row: SpanTotalsRow,
+  sql: `SELECT (SELECT count(*) FROM spans WHERE list_contains($generations, generation_id))::INTEGER AS spans,
+       (SELECT count(*) FROM edges WHERE list_contains($generations, generation_id))::INTEGER AS edges,
+       (SELECT count(*) FROM measurements WHERE list_contains($generations, generation_id))::INTEGER AS measurements,
+       (SELECT min(start_ns) FROM spans WHERE list_contains($generations, generation_id))::DOUBLE AS first_ns,
+       (SELECT max(start_ns + dur_ns) FROM spans WHERE list_contains($generations, generation_id))::DOUBLE AS last_ns`,
+});

@@ -1,0 +1,68 @@
+import { z } from "zod";
+import { defineQuery } from "./define";
+import { GenerationList } from "./hotspots";
+
+export const WindowSpan = z.object({
+  generation_id: z.string(),
+  span_id: z.number().int(),
+  track_id: z.number().int(),
+  parent_span_id: z.number().int().nullable(),
+  name: z.string(),
+  category: z.string().nullable(),
+  start_ns: z.number(),
+  dur_ns: z.number(),
+  depth: z.number().int(),
+  status: z.string().nullable(),
+  args: z.string().nullable(),
+});
+export type WindowSpan = z.infer<typeof WindowSpan>;
+
+/** Spans overlapping [start_ns, end_ns), by track then start; keyset after (track, start, span). */
+export const traceWindowQuery = defineQuery({
+  name: "trace_window",
+  description: "Spans that overlap a time window, ordered by track and start.",
+  params: z.object({
+    generations: GenerationList,
+    start_ns: z.number().int(),
+    end_ns: z.number().int(),
+    tracks: z.array(z.number().int()).max(1000).nullable().default(null),
+    after_track: z.number().int().nullable().default(null),
+    after_start: z.number().int().nullable().default(null),
+    after_span: z.number().int().nullable().default(null),
+    limit: z.number().int().min(1).max(10_000),
+  }),
+  row: WindowSpan,
+  sql: `SELECT generation_id, span_id::BIGINT AS span_id, track_id, parent_span_id::BIGINT AS parent_span_id, name, category,
+       start_ns::DOUBLE AS start_ns, dur_ns::DOUBLE AS dur_ns, depth, status, args
+FROM spans
+WHERE list_contains($generations, generation_id)
+  AND start_ns < $end_ns AND start_ns + dur_ns >= $start_ns
+  AND ($tracks IS NULL OR list_contains($tracks, track_id))
+  AND ($after_track IS NULL OR (track_id, start_ns, span_id) > ($after_track, $after_start, $after_span))
+ORDER BY track_id, start_ns, span_id
+LIMIT $limit`,
+});
+
+export const TrackRow = z.object({
+  track_id: z.number().int(),
+  process_id: z.string().nullable(),
+  process_name: z.string().nullable(),
+  thread_id: z.string().nullable(),
+  thread_name: z.string().nullable(),
+  kind: z.string(),
+  spans: z.number().int(),
+  samples: z.number().int(),
+});
+
+export const tracksQuery = defineQuery({
+  name: "tracks",
+  description: "Tracks (processes, threads, services) with their span and sample counts.",
+  params: z.object({ generations: GenerationList }),
+  row: TrackRow,
+  sql: `SELECT t.track_id, t.process_id, t.process_name, t.thread_id, t.thread_name, t.kind,
+       (SELECT count(*) FROM spans s WHERE s.generation_id = t.generation_id AND s.track_id = t.track_id)::INTEGER AS spans,
+       (SELECT count(*) FROM samples s WHERE s.generation_id = t.generation_id AND s.track_id = t.track_id)::INTEGER AS samples
+FROM tracks t
+WHERE list_contains($generations, t.generation_id)
+ORDER BY t.track_id`,
+});

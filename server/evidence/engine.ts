@@ -1,0 +1,107 @@
+import type { DuckDBInstance } from "@duckdb/node-api";
+import type { z } from "zod";
+import { TABLES, TABLE_NAMES } from "../../analysis/evidence/schema";
+import { renderSql, type EvidenceQuery } from "../../analysis/queries/define";
+import { EmberscopeError } from "../domain/errors";
+import type { PinnedCommit } from "../domain/models";
+import { pin, type CommitRef } from "../store/corpus";
+import type { ObjectId } from "../store/object-store";
+import type { Workspace } from "../store/workspace";
+import { confineToFiles, openDuckDb, sqlString } from "./duckdb";
+
+export const QUERY_BUDGET_MS = 15_000;
+
+interface CachedReader {
+  instance: DuckDBInstance;
+  lastUsed: number;
+}
+
+/** Readers per (workspace, commit): commits are immutable, so a reader never goes stale. */
+const readers = new Map<string, Promise<CachedReader>>();
+const MAX_READERS = 4;
+
+function toPlain(value: unknown): unknown {
+  if (typeof value === "bigint") return Number(value);
+  if (Array.isArray(value)) return value.map(toPlain);
+  if (value && typeof value === "object" && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toPlain(v)]));
+  }
+  return value;
+}
+
+async function createReader(ws: Workspace, commit: PinnedCommit): Promise<CachedReader> {
+  const { instance, connection } = await openDuckDb({ memoryLimit: "1GB", threads: 2 });
+  try {
+    const allFiles: string[] = [];
+    for (const table of TABLE_NAMES) {
+      const files = commit.generations.flatMap((g) => g.files.filter((f) => f.table === table).map((f) => ws.objects.pathOf(f.object_id as ObjectId)));
+      allFiles.push(...files);
+      if (files.length) {
+        await connection.run(`CREATE VIEW "${table}" AS SELECT * FROM read_parquet([${files.map(sqlString).join(", ")}], union_by_name = true)`);
+      } else {
+        const columns = [`generation_id VARCHAR`, ...TABLES[table].map((c) => `"${c.name}" ${c.type}`)].join(", ");
+        await connection.run(`CREATE TABLE "${table}" (${columns})`);
+      }
+    }
+    await confineToFiles(connection, allFiles);
+  } finally {
+    connection.closeSync();
+  }
+  return { instance, lastUsed: Date.now() };
+}
+
+async function readerFor(ws: Workspace, commit: PinnedCommit): Promise<CachedReader> {
+  const key = `${ws.layout.dir}\u0000${commit.commit_id}`;
+  let entry = readers.get(key);
+  if (!entry) {
+    entry = createReader(ws, commit);
+    readers.set(key, entry);
+    entry.catch(() => readers.delete(key));
+    if (readers.size > MAX_READERS) {
+      const [oldestKey, oldest] = [...readers.entries()][0];
+      readers.delete(oldestKey);
+      oldest.then((r) => r.instance.closeSync()).catch(() => undefined);
+    }
+  }
+  const reader = await entry;
+  reader.lastUsed = Date.now();
+  return reader;
+}
+
+/** One pinned commit's evidence: run named queries over exactly its files. */
+export interface EvidenceReader {
+  commit: PinnedCommit;
+  run<P extends z.ZodType, R extends z.ZodType>(query: EvidenceQuery<P, R>, params: z.input<P>): Promise<z.output<R>[]>;
+}
+
+export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<EvidenceReader> {
+  const commit = pin(ws.db, ref);
+  const reader = await readerFor(ws, commit);
+  return {
+    commit,
+    async run(query, params) {
+      const parsed = query.params.parse(params) as Record<string, unknown>;
+      const sql = renderSql(query.sql, parsed);
+      const connection = await reader.instance.connect();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        connection.interrupt();
+      }, QUERY_BUDGET_MS);
+      try {
+        const result = await connection.runAndReadAll(sql);
+        return result.getRowObjectsJS().map((row) => query.row.parse(toPlain(row)));
+      } catch (error) {
+        if (timedOut) {
+          throw new EmberscopeError("QUERY_BUDGET_EXCEEDED", `The ${query.name} query exceeded its ${QUERY_BUDGET_MS / 1000} s budget.`, {
+            details: { query: query.name, budget_ms: QUERY_BUDGET_MS },
+          });
+        }
+        throw error;
+      } finally {
+        clearTimeout(timer);
+        connection.closeSync();
+      }
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import type { EvidenceBuilder } from "../../analysis/evidence/builder";
+import { addPrunedRemainders, calleesQuery, callersQuery, compareQuery, flameTreeQuery, hotspotsQuery, metricTotalsQuery, stackExamplesQuery, traceWindowQuery } from "../../analysis/queries";
+import { openEvidence } from "../../server/evidence/engine";
+import { extractAndPublish } from "../../server/evidence/extract";
+import { registerArtifact } from "../../server/store/artifacts";
+import { createRun } from "../../server/store/runs";
+import { initWorkspace, type Workspace } from "../../server/store/workspace";
+import { tempProject } from "../helpers/project";
+
+async function publish(ws: Workspace, label: string, produce: (b: EvidenceBuilder) => void) {
+  const run = createRun(ws.db, { kind: "import", source: "test", title: label });
+  const stored = await ws.objects.put(Buffer.from(label));
+  registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "test", mediaType: "text/plain", sensitivity: "normal" });
+  return extractAndPublish(ws, { artifactId: stored.id, runId: run.run_id, extractor: "test", extractorVersion: "1", produce: async (b) => produce(b) });
+}
+
+/** main;a;b ×3, main;a;c ×2, main;d ×1, main;a;a;b ×1 (recursion): self b=4 c=2 d=1; total main=7 a=6. */
+function fixture(counts: Record<string, number>) {
+  return (b: EvidenceBuilder) => {
+    const metric = b.metric({ name: "samples", unit: "count", kind: "sampled" });
+    const track = b.track({ threadId: 1, threadName: "main", kind: "thread" });
+    let t = 0;
+    for (const [stack, n] of Object.entries(counts)) {
+      const leaf = b.stackOf(stack.split(";").map((name) => b.frame({ name, file: `${name}.js`, line: 1, kind: "js" })))!;
+      for (let i = 0; i < n; i++) b.sample(leaf, track, (t += 10), metric, 1);
+    }
+    const outer = b.allocateSpanId();
+    b.span({ spanId: outer, trackId: track, name: "request", startNs: 0, durNs: 100, depth: 0 });
+    b.span({ trackId: track, parentSpanId: outer, name: "db", startNs: 20, durNs: 30, depth: 1 });
+    b.span({ trackId: track, name: "later", startNs: 500, durNs: 10, depth: 0 });
+  };
+}
+
+const BASE = { "main;a;b": 3, "main;a;c": 2, "main;d": 1, "main;a;a;b": 1 };
+
+describe("evidence queries over published Parquet", () => {
+  it("hotspots give self and inclusive values, counting recursion once per sample", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const published = await publish(ws, "base", fixture(BASE));
+      expect(published.summary.rows).toMatchObject({ samples: 7, spans: 3, frames: 5 });
+      const ev = await openEvidence(ws, "HEAD");
+      const rows = await ev.run(hotspotsQuery, { generations: [published.generation_id], metric: "samples", limit: 10 });
+      const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
+      expect(rows.map((r) => r.name)).toEqual(["b", "c", "d", "a", "main"]);
+      expect(byName.b).toMatchObject({ self: 4, total: 4, grand_total: 7 });
+      expect(byName.a).toMatchObject({ self: 0, total: 6 });
+      expect(byName.main).toMatchObject({ self: 0, total: 7, total_pct: 100 });
+      expect(byName.b.self_pct).toBeCloseTo((4 / 7) * 100);
+
+      const page1 = await ev.run(hotspotsQuery, { generations: [published.generation_id], metric: "samples", limit: 2 });
+      const last = page1[page1.length - 1];
+      const page2 = await ev.run(hotspotsQuery, { generations: [published.generation_id], metric: "samples", limit: 10, after_self: last.self, after_key: last.frame_key });
+      expect([...page1, ...page2].map((r) => r.name)).toEqual(["b", "c", "d", "a", "main"]);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("flame_tree merges stacks by path, prunes to a budget and accounts for the remainder", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const published = await publish(ws, "base", fixture(BASE));
+      const ev = await openEvidence(ws, "HEAD");
+      const all = await ev.run(flameTreeQuery, { generations: [published.generation_id], metric: "samples", budget: 100 });
+      expect(all).toHaveLength(7); // main, main;a, main;d, main;a;b, main;a;c, main;a;a, main;a;a;b
+      const root = all.find((n) => n.parent_id === null)!;
+      expect(root).toMatchObject({ name: "main", total: 7, self: 0, depth: 0 });
+      const pruned = await ev.run(flameTreeQuery, { generations: [published.generation_id], metric: "samples", budget: 3 });
+      expect(pruned.map((n) => n.name)).toEqual(["main", "a", "b"]);
+      const { nodes, pruned_total } = addPrunedRemainders(pruned);
+      expect(pruned_total).toBe(7 - 3);
+      expect(nodes.filter((n) => n.frame_key === "(pruned)").map((n) => n.total).sort()).toEqual([1, 3]);
+      const windowed = await ev.run(flameTreeQuery, { generations: [published.generation_id], metric: "samples", budget: 100, start_ns: 0, end_ns: 35 });
+      expect(windowed.find((n) => n.parent_id === null)!.total).toBe(3);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("callers, callees and stack examples follow the stack tree", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const { generation_id } = await publish(ws, "base", fixture(BASE));
+      const ev = await openEvidence(ws, "HEAD");
+      const bKey = (await ev.run(hotspotsQuery, { generations: [generation_id], metric: "samples", limit: 1 }))[0].frame_key;
+      const aKey = (await ev.run(hotspotsQuery, { generations: [generation_id], metric: "samples", limit: 10 })).find((r) => r.name === "a")!.frame_key;
+      const callers = await ev.run(callersQuery, { generations: [generation_id], metric: "samples", frame_key: bKey, limit: 10 });
+      expect(callers.map((c) => [c.name, c.value])).toEqual([["a", 4]]);
+      const callees = await ev.run(calleesQuery, { generations: [generation_id], metric: "samples", frame_key: aKey, limit: 10 });
+      // a calls b directly both at main;a and at main;a;a (the recursive call).
+      expect(callees.map((c) => [c.name, c.value])).toEqual([["b", 4], ["c", 2], ["a", 1]]);
+      const examples = await ev.run(stackExamplesQuery, { generations: [generation_id], metric: "samples", frame_key: bKey, limit: 5 });
+      expect(examples).toEqual([
+        { value: 3, frames: ["main", "a", "b"] },
+        { value: 1, frames: ["main", "a", "a", "b"] },
+      ]);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("trace_window returns the spans overlapping a window, by track and start", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const { generation_id } = await publish(ws, "base", fixture(BASE));
+      const ev = await openEvidence(ws, "HEAD");
+      const spans = await ev.run(traceWindowQuery, { generations: [generation_id], start_ns: 40, end_ns: 200, limit: 10 });
+      expect(spans.map((s) => s.name)).toEqual(["request", "db"]);
+      expect(spans[1]).toMatchObject({ depth: 1, parent_span_id: spans[0].span_id, start_ns: 20, dur_ns: 30 });
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("compare reports grown, shrunk, added and removed frames", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const base = await publish(ws, "base", fixture(BASE));
+      const candidate = await publish(ws, "candidate", fixture({ "main;a;b": 10, "main;a;c": 2, "main;e": 1 }));
+      const ev = await openEvidence(ws, "HEAD");
+      const rows = await ev.run(compareQuery, {
+        base_generations: [base.generation_id],
+        candidate_generations: [candidate.generation_id],
+        metric: "samples",
+        normalize: false,
+        collection: "all",
+        limit: 100,
+      });
+      const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
+      expect(rows[0].name).toBe("b");
+      expect(byName.b).toMatchObject({ base_self: 4, candidate_self: 10, delta: 6, status: "changed" });
+      expect(byName.b.relative).toBeCloseTo(1.5);
+      expect(byName.e).toMatchObject({ status: "added", relative: null });
+      expect(byName.d).toMatchObject({ status: "removed", delta: -1 });
+      expect(byName.c).toBeUndefined();
+      const added = await ev.run(compareQuery, { base_generations: [base.generation_id], candidate_generations: [candidate.generation_id], metric: "samples", normalize: true, collection: "added", limit: 10 });
+      expect(added.map((r) => r.name)).toEqual(["e"]);
+      const totals = await ev.run(metricTotalsQuery, { generations: [candidate.generation_id] });
+      expect(totals).toEqual([expect.objectContaining({ name: "samples", total: 13, samples: 13 })]);
+    } finally {
+      ws.close();
+    }
+  });
+});
