@@ -77,21 +77,24 @@ export interface EvidenceSummary {
 export const DEFAULT_BATCH_ROWS = 65_536;
 
 class TableBuffer {
-  columns: Record<string, unknown[]>;
+  /** One array per column, in TABLES order (indexed, not looked up by name, on the hot path). */
+  private arrays: unknown[][];
   length = 0;
   total = 0;
   constructor(readonly table: TableName) {
-    this.columns = Object.fromEntries(TABLES[table].map((c) => [c.name, []]));
+    this.arrays = TABLES[table].map(() => []);
   }
   push(values: unknown[]): void {
-    const specs = TABLES[this.table];
-    for (let i = 0; i < specs.length; i++) this.columns[specs[i].name].push(values[i]);
+    const arrays = this.arrays;
+    for (let i = 0; i < values.length; i++) arrays[i].push(values[i]);
     this.length++;
     this.total++;
   }
   take(): RowBatch {
-    const batch = { table: this.table, columns: this.columns, length: this.length };
-    this.columns = Object.fromEntries(TABLES[this.table].map((c) => [c.name, []]));
+    const specs = TABLES[this.table];
+    const columns = Object.fromEntries(specs.map((c, i) => [c.name, this.arrays[i]]));
+    const batch = { table: this.table, columns, length: this.length };
+    this.arrays = specs.map(() => []);
     this.length = 0;
     return batch;
   }
@@ -121,14 +124,17 @@ export class EvidenceBuilder {
     this.buffers = Object.fromEntries(Object.keys(TABLES).map((t) => [t, new TableBuffer(t as TableName)])) as Record<TableName, TableBuffer>;
   }
 
-  /** Records a limitation (deduplicated by code; repeated occurrences are counted). */
-  limit(code: string, message: string): void {
+  /** Records a limitation (deduplicated by code; `count` occurrences are added to its count). */
+  limit(code: string, message: string, count = 1): void {
     const existing = this.limitations.get(code);
-    if (existing) existing.count++;
-    else this.limitations.set(code, { code, message, count: 1 });
+    if (existing) existing.count += count;
+    else this.limitations.set(code, { code, message, count });
   }
 
-  /** Cuts an observed string to its bound, reporting the cut. */
+  /**
+   * Cuts an observed string to its bound, reporting the cut. The cut is by characters, so JSON
+   * text (span args) may need its own structure-aware bound first (see otlp-json).
+   */
   bound(value: string, field: keyof typeof FIELD_LIMITS): string;
   bound(value: string | null | undefined, field: keyof typeof FIELD_LIMITS): string | null;
   bound(value: string | null | undefined, field: keyof typeof FIELD_LIMITS): string | null {

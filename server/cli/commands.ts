@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import { EmberscopeError } from "../domain/errors";
 import type { Artifact, Commit, Run } from "../domain/models";
 import {
@@ -15,80 +14,15 @@ import {
   showRun,
   validateWorkspace,
   workspaceStatus,
-  type ServiceContext,
   type ServiceDef,
 } from "../services";
-import { integerFlag, stringFlag, type GlobalFlags, type OptionSpec, type ParsedArgs } from "./args";
+import { integerFlag, stringFlag, type OptionSpec, type ParsedArgs } from "./args";
+import { EVIDENCE_COMMANDS } from "./evidence-commands";
+import { requirePositionals, serviceCommand, type CliCommand } from "./service-command";
 import { formatBytes, keyValues, pageFooter, table } from "./render";
 import { serveCommand } from "./serve";
 
-export interface CliEnv {
-  ctx: ServiceContext;
-  flags: GlobalFlags;
-  /** Progress and logs: stderr, silenced by --quiet. */
-  log: (message: string) => void;
-  /** For long-running commands: prints the one result document early (e.g. serve, once ready). */
-  announce?: (document: unknown) => void;
-}
-
-export interface CliOutcome {
-  document: unknown;
-  human: string;
-  exitCode: number;
-}
-
-export interface PositionalSpec {
-  name: string;
-  description: string;
-}
-
-export interface CliCommand {
-  path: string[];
-  summary: string;
-  options: Record<string, OptionSpec>;
-  positionals: PositionalSpec[];
-  /** The service operations it calls (for generated docs and recovery hints). */
-  services: ServiceDef[];
-  execute: (args: ParsedArgs, env: CliEnv) => Promise<CliOutcome>;
-}
-
-function requirePositionals(args: ParsedArgs, specs: PositionalSpec[]): string[] {
-  if (args.positionals.length < specs.length) {
-    const missing = specs[args.positionals.length].name;
-    throw new EmberscopeError("INVALID_ARGUMENTS", `Missing argument ${missing}.`, { details: { argument: missing } });
-  }
-  if (args.positionals.length > specs.length) {
-    const extra = args.positionals[specs.length];
-    throw new EmberscopeError("INVALID_ARGUMENTS", `Unexpected argument ${extra}.`, { details: { argument: extra } });
-  }
-  return args.positionals;
-}
-
-/** A command that maps its flags onto one service's input and renders the result. */
-function serviceCommand<I extends z.ZodType, O extends z.ZodType>(spec: {
-  path: string[];
-  service: ServiceDef<I, O>;
-  summary?: string;
-  options?: Record<string, OptionSpec>;
-  positionals?: PositionalSpec[];
-  input: (args: ParsedArgs, positionals: string[]) => Record<string, unknown>;
-  human: (result: z.output<O>) => string;
-  exitCode?: (result: z.output<O>) => number;
-}): CliCommand {
-  const positionals = spec.positionals ?? [];
-  return {
-    path: spec.path,
-    summary: spec.summary ?? spec.service.summary,
-    options: spec.options ?? {},
-    positionals,
-    services: [spec.service as unknown as ServiceDef],
-    execute: async (args, env) => {
-      const input = spec.input(args, requirePositionals(args, positionals));
-      const result = await callService(spec.service, env.ctx, input);
-      return { document: result, human: spec.human(result), exitCode: spec.exitCode?.(result) ?? 0 };
-    },
-  };
-}
+export type { CliCommand, CliEnv, CliOutcome, PositionalSpec } from "./service-command";
 
 const LIST_OPTIONS: Record<string, OptionSpec> = {
   limit: { type: "string", valueName: "N", description: "Rows per page (1–500, default 50)." },
@@ -239,6 +173,7 @@ export const COMMANDS: CliCommand[] = [
         ["generations", c.generations.map((g) => `${g.generation_id} (${g.extractor} ${g.extractor_version}, ${g.files.length} files)`).join(", ") || "(none)"],
       ]),
   }),
+  ...EVIDENCE_COMMANDS,
   serveCommand,
 ];
 

@@ -73,7 +73,7 @@ function recoveryCommand(doc: ErrorDocument, location: string[]): string | undef
   const flags = Object.entries(doc.recovery.arguments)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => {
-      const positional = command.positionals.find((p) => p.name.toLowerCase() === k);
+      const positional = command.positionals.find((p) => (p.field ?? p.name.toLowerCase()) === k);
       if (positional) return String(v);
       const [flag] = Object.entries(command.options).find(([name, o]) => (o.field ?? name.replaceAll("-", "_")) === k) ?? [k];
       return v === true ? `--${flag}` : `--${flag} ${String(v)}`;
@@ -97,7 +97,7 @@ function nameFlags(error: EmberscopeError, command: CliCommand | undefined): Emb
   const argument = error.details.argument;
   if (typeof argument !== "string" || argument.startsWith("-")) return error;
   const entry = Object.entries(command.options).find(([name, o]) => (o.field ?? name.replaceAll("-", "_")) === argument);
-  const positional = command.positionals.find((p) => p.name.toLowerCase() === argument);
+  const positional = command.positionals.find((p) => (p.field ?? p.name.toLowerCase()) === argument);
   const shown = entry ? `--${entry[0]}` : positional ? positional.name : undefined;
   if (!shown) return error;
   return new EmberscopeError("INVALID_ARGUMENTS", error.message.replace(argument, shown), {

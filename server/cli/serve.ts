@@ -3,7 +3,7 @@ import { EmberscopeError } from "../domain/errors";
 import { locateWorkspace, projectRootForInit, displayPath } from "../store/layout";
 import { initWorkspace, openWorkspace, sweepStaleTmp } from "../store/workspace";
 import { integerFlag, stringFlag } from "./args";
-import type { CliCommand, CliEnv } from "./commands";
+import type { CliCommand, CliEnv } from "./service-command";
 import { isAppBuilt, PACKAGE_ROOT } from "./package-root";
 
 export function isLoopbackHost(host: string): boolean {

@@ -2,6 +2,8 @@ import { listArtifacts, showArtifact } from "./artifacts";
 import { listCommits, showCommit, showHead } from "./commits";
 import { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 import { listRuns, showRun } from "./runs";
+import { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
+import { importArtifact } from "./imports";
 import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -10,6 +12,8 @@ export { listArtifacts, showArtifact } from "./artifacts";
 export { listCommits, showCommit, showHead } from "./commits";
 export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 export { listRuns, showRun } from "./runs";
+export { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
+export { importArtifact } from "./imports";
 export { callService, type ServiceContext, type ServiceDef } from "./service";
 export { validateWorkspace } from "./validate";
 export { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -29,4 +33,13 @@ export const SERVICES: readonly ServiceDef[] = [
   listCommits,
   showCommit,
   showHead,
+  importArtifact,
+  summarizeRun,
+  analyzeHotspots,
+  frameCallers,
+  frameCallees,
+  stackExamples,
+  flameTree,
+  traceWindow,
+  compareRuns,
 ] as unknown as ServiceDef[];

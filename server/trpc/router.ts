@@ -1,5 +1,7 @@
 import { artifactsRouter } from "./artifacts";
 import { commitsRouter } from "./commits";
+import { evidenceRouter } from "./evidence";
+import { importsRouter } from "./imports";
 import { router } from "./init";
 import { runsRouter } from "./runs";
 import { workspaceRouter } from "./workspace";
@@ -10,6 +12,8 @@ export const appRouter = router({
   runs: runsRouter,
   artifacts: artifactsRouter,
   commits: commitsRouter,
+  imports: importsRouter,
+  evidence: evidenceRouter,
 });
 
 export type AppRouter = typeof appRouter;

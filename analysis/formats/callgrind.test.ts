@@ -1,0 +1,339 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { apportion, callgrindImporter } from "./callgrind";
+import { EvidenceParseError } from "./errors";
+import { importToMemory, type MemoryImport } from "./run";
+
+// main calls func1 once and func2 three times; func1 calls func2 twice; func2 (another object) calls helper.
+// Name compression, cob=/cfl=, relative (+N, -N, *) and hex positions, and a hex cost (0x0a = 10).
+const DEMO = `# callgrind format
+version: 1
+creator: hand-written
+pid: 42
+cmd: ./demo --fast
+positions: line
+events: Ir Dr
+summary: 870 72
+
+ob=(1) /bin/demo
+fl=(1) demo.c
+fn=(1) main
+16 20 2
+cfn=(2) func1
+calls=1 50
++1 400 34
+cob=(2) /lib/libfast.so
+cfl=(2) fast.c
+cfn=(3) func2
+calls=3 20
+* 450 36
+
+fn=(2)
+51 100 10
+cob=(2)
+cfl=(2)
+cfn=(3)
+calls=2 20
++2 300 24
+
+ob=(2)
+fl=(2)
+fn=(3)
+20 700 40
++3 0x0a 10
+-2 0
+cob=(1)
+cfl=(1)
+cfn=(4) helper
+calls=1 60
+* 40 10
+
+ob=(1)
+fl=(1)
+fn=(4)
+0x3c 40 10
+totals: 870 72
+`;
+
+/** metric → root-first stack → value. */
+function byStack(result: MemoryImport): Map<string, Map<string, number>> {
+  const frames = new Map(result.tables.frames.map((f) => [f.frame_id, String(f.name)]));
+  const stacks = new Map(result.tables.stacks.map((s) => [s.stack_id, s]));
+  const metrics = new Map(result.tables.metrics.map((m) => [m.metric_id, String(m.name)]));
+  const out = new Map<string, Map<string, number>>();
+  for (const s of result.tables.samples) {
+    const names: string[] = [];
+    for (let node = stacks.get(s.stack_id); node; node = node.parent_stack_id === null ? undefined : stacks.get(node.parent_stack_id)) names.unshift(frames.get(node.frame_id)!);
+    const metric = metrics.get(s.metric_id)!;
+    const m = out.get(metric) ?? new Map<string, number>();
+    const key = names.join(";");
+    m.set(key, (m.get(key) ?? 0) + Number(s.value));
+    out.set(metric, m);
+  }
+  return out;
+}
+
+/** metric → leaf function name → self cost. */
+function selfByFunction(result: MemoryImport): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>();
+  for (const [metric, stacks] of byStack(result)) {
+    const m = new Map<string, number>();
+    for (const [stack, value] of stacks) {
+      const leaf = stack.split(";").pop()!;
+      m.set(leaf, (m.get(leaf) ?? 0) + value);
+    }
+    out.set(metric, m);
+  }
+  return out;
+}
+
+async function parseError(input: string | Uint8Array): Promise<EvidenceParseError> {
+  const error = await importToMemory(callgrindImporter, input).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(EvidenceParseError);
+  return error as EvidenceParseError;
+}
+
+/** callgrind_annotate's own self cost table: function name → cost per event (its file:function rows summed by function). */
+function annotateSelf(file: string, events: number): { totals: number[]; functions: Map<string, number[]> } {
+  const text = execFileSync("callgrind_annotate", ["--inclusive=no", "--threshold=100", "--show-percs=no", "--auto=no", file], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], maxBuffer: 64 * 1024 * 1024 });
+  const columns = (line: string): { values: number[]; rest: string } | null => {
+    let rest = line;
+    const values: number[] = [];
+    for (let i = 0; i < events; i++) {
+      const m = /^\s*([\d,]+|\.)(?=\s)/.exec(rest);
+      if (!m) return null;
+      values.push(m[1] === "." ? 0 : Number(m[1].replace(/,/g, "")));
+      rest = rest.slice(m[0].length);
+    }
+    return { values, rest: rest.trim() };
+  };
+  let totals: number[] = [];
+  const functions = new Map<string, number[]>();
+  for (const line of text.split("\n")) {
+    const row = columns(line);
+    if (!row || row.rest === "") continue;
+    if (row.rest === "PROGRAM TOTALS") {
+      totals = row.values;
+      continue;
+    }
+    const fileAndFunction = row.rest.replace(/\s\[[^\]]*\]$/, "");
+    const name = fileAndFunction.slice(fileAndFunction.indexOf(":") + 1);
+    const sum = functions.get(name) ?? new Array(events).fill(0);
+    row.values.forEach((v, i) => (sum[i] += v));
+    functions.set(name, sum);
+  }
+  return { totals, functions };
+}
+
+describe("callgrind importer", () => {
+  it("keeps each function's self cost per event exactly, on stacks rebuilt from the call graph", async () => {
+    const result = await importToMemory(callgrindImporter, DEMO, { chunkSize: 50 });
+    expect(result.tables.metrics.map((m) => [m.name, m.unit, m.kind])).toEqual([
+      ["Ir", "instructions", "counted"],
+      ["Dr", "events", "counted"],
+    ]);
+    const self = selfByFunction(result);
+    expect(Object.fromEntries(self.get("Ir")!)).toEqual({ main: 20, func1: 100, func2: 710, helper: 40 });
+    expect(Object.fromEntries(self.get("Dr")!)).toEqual({ main: 2, func1: 10, func2: 50, helper: 10 });
+
+    // func2 is entered with 450 of its 750 inclusive Ir from main and 300 via func1: a 60/40 split of its own and its callees' cost.
+    const stacks = byStack(result);
+    expect(Object.fromEntries(stacks.get("Ir")!)).toEqual({
+      main: 20,
+      "main;func1": 100,
+      "main;func2": 426,
+      "main;func1;func2": 284,
+      "main;func2;helper": 24,
+      "main;func1;func2;helper": 16,
+    });
+    expect(Object.fromEntries(stacks.get("Dr")!)).toEqual({
+      main: 2,
+      "main;func1": 10,
+      "main;func2": 30,
+      "main;func1;func2": 20,
+      "main;func2;helper": 6,
+      "main;func1;func2;helper": 4,
+    });
+    expect(result.tables.samples.every((s) => s.time_ns === null)).toBe(true);
+  });
+
+  it("names frames by function, with the function's file and its object as module, and the process as track", async () => {
+    const result = await importToMemory(callgrindImporter, DEMO);
+    const frames = Object.fromEntries(result.tables.frames.map((f) => [f.name, [f.file, f.module, f.kind]]));
+    expect(frames).toEqual({
+      main: ["demo.c", "/bin/demo", "native"],
+      func1: ["demo.c", "/bin/demo", "native"],
+      func2: ["fast.c", "/lib/libfast.so", "native"],
+      helper: ["demo.c", "/bin/demo", "native"],
+    });
+    expect(result.tables.tracks).toEqual([expect.objectContaining({ process_id: "42", process_name: "./demo --fast", kind: "process" })]);
+    expect(result.summary.limitations.map((l) => l.code)).toEqual(["CALLGRIND_STACKS_FROM_CALL_GRAPH"]);
+    expect(result.summary.metadata).toMatchObject({ "callgrind.totals": "870 72", "callgrind.creator": "hand-written" });
+  });
+
+  it("reads instr+line positions, inline file switches (fi=/fe=) and jump lines without counting them as cost", async () => {
+    const text = `events: Ir
+positions: instr line
+fl=(1) a.c
+fn=(1) outer
+0x10 5 3
+fi=(2) inline.h
++4 7 2
+fe=(1)
++2 -3 1
+jump=1 +4 *
+* *
+jcnd=1/2 -8 *
+* *
++1 * 4
+cfn=(2) inner
+calls=2 0x40 9
+* * 6
+fn=(2)
+0x40 9 6
+`;
+    const result = await importToMemory(callgrindImporter, text);
+    expect(Object.fromEntries(byStack(result).get("Ir")!)).toEqual({ outer: 10, "outer;inner": 6 });
+  });
+
+  it("folds recursion into the outermost call and still conserves every function's self cost", async () => {
+    const text = `events: Ir
+fl=f.c
+fn=main
+1 1
+cfn=a
+calls=1 1
+1 111
+fn=a
+1 10
+cfn=b
+calls=3 1
+1 101
+fn=b
+1 100
+cfn=a
+calls=2 1
+1 1
+cfn=b
+calls=1 1
+1 5
+`;
+    const result = await importToMemory(callgrindImporter, text);
+    expect(Object.fromEntries(byStack(result).get("Ir")!)).toEqual({ main: 1, "main;a": 10, "main;a;b": 100 });
+  });
+
+  it("splits a total into integers proportional to weights that sum exactly", () => {
+    expect(apportion(10, [1, 1, 1])).toEqual([3, 4, 3]);
+    expect(apportion(7, [0.6, 0.4])).toEqual([4, 3]);
+    expect(apportion(5, [0, 0])).toEqual([0, 0]);
+    expect(apportion(1e12 + 1, [1 / 3, 1 / 3, 1 / 3]).reduce((a, b) => a + b)).toBe(1e12 + 1);
+  });
+
+  it("sniffs callgrind files by their first lines and name", () => {
+    expect(callgrindImporter.sniff(new Uint8Array(), DEMO, null)).toBeGreaterThanOrEqual(0.9);
+    expect(callgrindImporter.sniff(new Uint8Array(), "events: Ir\nfn=main\n0 1\n", "callgrind.out.1234")).toBeGreaterThanOrEqual(0.9);
+    expect(callgrindImporter.sniff(new Uint8Array(), "main;work 3\n", null)).toBe(0);
+  });
+
+  describe("a real valgrind run", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "emberscope-callgrind-"));
+    const program = path.join(dir, "calls");
+
+    function run(out: string, ...flags: string[]): boolean {
+      try {
+        if (!readFileSafe(program)) {
+          writeFileSync(`${program}.c`, "static volatile long sink;\nstatic void leaf(int n){for(int i=0;i<n;i++)sink+=i;}\nstatic void mid(int n){leaf(n);leaf(n/2);}\nint main(void){for(int i=0;i<50;i++)mid(i*10);return 0;}\n");
+          execFileSync("cc", ["-O0", "-g", "-o", program, `${program}.c`], { stdio: "ignore" });
+        }
+        execFileSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, ...flags, program], { stdio: "ignore", timeout: 120_000 });
+        return true;
+      } catch {
+        return false;
+      }
+    }
+    const readFileSafe = (file: string) => {
+      try {
+        return readFileSync(file);
+      } catch {
+        return null;
+      }
+    };
+
+    it("matches callgrind_annotate's per-function self cost and PROGRAM TOTALS", async (ctx) => {
+      const out = path.join(dir, "callgrind.out.plain");
+      if (!run(out)) return ctx.skip(true, "valgrind --tool=callgrind or cc is not usable on this machine");
+      const text = readFileSync(out, "utf8");
+      const expected = annotateSelf(out, 1);
+      expect(expected.functions.size).toBeGreaterThan(5);
+      const fileTotals = /^totals:\s*(\d+)/m.exec(text)![1];
+
+      const result = await importToMemory(callgrindImporter, text, { fileName: "callgrind.out.plain" });
+      const self = selfByFunction(result).get("Ir")!;
+      const total = [...self.values()].reduce((a, b) => a + b, 0);
+      expect(total).toBe(expected.totals[0]);
+      expect(total).toBe(Number(fileTotals));
+      for (const [name, [ir]] of expected.functions) expect(self.get(name) ?? 0, name).toBe(ir);
+      expect([...expected.functions.values()].reduce((n, [ir]) => n + ir, 0)).toBe(total);
+
+      // The flame graph: leaf's cost sits under main → mid → leaf.
+      const stacks = byStack(result).get("Ir")!;
+      const leafStacks = [...stacks.keys()].filter((s) => s.endsWith(";leaf"));
+      expect(leafStacks.length).toBeGreaterThan(0);
+      expect(leafStacks.every((s) => /(^|;)main;mid;leaf$/.test(s))).toBe(true);
+      expect(result.tables.frames.find((f) => f.name === "leaf")).toMatchObject({ module: program });
+    });
+
+    it("matches callgrind_annotate per event with cache simulation, instruction positions and jumps", async (ctx) => {
+      const out = path.join(dir, "callgrind.out.cache");
+      if (!run(out, "--cache-sim=yes", "--dump-instr=yes", "--collect-jumps=yes")) return ctx.skip(true, "valgrind --tool=callgrind or cc is not usable on this machine");
+      const text = readFileSync(out, "utf8");
+      const events = /^events:\s*(.*)$/m.exec(text)![1].trim().split(/\s+/);
+      const fileTotals = /^totals:\s*(.*)$/m.exec(text)![1].trim().split(/\s+/).map(Number);
+      const expected = annotateSelf(out, events.length);
+      expect(events.length).toBeGreaterThan(1);
+      expect(expected.functions.size).toBeGreaterThan(5);
+
+      const result = await importToMemory(callgrindImporter, text);
+      const self = selfByFunction(result);
+      events.forEach((event, e) => {
+        const mine = self.get(event) ?? new Map<string, number>();
+        expect([...mine.values()].reduce((a, b) => a + b, 0), event).toBe(fileTotals[e]);
+        for (const [name, values] of expected.functions) expect(mine.get(name) ?? 0, `${event} ${name}`).toBe(values[e]);
+      });
+    });
+  });
+
+  describe("malformed input", () => {
+    it("rejects a file cut before its end (costs short of summary:, no totals:)", async () => {
+      const cut = DEMO.slice(0, DEMO.indexOf("\nfn=(4)") + 1);
+      const error = await parseError(cut);
+      expect(error.reason).toMatch(/truncated/);
+      expect(error.at.line).toBeDefined();
+    });
+
+    it("rejects a file cut right after calls=", async () => {
+      const cut = DEMO.slice(0, DEMO.indexOf("calls=1 60") + "calls=1 60\n".length);
+      const error = await parseError(cut);
+      expect(error.at.line).toBe(cut.split("\n").length - 1);
+    });
+
+    it("rejects corrupted lines with their line number", async () => {
+      const corrupted = DEMO.replace("51 100 10", "51 1#0 1\u0001");
+      const error = await parseError(corrupted);
+      expect(error.at.line).toBe(DEMO.slice(0, DEMO.indexOf("51 100 10")).split("\n").length);
+      expect((await parseError(DEMO.replace("fn=(2)\n", "fn=(9)\n"))).reason).toMatch(/\(9\)/);
+    });
+
+    it("rejects an empty file", async () => {
+      const error = await parseError("");
+      expect(error.at.line).toBe(1);
+      expect((await parseError("# callgrind format\n\n")).at.line).toBe(1);
+    });
+  });
+});

@@ -1,0 +1,259 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { EvidenceBuilder, MemorySink } from "../evidence/builder";
+import { gunzip, isGzip } from "../io/bytes";
+import { chromeTraceImporter } from "./chrome-trace";
+import { EvidenceParseError } from "./errors";
+import { importToMemory, sourceFromBytes, type MemoryImport } from "./run";
+import { DEFAULT_IMPORT_LIMITS } from "./types";
+
+type Row = Record<string, unknown>;
+
+const HAND_WRITTEN = [
+  { name: "process_name", ph: "M", pid: 1, args: { name: "Browser" } },
+  { name: "thread_name", ph: "M", pid: 1, tid: 10, args: { name: "Main" } },
+  { name: "thread_sort_index", ph: "M", pid: 1, tid: 10, args: { sort_index: -1 } },
+  { name: "Task", cat: "toplevel", ph: "X", pid: 1, tid: 10, ts: 1000, dur: 100, args: { k: 1 } },
+  { name: "Inner", cat: "blink", ph: "B", pid: 1, tid: 10, ts: 1010, args: { a: 1 } },
+  { name: "Inner", ph: "E", pid: 1, tid: 10, ts: 1030, args: { b: 2 } },
+  { name: "Mark", ph: "i", s: "t", pid: 1, tid: 10, ts: 1020 },
+  { name: "GlobalMark", ph: "I", s: "g", pid: 1, tid: 10, ts: 1050 },
+  { name: "Req", cat: "net", ph: "b", id: "0x1", pid: 1, tid: 10, ts: 1005, args: { url: "/x" } },
+  { name: "Step", cat: "net", ph: "n", id: "0x1", pid: 1, tid: 10, ts: 1015 },
+  { name: "Req", cat: "net", ph: "e", id: "0x1", pid: 1, tid: 10, ts: 1090 },
+  { name: "ipc", cat: "ipc", ph: "s", id: 7, pid: 1, tid: 10, ts: 1012 },
+  { name: "Recv", cat: "ipc", ph: "X", pid: 1, tid: 20, ts: 1040, dur: 10 },
+  { name: "ipc", cat: "ipc", ph: "f", id: 7, pid: 1, tid: 20, ts: 1039 },
+  { name: "Send2", ph: "X", pid: 1, tid: 20, ts: 1060, dur: 5, bind_id: "0xA", flow_out: true },
+  { name: "Recv2", ph: "X", pid: 1, tid: 10, ts: 1070, dur: 5, bind_id: "0xA", flow_in: true },
+  { name: "Memory", ph: "C", pid: 1, ts: 1000, args: { heap: 10, rss: 20 } },
+  { name: "Memory", ph: "C", pid: 1, ts: 1080, args: { heap: 15 } },
+  { name: "Profile", ph: "P", id: "0x1", pid: 1, tid: 10, ts: 1000, args: { data: { startTime: 1000 } } },
+  {
+    name: "ProfileChunk",
+    ph: "P",
+    id: "0x1",
+    pid: 1,
+    tid: 11,
+    ts: 1100,
+    args: {
+      data: {
+        cpuProfile: {
+          nodes: [
+            { id: 1, callFrame: { functionName: "(root)", url: "", scriptId: 0, lineNumber: -1, columnNumber: -1 } },
+            { id: 2, parent: 1, callFrame: { functionName: "work", url: "file:///w.js", scriptId: 5, lineNumber: 0, columnNumber: 0 } },
+          ],
+          samples: [2, 2],
+        },
+        timeDeltas: [10, 20],
+      },
+    },
+  },
+  {
+    name: "ProfileChunk",
+    ph: "P",
+    id: "0x1",
+    pid: 1,
+    tid: 11,
+    ts: 1101,
+    args: { data: { cpuProfile: { nodes: [{ id: 3, parent: 2, callFrame: { functionName: "leaf", url: "file:///w.js", scriptId: 5, lineNumber: 4, columnNumber: 2 } }], samples: [3] }, timeDeltas: [30] } },
+  },
+  { name: "Relay", cat: "ipc", ph: "X", pid: 1, tid: 30, ts: 1020, dur: 5 },
+  { name: "ipc", cat: "ipc", ph: "t", id: 7, pid: 1, tid: 30, ts: 1022 },
+];
+
+function spans(result: MemoryImport) {
+  return result.tables.spans.map(({ span_id, track_id, parent_span_id, name, category, start_ns, dur_ns, depth, status, args }) => ({
+    span_id,
+    track_id,
+    parent_span_id,
+    name,
+    category,
+    start_ns,
+    dur_ns,
+    depth,
+    status,
+    args: args === null ? null : JSON.parse(args as string),
+  }));
+}
+
+function sampleRows(result: MemoryImport) {
+  const { frames, stacks, metrics, samples } = result.tables;
+  const frameName = new Map(frames.map((f: Row) => [f.frame_id, f.name as string]));
+  const stackRow = new Map(stacks.map((s: Row) => [s.stack_id, s]));
+  const metricName = new Map(metrics.map((m: Row) => [m.metric_id, m.name as string]));
+  const names = (stackId: unknown): string => {
+    const out: string[] = [];
+    for (let at = stackRow.get(stackId); at; at = at.parent_stack_id === null ? undefined : stackRow.get(at.parent_stack_id)) out.unshift(frameName.get(at.frame_id) as string);
+    return out.join(";");
+  };
+  return samples.map((s: Row) => ({ stack: names(s.stack_id), metric: metricName.get(s.metric_id), time: s.time_ns, value: s.value, track: s.track_id }));
+}
+
+async function parseError(input: string): Promise<EvidenceParseError> {
+  try {
+    await importToMemory(chromeTraceImporter, input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(EvidenceParseError);
+    return error as EvidenceParseError;
+  }
+  throw new Error("expected EvidenceParseError");
+}
+
+const EXPECTED_SPANS = [
+  { span_id: 0, track_id: 0, parent_span_id: null, name: "Task", category: "toplevel", start_ns: 0, dur_ns: 100_000, depth: 0, status: null, args: { k: 1 } },
+  { span_id: 1, track_id: 0, parent_span_id: 0, name: "Inner", category: "blink", start_ns: 10_000, dur_ns: 20_000, depth: 1, status: null, args: { a: 1, b: 2 } },
+  { span_id: 2, track_id: 0, parent_span_id: 1, name: "Mark", category: null, start_ns: 20_000, dur_ns: 0, depth: 2, status: null, args: null },
+  { span_id: 3, track_id: 0, parent_span_id: 0, name: "Recv2", category: null, start_ns: 70_000, dur_ns: 5_000, depth: 1, status: null, args: null },
+  { span_id: 4, track_id: 1, parent_span_id: null, name: "GlobalMark", category: null, start_ns: 50_000, dur_ns: 0, depth: 0, status: null, args: null },
+  { span_id: 5, track_id: 2, parent_span_id: null, name: "Req", category: "net", start_ns: 5_000, dur_ns: 85_000, depth: 0, status: null, args: { url: "/x" } },
+  { span_id: 6, track_id: 2, parent_span_id: 5, name: "Step", category: "net", start_ns: 15_000, dur_ns: 0, depth: 1, status: null, args: null },
+  { span_id: 7, track_id: 3, parent_span_id: null, name: "Recv", category: "ipc", start_ns: 40_000, dur_ns: 10_000, depth: 0, status: null, args: null },
+  { span_id: 8, track_id: 3, parent_span_id: null, name: "Send2", category: null, start_ns: 60_000, dur_ns: 5_000, depth: 0, status: null, args: null },
+  { span_id: 9, track_id: 4, parent_span_id: null, name: "Relay", category: "ipc", start_ns: 20_000, dur_ns: 5_000, depth: 0, status: null, args: null },
+];
+
+describe("chrome-trace importer", () => {
+  it("maps every phase of a hand-written trace to exact spans, edges, measurements, samples and tracks", async () => {
+    for (const chunkSize of [13, 64 * 1024]) {
+      const result = await importToMemory(chromeTraceImporter, JSON.stringify({ traceEvents: HAND_WRITTEN, displayTimeUnit: "ms" }), { chunkSize });
+      expect(spans(result)).toEqual(EXPECTED_SPANS);
+      // s (inside Inner) → t (inside Relay) → f (binds to the next slice, Recv); Send2 flow_out → Recv2 flow_in.
+      expect(result.tables.edges).toEqual([
+        { from_span_id: 1, to_span_id: 9, kind: "flow" },
+        { from_span_id: 9, to_span_id: 7, kind: "flow" },
+        { from_span_id: 8, to_span_id: 3, kind: "flow" },
+      ]);
+      expect(result.tables.measurements.map((m) => [m.name, m.value, m.aggregation, JSON.parse(m.dimensions as string)])).toEqual([
+        ["Memory", 10, "sample", { time_ns: 0, pid: "1", series: "heap" }],
+        ["Memory", 20, "sample", { time_ns: 0, pid: "1", series: "rss" }],
+        ["Memory", 15, "sample", { time_ns: 80_000, pid: "1", series: "heap" }],
+      ]);
+      expect(result.tables.tracks).toEqual([
+        { track_id: 0, process_id: "1", process_name: "Browser", thread_id: "10", thread_name: "Main", kind: "thread" },
+        { track_id: 1, process_id: null, process_name: null, thread_id: null, thread_name: null, kind: "global" },
+        { track_id: 2, process_id: "1", process_name: "Browser", thread_id: "net:0x1", thread_name: "Req", kind: "async" },
+        { track_id: 3, process_id: "1", process_name: "Browser", thread_id: "20", thread_name: null, kind: "thread" },
+        { track_id: 4, process_id: "1", process_name: "Browser", thread_id: "30", thread_name: null, kind: "thread" },
+      ]);
+      // Profile samples land on the Profile event's thread, at startTime + cumulative deltas.
+      expect(sampleRows(result)).toEqual([
+        { stack: "work", metric: "samples", time: 10_000, value: 1, track: 0 },
+        { stack: "work", metric: "wall_ns", time: 10_000, value: 20_000, track: 0 },
+        { stack: "work", metric: "samples", time: 30_000, value: 1, track: 0 },
+        { stack: "work", metric: "wall_ns", time: 30_000, value: 30_000, track: 0 },
+        { stack: "work;leaf", metric: "samples", time: 60_000, value: 1, track: 0 },
+        { stack: "work;leaf", metric: "wall_ns", time: 60_000, value: 25_000, track: 0 },
+      ]);
+      expect(result.tables.frames.map(({ name, line, col, kind }) => ({ name, line, col, kind }))).toEqual([
+        { name: "work", line: 1, col: 1, kind: "js" },
+        { name: "leaf", line: 5, col: 3, kind: "js" },
+      ]);
+      expect(result.summary.metadata).toMatchObject({ time_origin_us: "1000", "thread_sort_index.1.10": "-1" });
+      expect(result.summary.limitations).toEqual([]);
+    }
+  });
+
+  it("reads the array form and Chrome's unterminated file (no closing bracket, trailing comma) alike", async () => {
+    const arrayForm = JSON.stringify(HAND_WRITTEN);
+    const unterminated = "[" + HAND_WRITTEN.map((e) => JSON.stringify(e) + ",\n").join("");
+    for (const text of [arrayForm, unterminated, unterminated.trimEnd().slice(0, -1)]) {
+      const result = await importToMemory(chromeTraceImporter, text, { chunkSize: 50 });
+      expect(spans(result)).toEqual(EXPECTED_SPANS);
+      expect(result.tables.edges).toHaveLength(3);
+    }
+  });
+
+  it("records unmatched, unfinished, reversed and overlapping events as limitations and keeps going", async () => {
+    const trace = [
+      { name: "Orphan", ph: "E", pid: 1, tid: 1, ts: 5 },
+      { name: "Open", ph: "B", pid: 1, tid: 1, ts: 10 },
+      { name: "A", ph: "X", pid: 1, tid: 2, ts: 0, dur: 10 },
+      { name: "B", ph: "X", pid: 1, tid: 2, ts: 5, dur: 10 },
+      { name: "Back", ph: "B", pid: 1, tid: 3, ts: 20 },
+      { name: "Back", ph: "E", pid: 1, tid: 3, ts: 15 },
+      { name: "NoDur", ph: "X", pid: 1, tid: 4, ts: 30 },
+      { name: "NoTs", ph: "X", pid: 1, tid: 4 },
+      "not an event",
+      { name: "Snapshot", ph: "O", id: 1, pid: 1, tid: 1, ts: 40 },
+      { name: "Done", ph: "e", cat: "c", id: 9, pid: 1, tid: 1, ts: 41 },
+    ];
+    const result = await importToMemory(chromeTraceImporter, JSON.stringify(trace));
+    expect(result.summary.limitations.map((l) => l.code).sort()).toEqual(
+      ["END_BEFORE_BEGIN", "INVALID_EVENT", "MISSING_DURATION", "MISSING_TIMESTAMP", "OUT_OF_ORDER_EVENTS", "OVERLAPPING_SLICES", "UNFINISHED_SLICE", "UNMATCHED_ASYNC_END", "UNMATCHED_END", "UNSUPPORTED_PHASE"].sort(),
+    );
+    const byName = new Map(spans(result).map((s) => [s.name, s]));
+    // The unfinished slice runs to the last timestamp of the trace (41 µs).
+    expect(byName.get("Open")).toMatchObject({ start_ns: 10_000, dur_ns: 31_000, status: "unfinished" });
+    expect(byName.get("Back")).toMatchObject({ start_ns: 20_000, dur_ns: 0 });
+    expect(byName.get("B")).toMatchObject({ depth: 1, parent_span_id: byName.get("A")?.span_id });
+    expect(byName.get("NoDur")).toMatchObject({ dur_ns: 0 });
+    expect([...byName.keys()].sort()).toEqual(["A", "B", "Back", "NoDur", "Open"]);
+  });
+
+  it("imports a gzipped trace once the caller gunzips it with analysis/io/bytes", async () => {
+    const gz = gzipSync(Buffer.from(JSON.stringify({ traceEvents: HAND_WRITTEN })));
+    expect(isGzip(gz)).toBe(true);
+    const compressed = sourceFromBytes(new Uint8Array(gz), "trace.json.gz", 100);
+    const sink = new MemorySink();
+    const builder = new EvidenceBuilder(sink, 1024);
+    await chromeTraceImporter.parse({ source: { fileName: "trace.json", chunks: () => gunzip(compressed.chunks(), 100) }, builder, limits: DEFAULT_IMPORT_LIMITS });
+    await builder.finish();
+    expect(sink.tables.spans.map((s) => s.name)).toEqual(EXPECTED_SPANS.map((s) => s.name));
+  });
+
+  it("imports a real trace written by node --trace-event-categories; slice counts match the raw file", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "emberscope-chrome-trace-"));
+    const program = `
+      const fs = require("fs");
+      function work(n) { let x = 0; for (let i = 0; i < n; i++) x += i % 13; return x; }
+      let pending = 20;
+      for (let i = 0; i < 20; i++) setTimeout(() => fs.readFile(__filename ?? "/etc/hostname", () => { work(1e5); Promise.resolve(i).then(() => --pending); }), i);
+    `;
+    execFileSync(process.execPath, ["--trace-event-categories", "v8,node.async_hooks", "--trace-event-file-pattern", path.join(dir, "trace-${pid}.log"), "-e", program]);
+    const file = readdirSync(dir).find((f) => f.startsWith("trace-")) as string;
+    const bytes = readFileSync(path.join(dir, file));
+    const raw = JSON.parse(bytes.toString("utf8")) as { traceEvents: { ph: string; s?: string }[] };
+    const count = (...phases: string[]) => raw.traceEvents.filter((e) => phases.includes(e.ph)).length;
+    expect(count("X") + count("b")).toBeGreaterThan(10);
+
+    const head = bytes.subarray(0, 65536);
+    expect(chromeTraceImporter.sniff(head, head.toString("utf8"), file)).toBeGreaterThan(0.9);
+    const result = await importToMemory(chromeTraceImporter, bytes, { fileName: file, chunkSize: 4096 });
+    const kindOf = new Map(result.tables.tracks.map((t) => [t.track_id, t.kind]));
+    const onThreads = result.tables.spans.filter((s) => kindOf.get(s.track_id) === "thread").length;
+    const onAsync = result.tables.spans.filter((s) => kindOf.get(s.track_id) === "async").length;
+    expect(onThreads).toBe(count("X") + count("B") + raw.traceEvents.filter((e) => (e.ph === "i" || e.ph === "I") && (e.s ?? "t") === "t").length);
+    expect(onAsync).toBe(count("b") + count("n"));
+    // Node names its threads with M events; they reach the tracks.
+    expect(result.tables.tracks.some((t) => typeof t.thread_name === "string")).toBe(true);
+    expect(result.tables.spans.every((s) => (s.start_ns as number) >= 0)).toBe(true);
+  });
+
+  it("rejects a truncated, a corrupted and an empty file with EvidenceParseError and an offset", async () => {
+    const text = JSON.stringify({ traceEvents: HAND_WRITTEN });
+    const cut = text.indexOf('"Inner"') + 3;
+    expect((await parseError(text.slice(0, cut))).at.offset).toBe(cut);
+    // An unterminated array is accepted only between events, not inside one.
+    const arrayText = JSON.stringify(HAND_WRITTEN);
+    expect((await parseError(arrayText.slice(0, 200))).at.offset).toBe(200);
+    const corrupted = text.replace('"ts":1010', '"ts";1010');
+    expect((await parseError(corrupted)).at.offset).toBe(text.indexOf('"ts":1010') + 4);
+    expect((await parseError("")).at.offset).toBe(0);
+    expect((await parseError('{"metadata":{}}')).at.offset).toBe(0);
+    expect((await parseError("42")).at.offset).toBe(0);
+  });
+
+  it("sniffs both forms and declines other JSON profiles", () => {
+    const sniff = (text: string, name: string | null = null) => chromeTraceImporter.sniff(new TextEncoder().encode(text), text, name);
+    expect(sniff('{"traceEvents":[{"ph":"X"')).toBeGreaterThan(0.9);
+    expect(sniff('[{"name":"a","ph":"X","ts":1,"pid":1}', "x.json")).toBeGreaterThan(0.8);
+    expect(sniff('{"nodes":[{"id":1,"callFrame":{}}]}')).toBe(0);
+    expect(sniff('{"$schema":"https://www.speedscope.app/file-format-schema.json"}')).toBe(0);
+    expect(sniff("\u0000\u0001garbage")).toBe(0);
+  });
+});

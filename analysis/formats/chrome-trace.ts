@@ -1,0 +1,683 @@
+/**
+ * Chrome Trace Event Format (chrome://tracing, Perfetto's JSON, node --trace-events, many tools),
+ * as an array of events or `{traceEvents: […]}`. Slices (X, B/E, instants) become spans on one
+ * thread track per pid+tid, async b/e/n spans go on a track per pid+cat+id, flows (s/t/f and
+ * bind_id) become `flow` edges between the slices they bind to, counters (C) become measurements,
+ * and V8 Profile/ProfileChunk events become frames, stacks and samples. Times: µs → ns from the
+ * earliest event. Events are kept compactly and nested per track at the end, so order does not matter.
+ */
+import type { EvidenceBuilder } from "../evidence/builder";
+import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
+import { isJsonObject, NumberColumn, V8NodeTree, writeV8Samples } from "./cpuprofile";
+import { EvidenceParseError } from "./errors";
+import type { FormatImporter, ImportContext } from "./types";
+
+const FORMAT = "chrome-trace";
+const CHECKPOINT_EVERY = 16_384;
+
+type JsonObject = { [key: string]: JsonValue };
+
+const STATUS_NONE = 0;
+const STATUS_UNFINISHED = 1;
+const STATUS_TEXT = [null, "unfinished"];
+
+const FLOW_IN = 1;
+const FLOW_OUT = 2;
+
+const FLOW_START = 0;
+const FLOW_STEP = 1;
+const FLOW_END = 2;
+
+/** Ids are numbers or strings ("0x1f"); both name the same thing as text. */
+function idText(value: JsonValue | undefined): string | null {
+  if (typeof value === "string") return value;
+  if (typeof value === "number") return String(value);
+  return null;
+}
+
+/** An async or flow event's id: `id`, or `id2.global` / `id2.local` (local ids are per process). */
+function eventId(event: JsonObject, pid: string | null): string | null {
+  const id = idText(event.id);
+  if (id !== null) return id;
+  if (isJsonObject(event.id2)) {
+    const global = idText(event.id2.global);
+    if (global !== null) return global;
+    const local = idText(event.id2.local);
+    if (local !== null) return `${pid}:local:${local}`;
+  }
+  return null;
+}
+
+function argsObject(value: JsonValue | undefined): JsonObject | null {
+  return isJsonObject(value) && Object.keys(value).length > 0 ? value : null;
+}
+
+class StringTable {
+  private readonly ids = new Map<string, number>();
+  readonly values: string[] = [];
+  id(text: string): number {
+    let id = this.ids.get(text);
+    if (id === undefined) {
+      id = this.values.length;
+      this.ids.set(text, id);
+      this.values.push(text);
+    }
+    return id;
+  }
+}
+
+/** Every slice of the trace, column by column, until they are nested and written at the end. */
+class Slices {
+  readonly track = new NumberColumn();
+  readonly start = new NumberColumn();
+  /** -1 while a B or b is still open. */
+  readonly dur = new NumberColumn();
+  readonly name = new NumberColumn();
+  /** -1: no category. */
+  readonly category = new NumberColumn();
+  readonly status = new NumberColumn();
+  readonly args: (string | null)[] = [];
+
+  get length(): number {
+    return this.args.length;
+  }
+
+  add(track: number, start: number, dur: number, name: number, category: number, args: string | null): number {
+    this.track.push(track);
+    this.start.push(start);
+    this.dur.push(dur);
+    this.name.push(name);
+    this.category.push(category);
+    this.status.push(STATUS_NONE);
+    this.args.push(args);
+    return this.args.length - 1;
+  }
+}
+
+interface OpenSlice {
+  index: number;
+  name: string;
+  args: JsonObject | null;
+}
+
+interface ProfileState {
+  trackId: number | null;
+  startUs: number | null;
+  endUs: number | null;
+  tree: V8NodeTree;
+  nodeIds: NumberColumn;
+  timeDeltas: NumberColumn;
+}
+
+interface TrackOwner {
+  pid: string | null;
+  tid: string | null;
+  thread: boolean;
+}
+
+class TraceCollector {
+  private readonly strings = new StringTable();
+  private readonly slices = new Slices();
+  private readonly tracks = new Map<string, number>();
+  private readonly trackOwners: TrackOwner[] = [];
+  private readonly openByTrack = new Map<number, OpenSlice[]>();
+  private readonly lastBeginEndTs = new Map<number, number>();
+  private readonly openAsync = new Map<string, OpenSlice[]>();
+  // Flow v1 (s/t/f) points and flow v2 (bind_id) bindings, resolved once slices are nested.
+  private readonly flowTrack = new NumberColumn();
+  private readonly flowTs = new NumberColumn();
+  private readonly flowKey = new NumberColumn();
+  private readonly flowPhase = new NumberColumn();
+  private readonly flowEnclosing = new NumberColumn();
+  private readonly bindSlice = new NumberColumn();
+  private readonly bindKey = new NumberColumn();
+  private readonly bindFlags = new NumberColumn();
+  // Counter values (C events).
+  private readonly counterTs = new NumberColumn();
+  private readonly counterValue = new NumberColumn();
+  private readonly counterName = new NumberColumn();
+  private readonly counterSeries = new NumberColumn();
+  private readonly counterPid = new NumberColumn();
+  private readonly profiles = new Map<string, ProfileState>();
+  private readonly processNames = new Map<string | null, string>();
+  private readonly threadNames = new Map<string, string>();
+  private minTs = Infinity;
+  private maxTs = -Infinity;
+  events = 0;
+
+  constructor(
+    private readonly builder: EvidenceBuilder,
+    private readonly maxDepth: number,
+  ) {}
+
+  event(value: JsonValue, offset: number): void {
+    this.events++;
+    if (!isJsonObject(value) || typeof value.ph !== "string") {
+      this.builder.limit("INVALID_EVENT", "Some trace events are not objects with a ph field; they were skipped.");
+      return;
+    }
+    const event = value;
+    const ph = event.ph as string;
+    const pid = idText(event.pid);
+    const tid = idText(event.tid);
+    if (ph === "M") {
+      this.metadataEvent(event, pid, tid);
+      return;
+    }
+    const ts = event.ts;
+    if (typeof ts !== "number" || !Number.isFinite(ts)) {
+      this.builder.limit("MISSING_TIMESTAMP", "Some trace events have no numeric ts; they were skipped.");
+      return;
+    }
+    this.noteTime(ts);
+    switch (ph) {
+      case "X": {
+        let dur = event.dur;
+        if (typeof dur !== "number" || !(dur >= 0)) {
+          this.builder.limit("MISSING_DURATION", "Some complete (X) events have no valid dur; they were kept with duration 0.");
+          dur = 0;
+        }
+        this.noteTime(ts + dur);
+        const index = this.addSlice(this.threadTrack(pid, tid), ts, dur, event, this.argsText(argsObject(event.args)));
+        this.bindFlow(event, index);
+        break;
+      }
+      case "B": {
+        const track = this.threadTrack(pid, tid);
+        this.checkOrder(track, ts);
+        const index = this.addSlice(track, ts, -1, event, null);
+        this.openStack(this.openByTrack, track).push({ index, name: this.nameOf(event), args: argsObject(event.args) });
+        this.bindFlow(event, index);
+        break;
+      }
+      case "E": {
+        const track = this.threadTrack(pid, tid);
+        this.checkOrder(track, ts);
+        const open = this.openByTrack.get(track)?.pop();
+        if (!open) this.builder.limit("UNMATCHED_END", "Some E events have no open B event on their thread; they were skipped.");
+        else this.close(open, ts, argsObject(event.args));
+        break;
+      }
+      case "i":
+      case "I":
+      case "R":
+        this.addSlice(this.instantTrack(event, pid, tid), ts, 0, event, this.argsText(argsObject(event.args)));
+        break;
+      case "b":
+      case "S":
+        this.asyncBegin(event, ts, pid);
+        break;
+      case "e":
+      case "F":
+        this.asyncEnd(event, ts, pid);
+        break;
+      case "n":
+      case "T":
+      case "p":
+        this.asyncInstant(event, ts, pid);
+        break;
+      case "s":
+      case "t":
+      case "f":
+        this.flowPoint(event, ts, pid, tid);
+        break;
+      case "C":
+        this.counter(event, ts, pid);
+        break;
+      case "P":
+        this.profileEvent(event, pid, tid, offset);
+        break;
+      default:
+        this.builder.limit("UNSUPPORTED_PHASE", "Some events have phases this importer does not read (object snapshots, memory dumps, marks of other kinds); they were skipped.");
+    }
+  }
+
+  private noteTime(ts: number): void {
+    if (ts < this.minTs) this.minTs = ts;
+    if (ts > this.maxTs) this.maxTs = ts;
+  }
+
+  private nameOf(event: JsonObject): string {
+    return typeof event.name === "string" ? event.name : "(unnamed)";
+  }
+
+  private argsText(args: JsonObject | null): string | null {
+    return args === null ? null : this.builder.bound(JSON.stringify(args), "args");
+  }
+
+  private addSlice(track: number, ts: number, dur: number, event: JsonObject, args: string | null): number {
+    const category = typeof event.cat === "string" ? this.strings.id(event.cat) : -1;
+    return this.slices.add(track, ts, dur, this.strings.id(this.nameOf(event)), category, args);
+  }
+
+  private close(open: OpenSlice, ts: number, endArgs: JsonObject | null): void {
+    const start = this.slices.start.get(open.index);
+    if (ts < start) this.builder.limit("END_BEFORE_BEGIN", "Some slices end before they begin; they were kept with duration 0.");
+    this.slices.dur.set(open.index, Math.max(0, ts - start));
+    // Chrome shows the E event's args merged over the B event's.
+    const args = endArgs ? { ...(open.args ?? {}), ...endArgs } : open.args;
+    this.slices.args[open.index] = this.argsText(args);
+  }
+
+  private checkOrder(track: number, ts: number): void {
+    const last = this.lastBeginEndTs.get(track);
+    if (last !== undefined && ts < last) {
+      this.builder.limit("OUT_OF_ORDER_EVENTS", "Some B/E events on a thread are out of timestamp order; they were matched in file order.");
+    }
+    this.lastBeginEndTs.set(track, ts);
+  }
+
+  private openStack<K>(map: Map<K, OpenSlice[]>, key: K): OpenSlice[] {
+    let stack = map.get(key);
+    if (!stack) {
+      stack = [];
+      map.set(key, stack);
+    }
+    return stack;
+  }
+
+  private track(key: string, owner: TrackOwner, make: () => number): number {
+    let id = this.tracks.get(key);
+    if (id === undefined) {
+      id = make();
+      this.tracks.set(key, id);
+      this.trackOwners[id] = owner;
+    }
+    return id;
+  }
+
+  private threadTrack(pid: string | null, tid: string | null): number {
+    return this.track(`t\u0000${pid}\u0000${tid}`, { pid, tid, thread: true }, () => this.builder.track({ processId: pid, threadId: tid, kind: "thread" }));
+  }
+
+  /** Instants scoped to a process ("p") or the whole trace ("g") get their own track. */
+  private instantTrack(event: JsonObject, pid: string | null, tid: string | null): number {
+    if (event.s === "g") return this.track("g", { pid: null, tid: null, thread: false }, () => this.builder.track({ kind: "global" }));
+    if (event.s === "p") return this.track(`p\u0000${pid}`, { pid, tid: null, thread: false }, () => this.builder.track({ processId: pid, kind: "process" }));
+    return this.threadTrack(pid, tid);
+  }
+
+  private asyncKey(event: JsonObject, pid: string | null): { key: string; category: string; id: string } | null {
+    const id = eventId(event, pid);
+    if (id === null) return null;
+    const category = typeof event.cat === "string" ? event.cat : "";
+    const scope = typeof event.scope === "string" ? event.scope : "";
+    return { key: `${pid}\u0000${category}\u0000${scope}\u0000${id}`, category, id };
+  }
+
+  private asyncTrack(key: { key: string; category: string; id: string }, pid: string | null, name: string): number {
+    return this.track(`a\u0000${key.key}`, { pid, tid: null, thread: false }, () =>
+      this.builder.track({ processId: pid, threadId: `${key.category}:${key.id}`, threadName: name, kind: "async" }),
+    );
+  }
+
+  private asyncBegin(event: JsonObject, ts: number, pid: string | null): void {
+    const key = this.asyncKey(event, pid);
+    if (!key) {
+      this.builder.limit("ASYNC_WITHOUT_ID", "Some async events have no id; they were skipped.");
+      return;
+    }
+    const name = this.nameOf(event);
+    const index = this.addSlice(this.asyncTrack(key, pid, name), ts, -1, event, null);
+    this.openStack(this.openAsync, key.key).push({ index, name, args: argsObject(event.args) });
+  }
+
+  /** Ends the innermost open async slice of the same id with the same name (else the innermost). */
+  private asyncEnd(event: JsonObject, ts: number, pid: string | null): void {
+    const key = this.asyncKey(event, pid);
+    const stack = key ? this.openAsync.get(key.key) : undefined;
+    if (!stack || stack.length === 0) {
+      this.builder.limit("UNMATCHED_ASYNC_END", "Some async end events have no open begin with the same category and id; they were skipped.");
+      return;
+    }
+    let at = stack.length - 1;
+    if (typeof event.name === "string") {
+      for (let k = stack.length - 1; k >= 0; k--) {
+        if (stack[k].name === event.name) {
+          at = k;
+          break;
+        }
+      }
+    }
+    const [open] = stack.splice(at, 1);
+    this.close(open, ts, argsObject(event.args));
+  }
+
+  private asyncInstant(event: JsonObject, ts: number, pid: string | null): void {
+    const key = this.asyncKey(event, pid);
+    if (!key) {
+      this.builder.limit("ASYNC_WITHOUT_ID", "Some async events have no id; they were skipped.");
+      return;
+    }
+    this.addSlice(this.asyncTrack(key, pid, this.nameOf(event)), ts, 0, event, this.argsText(argsObject(event.args)));
+  }
+
+  private flowPoint(event: JsonObject, ts: number, pid: string | null, tid: string | null): void {
+    const key = this.asyncKey(event, pid);
+    if (!key) {
+      this.builder.limit("FLOW_WITHOUT_ID", "Some flow events have no id; they were skipped.");
+      return;
+    }
+    const phase = event.ph === "s" ? FLOW_START : event.ph === "t" ? FLOW_STEP : FLOW_END;
+    // A flow ends at the next slice on its thread, unless bound to the enclosing one (bp "e").
+    const enclosing = phase !== FLOW_END || event.bp === "e";
+    this.flowTrack.push(this.threadTrack(pid, tid));
+    this.flowTs.push(ts);
+    // Flow ids are global: the key leaves out the pid.
+    this.flowKey.push(this.strings.id(`flow\u0000${key.category}\u0000${key.id}`));
+    this.flowPhase.push(phase);
+    this.flowEnclosing.push(enclosing ? 1 : 0);
+  }
+
+  private bindFlow(event: JsonObject, slice: number): void {
+    const flags = (event.flow_in === true ? FLOW_IN : 0) | (event.flow_out === true ? FLOW_OUT : 0);
+    const id = idText(event.bind_id);
+    if (flags === 0 || id === null) return;
+    this.bindSlice.push(slice);
+    this.bindKey.push(this.strings.id(`bind\u0000${id}`));
+    this.bindFlags.push(flags);
+  }
+
+  private counter(event: JsonObject, ts: number, pid: string | null): void {
+    if (!isJsonObject(event.args)) return;
+    const id = idText(event.id);
+    const name = this.strings.id(id === null ? this.nameOf(event) : `${this.nameOf(event)}[${id}]`);
+    for (const [series, value] of Object.entries(event.args)) {
+      if (typeof value !== "number") continue;
+      this.counterTs.push(ts);
+      this.counterValue.push(value);
+      this.counterName.push(name);
+      this.counterSeries.push(this.strings.id(series));
+      this.counterPid.push(pid === null ? -1 : this.strings.id(pid));
+    }
+  }
+
+  /** V8's CPU profile inside a trace: one Profile event, then ProfileChunk events with the same id. */
+  private profileEvent(event: JsonObject, pid: string | null, tid: string | null, offset: number): void {
+    if (event.name !== "Profile" && event.name !== "ProfileChunk") {
+      this.builder.limit("UNSUPPORTED_PHASE", "Some events have phases this importer does not read (object snapshots, memory dumps, marks of other kinds); they were skipped.");
+      return;
+    }
+    const key = `${pid}\u0000${idText(event.id)}`;
+    let profile = this.profiles.get(key);
+    if (!profile) {
+      profile = { trackId: null, startUs: null, endUs: null, tree: new V8NodeTree(this.builder, FORMAT, this.maxDepth), nodeIds: new NumberColumn(), timeDeltas: new NumberColumn() };
+      this.profiles.set(key, profile);
+    }
+    const data = isJsonObject(event.args) && isJsonObject(event.args.data) ? event.args.data : {};
+    if (event.name === "Profile") {
+      profile.trackId = this.threadTrack(pid, tid);
+      if (typeof data.startTime === "number") {
+        profile.startUs = data.startTime;
+        this.noteTime(data.startTime);
+      }
+      return;
+    }
+    if (profile.trackId === null) profile.trackId = this.threadTrack(pid, tid);
+    const cpuProfile = isJsonObject(data.cpuProfile) ? data.cpuProfile : {};
+    if (Array.isArray(cpuProfile.nodes)) for (const node of cpuProfile.nodes) profile.tree.add(node, offset);
+    if (Array.isArray(cpuProfile.samples)) for (const id of cpuProfile.samples) if (typeof id === "number") profile.nodeIds.push(id);
+    if (Array.isArray(data.timeDeltas)) for (const delta of data.timeDeltas) if (typeof delta === "number") profile.timeDeltas.push(delta);
+    const endTime = typeof data.endTime === "number" ? data.endTime : cpuProfile.endTime;
+    if (typeof endTime === "number") profile.endUs = endTime;
+  }
+
+  private metadataEvent(event: JsonObject, pid: string | null, tid: string | null): void {
+    const args = isJsonObject(event.args) ? event.args : {};
+    if (event.name === "process_name" && typeof args.name === "string") this.processNames.set(pid, args.name);
+    else if (event.name === "thread_name" && typeof args.name === "string") this.threadNames.set(`${pid}\u0000${tid}`, args.name);
+    else if (event.name === "thread_sort_index" && typeof args.sort_index === "number") {
+      // No column holds a sort order; keep it where a viewer can find it.
+      this.builder.metadata[`thread_sort_index.${pid}.${tid}`] = String(args.sort_index);
+    }
+  }
+
+  /** Nests slices per track, then writes spans, flow edges, counters and profile samples. */
+  async finish(): Promise<void> {
+    const { builder, slices } = this;
+    if (this.events === 0) builder.limit("NO_EVENTS", "The trace holds no events.");
+    const origin = Number.isFinite(this.minTs) ? this.minTs : 0;
+    builder.metadata.time_origin_us = String(origin);
+    this.finishOpenSlices();
+
+    const n = slices.length;
+    const order = new Int32Array(n);
+    for (let k = 0; k < n; k++) order[k] = k;
+    const { track, start, dur } = slices;
+    // Per track by start; the longer of two slices starting together encloses the shorter.
+    order.sort((a, b) => track.get(a) - track.get(b) || start.get(a) - start.get(b) || dur.get(b) - dur.get(a) || a - b);
+
+    const parent = new Int32Array(n).fill(-1);
+    const depth = new Int32Array(n);
+    const spanIds = new Float64Array(n);
+    const stack: number[] = [];
+    let currentTrack = -1;
+    for (let p = 0; p < n; p++) {
+      const index = order[p];
+      const s = start.get(index);
+      const end = s + dur.get(index);
+      if (track.get(index) !== currentTrack) {
+        currentTrack = track.get(index);
+        stack.length = 0;
+      }
+      // Slices that ended by this one's start are done; what remains on the stack encloses it.
+      while (stack.length > 0 && start.get(stack[stack.length - 1]) + dur.get(stack[stack.length - 1]) <= s) stack.pop();
+      if (stack.length > 0) {
+        const top = stack[stack.length - 1];
+        if (end > start.get(top) + dur.get(top)) {
+          builder.limit("OVERLAPPING_SLICES", "Some slices on a track overlap without nesting; each was placed under the slice it starts in.");
+        }
+        parent[index] = top;
+      }
+      depth[index] = stack.length;
+      spanIds[index] = builder.allocateSpanId();
+      stack.push(index);
+    }
+
+    for (let p = 0; p < n; p++) {
+      const index = order[p];
+      const status = slices.status.get(index);
+      builder.span({
+        spanId: spanIds[index],
+        trackId: track.get(index),
+        parentSpanId: parent[index] < 0 ? null : spanIds[parent[index]],
+        name: this.strings.values[slices.name.get(index)],
+        category: slices.category.get(index) < 0 ? null : this.strings.values[slices.category.get(index)],
+        startNs: (start.get(index) - origin) * 1000,
+        durNs: dur.get(index) * 1000,
+        depth: depth[index],
+        status: STATUS_TEXT[status],
+        args: slices.args[index],
+      });
+      if (p % CHECKPOINT_EVERY === CHECKPOINT_EVERY - 1) await builder.checkpoint();
+    }
+
+    this.writeFlows(order, parent, spanIds);
+    await this.writeCounters(origin);
+    for (const profile of this.profiles.values()) {
+      await writeV8Samples(builder, {
+        tree: profile.tree,
+        nodeIds: profile.nodeIds,
+        timeDeltas: profile.timeDeltas,
+        startUs: profile.startUs ?? origin,
+        endUs: profile.endUs,
+        originUs: origin,
+        trackId: profile.trackId,
+      });
+    }
+    this.nameTracks();
+  }
+
+  /** B and b events never ended run to the end of the trace, marked unfinished. */
+  private finishOpenSlices(): void {
+    const end = Number.isFinite(this.maxTs) ? this.maxTs : 0;
+    const stacks = [...this.openByTrack.values(), ...this.openAsync.values()];
+    for (const stack of stacks) {
+      for (const open of stack) {
+        this.builder.limit("UNFINISHED_SLICE", "Some B or async b events never end; they run to the end of the trace, with status unfinished.");
+        this.close(open, Math.max(end, this.slices.start.get(open.index)), null);
+        this.slices.status.set(open.index, STATUS_UNFINISHED);
+      }
+    }
+  }
+
+  private writeFlows(order: Int32Array, parent: Int32Array, spanIds: Float64Array): void {
+    const { builder, slices } = this;
+    // Where each track's slices sit in `order`.
+    const trackFrom = new Map<number, number>();
+    const trackTo = new Map<number, number>();
+    for (let p = 0; p < order.length; p++) {
+      const t = slices.track.get(order[p]);
+      if (!trackFrom.has(t)) trackFrom.set(t, p);
+      trackTo.set(t, p + 1);
+    }
+    const enclosingSlice = (t: number, ts: number): number => {
+      let lo = trackFrom.get(t) ?? 0;
+      let hi = trackTo.get(t) ?? 0;
+      // Last slice starting at or before ts; it or one of its ancestors encloses ts, if any does.
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (slices.start.get(order[mid]) <= ts) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let index = lo > (trackFrom.get(t) ?? 0) ? order[lo - 1] : -1; index >= 0; index = parent[index]) {
+        if (slices.start.get(index) + slices.dur.get(index) >= ts) return index;
+      }
+      return -1;
+    };
+    const nextSlice = (t: number, ts: number): number => {
+      let lo = trackFrom.get(t) ?? 0;
+      let hi = trackTo.get(t) ?? 0;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (slices.start.get(order[mid]) < ts) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo < (trackTo.get(t) ?? 0) ? order[lo] : -1;
+    };
+
+    const points = Array.from({ length: this.flowTs.length }, (_, k) => k);
+    points.sort((a, b) => this.flowKey.get(a) - this.flowKey.get(b) || this.flowTs.get(a) - this.flowTs.get(b) || a - b);
+    let key = -1;
+    let previous = -1;
+    for (const k of points) {
+      if (this.flowKey.get(k) !== key) {
+        key = this.flowKey.get(k);
+        previous = -1;
+      }
+      const t = this.flowTrack.get(k);
+      const ts = this.flowTs.get(k);
+      let slice = this.flowEnclosing.get(k) ? enclosingSlice(t, ts) : nextSlice(t, ts);
+      if (slice < 0) slice = enclosingSlice(t, ts);
+      const phase = this.flowPhase.get(k);
+      if (slice < 0) {
+        builder.limit("FLOW_WITHOUT_SLICE", "Some flow events are not inside (or before) any slice on their thread; their flow was cut there.");
+        if (phase === FLOW_START) previous = -1;
+        continue;
+      }
+      if (phase !== FLOW_START && previous >= 0 && previous !== slice) builder.edge(spanIds[previous], spanIds[slice], "flow");
+      previous = phase === FLOW_END ? -1 : slice;
+    }
+
+    const bindings = Array.from({ length: this.bindSlice.length }, (_, k) => k);
+    bindings.sort((a, b) => this.bindKey.get(a) - this.bindKey.get(b) || slices.start.get(this.bindSlice.get(a)) - slices.start.get(this.bindSlice.get(b)) || a - b);
+    const lastOut = new Map<number, number>();
+    for (const k of bindings) {
+      const slice = this.bindSlice.get(k);
+      const flags = this.bindFlags.get(k);
+      const from = lastOut.get(this.bindKey.get(k));
+      if (flags & FLOW_IN) {
+        if (from !== undefined && from !== slice) builder.edge(spanIds[from], spanIds[slice], "flow");
+        else if (from === undefined) builder.limit("FLOW_WITHOUT_SOURCE", "Some slices take a flow (flow_in) that no earlier slice sends (flow_out).");
+      }
+      if (flags & FLOW_OUT) lastOut.set(this.bindKey.get(k), slice);
+    }
+  }
+
+  private async writeCounters(origin: number): Promise<void> {
+    for (let k = 0; k < this.counterTs.length; k++) {
+      const pid = this.counterPid.get(k);
+      this.builder.measurement({
+        name: this.strings.values[this.counterName.get(k)],
+        value: this.counterValue.get(k),
+        aggregation: "sample",
+        dimensions: {
+          time_ns: Math.round((this.counterTs.get(k) - origin) * 1000),
+          pid: pid < 0 ? null : this.strings.values[pid],
+          series: this.strings.values[this.counterSeries.get(k)],
+        },
+      });
+      if (k % CHECKPOINT_EVERY === CHECKPOINT_EVERY - 1) await this.builder.checkpoint();
+    }
+  }
+
+  /** Process and thread names (M events) apply to every track of that process or thread. */
+  private nameTracks(): void {
+    this.trackOwners.forEach((owner, trackId) => {
+      this.builder.nameTrack(trackId, {
+        processName: this.processNames.get(owner.pid) ?? null,
+        threadName: owner.thread ? (this.threadNames.get(`${owner.pid}\u0000${owner.tid}`) ?? null) : null,
+      });
+    });
+  }
+}
+
+function selectTraceEvents(path: JsonPath): JsonSelection {
+  if (path.length === 0) return "stream";
+  if (typeof path[0] === "number") return "materialize";
+  if (path[0] === "traceEvents") return path.length === 1 ? "stream" : "materialize";
+  return "skip";
+}
+
+async function parseChromeTrace(ctx: ImportContext): Promise<void> {
+  const collector = new TraceCollector(ctx.builder, ctx.limits.maxDepth);
+  const seen = { array: false, object: false, traceEvents: false };
+  await parseJsonStream(
+    ctx.source.chunks(),
+    {
+      format: FORMAT,
+      maxDepth: ctx.limits.maxDepth,
+      // Chrome writes traces whose closing bracket never comes when tracing stops abruptly.
+      allowUnterminatedArray: true,
+      select: (path) => {
+        if (path.length === 1) {
+          if (typeof path[0] === "number") seen.array = true;
+          else seen.object = true;
+          if (path[0] === "traceEvents") seen.traceEvents = true;
+        }
+        return selectTraceEvents(path);
+      },
+      onValue: (path, value, offset) => {
+        if (path.length === 0) throw new EvidenceParseError(FORMAT, "the top-level value is neither an array of events nor an object", { offset });
+        if (path[0] === "traceEvents" && path.length === 1) throw new EvidenceParseError(FORMAT, "traceEvents is not an array", { offset });
+        collector.event(value, offset);
+      },
+    },
+    () => ctx.builder.checkpoint(),
+  );
+  if (seen.object && !seen.traceEvents) throw new EvidenceParseError(FORMAT, "the object has no traceEvents array", { offset: 0 });
+  await collector.finish();
+}
+
+export const chromeTraceImporter: FormatImporter = {
+  id: "chrome-trace",
+  title: "Chrome Trace Event Format (JSON)",
+  extensions: ["json", "trace", "log"],
+  version: "1",
+  sniff(_head, headText, fileName) {
+    const text = headText.trimStart();
+    const named = fileName !== null && /\.(json|trace|log)$/i.test(fileName);
+    if (text.startsWith("{")) {
+      if (/^\{\s*"traceEvents"\s*:/.test(text) || /"traceEvents"\s*:\s*\[/.test(text)) return 0.95;
+      return 0;
+    }
+    if (text.startsWith("[")) {
+      const event = /"ph"\s*:\s*"[A-Za-z]"/.test(text);
+      if (event && /"(ts|pid|name)"\s*:/.test(text)) return named ? 0.9 : 0.85;
+      // Chrome's unterminated form can start with an empty line of events.
+      return /^\[\s*$/.test(text) && named ? 0.3 : 0;
+    }
+    return 0;
+  },
+  parse: parseChromeTrace,
+};

@@ -1,0 +1,302 @@
+/**
+ * V8 CPU profile (`.cpuprofile`: node --cpu-prof, Chrome DevTools). Each `nodes` entry is a call
+ * tree node whose callFrame becomes a frame and whose root path becomes a stack (the "(root)" node
+ * itself is left out, as DevTools and speedscope do). Each entry of `samples` becomes two sample
+ * rows on one thread track: `samples` (1) and `wall_ns` (the time until the next sample).
+ * positionTicks become `line_ticks` measurements. The V8 helpers here also serve chrome-trace.
+ */
+import type { EvidenceBuilder } from "../evidence/builder";
+import type { FrameKind } from "../evidence/schema";
+import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
+import { EvidenceParseError, InputBoundError } from "./errors";
+import type { FormatImporter, ImportContext } from "./types";
+
+type JsonObject = { [key: string]: JsonValue };
+
+export function isJsonObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A growable column of numbers: int32 storage while every value fits, widening to float64 at the
+ * first value that does not. Millions of samples stay a few bytes each instead of a JS array slot.
+ */
+export class NumberColumn {
+  private data: Int32Array | Float64Array = new Int32Array(1024);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.data.length) this.resize(this.data.length * 2);
+    if (this.data instanceof Int32Array && (value | 0) !== value) this.widen();
+    this.data[this.length++] = value;
+  }
+
+  get(index: number): number {
+    return this.data[index];
+  }
+
+  set(index: number, value: number): void {
+    if (this.data instanceof Int32Array && (value | 0) !== value) this.widen();
+    this.data[index] = value;
+  }
+
+  private resize(capacity: number): void {
+    const grown = this.data instanceof Int32Array ? new Int32Array(capacity) : new Float64Array(capacity);
+    grown.set(this.data.subarray(0, this.length));
+    this.data = grown;
+  }
+
+  private widen(): void {
+    const wide = new Float64Array(this.data.length);
+    wide.set(this.data.subarray(0, this.length));
+    this.data = wide;
+  }
+}
+
+/** What a V8 callFrame says about itself: pseudo-frames by name, natives by having no script. */
+export function v8FrameKind(name: string, url: string, scriptId: JsonValue | undefined, lineNumber: number): FrameKind {
+  if (name === "(idle)") return "idle";
+  if (name === "(garbage collector)") return "gc";
+  if (name === "(program)" || name === "(root)") return "program";
+  if (url !== "") return "js";
+  if (name.startsWith("(") && name.endsWith(")")) return "other";
+  // No URL but a script and a position: eval'd code. No script at all: a builtin or C++ binding.
+  return scriptId === undefined || scriptId === 0 || scriptId === "0" || lineNumber < 0 ? "native" : "js";
+}
+
+/** The frame of a V8 callFrame (0-based lineNumber/columnNumber become 1-based). */
+export function v8Frame(builder: EvidenceBuilder, callFrame: JsonObject): number {
+  const name = typeof callFrame.functionName === "string" && callFrame.functionName !== "" ? callFrame.functionName : "(anonymous)";
+  const url = typeof callFrame.url === "string" ? callFrame.url : "";
+  const line = typeof callFrame.lineNumber === "number" ? callFrame.lineNumber : -1;
+  const column = typeof callFrame.columnNumber === "number" ? callFrame.columnNumber : -1;
+  return builder.frame({
+    name,
+    file: url || null,
+    line: line >= 0 ? line + 1 : null,
+    col: column >= 0 ? column + 1 : null,
+    module: url || null,
+    kind: v8FrameKind(name, url, callFrame.scriptId, line),
+  });
+}
+
+/**
+ * The nodes of one V8 profile (cpuprofile `nodes`, or a trace's ProfileChunk nodes), in any order,
+ * linked by `children` or by `parent`; stacks are resolved once every node is known.
+ */
+export class V8NodeTree {
+  /** Frame id per node; null for a "(root)" node, whose frame is made only if a sample lands on it. */
+  private readonly frames = new Map<number, number | null>();
+  private readonly rootFrames = new Map<number, JsonObject>();
+  private readonly parents = new Map<number, number>();
+  private readonly stacks = new Map<number, number | null>();
+
+  constructor(
+    private readonly builder: EvidenceBuilder,
+    private readonly format: string,
+    private readonly maxDepth: number,
+  ) {}
+
+  get size(): number {
+    return this.frames.size;
+  }
+
+  /**
+   * Adds one node; returns its frame id (null for "(root)"). Throws when it has no id or callFrame.
+   * `parentId`: for trees that nest children as objects (heap profiles) rather than by id.
+   */
+  add(node: JsonValue, offset: number, parentId?: number): number | null {
+    if (!isJsonObject(node) || typeof node.id !== "number" || !isJsonObject(node.callFrame)) {
+      throw new EvidenceParseError(this.format, "a profile node lacks a numeric id or a callFrame", { offset });
+    }
+    const isRoot = node.callFrame.functionName === "(root)" && node.parent === undefined && parentId === undefined;
+    const frameId = isRoot ? null : v8Frame(this.builder, node.callFrame);
+    this.frames.set(node.id, frameId);
+    if (isRoot) this.rootFrames.set(node.id, node.callFrame);
+    if (parentId !== undefined) this.parents.set(node.id, parentId);
+    else if (typeof node.parent === "number") this.parents.set(node.id, node.parent);
+    if (Array.isArray(node.children)) {
+      for (const child of node.children) if (typeof child === "number") this.parents.set(child, node.id);
+    }
+    return frameId;
+  }
+
+  /** The stack of a node (root-first, "(root)" left out); undefined for an unknown node. */
+  stackOf(nodeId: number): number | undefined {
+    const known = this.stacks.get(nodeId);
+    if (known !== undefined) return known ?? this.rootOnlyStack(nodeId);
+    if (!this.frames.has(nodeId)) return undefined;
+    const chain: number[] = [];
+    let at: number | undefined = nodeId;
+    while (at !== undefined && this.frames.has(at) && !this.stacks.has(at)) {
+      chain.push(at);
+      if (chain.length > this.maxDepth) {
+        if (chain.indexOf(at) < chain.length - 1) throw new EvidenceParseError(this.format, `the parent links of profile node ${nodeId} form a cycle`, { offset: 0 });
+        throw new InputBoundError("depth", this.maxDepth, `${this.format}: a stack is deeper than ${this.maxDepth} frames`);
+      }
+      at = this.parents.get(at);
+    }
+    let stack: number | null = at !== undefined && this.stacks.has(at) ? (this.stacks.get(at) ?? null) : null;
+    for (let k = chain.length - 1; k >= 0; k--) {
+      const frameId = this.frames.get(chain[k]);
+      if (frameId !== null && frameId !== undefined) stack = this.builder.stack(stack, frameId);
+      this.stacks.set(chain[k], stack);
+    }
+    return stack ?? this.rootOnlyStack(nodeId);
+  }
+
+  /** A sample on the "(root)" node itself has nothing below it: it keeps the root's own frame. */
+  private rootOnlyStack(nodeId: number): number {
+    const callFrame = this.rootFrames.get(nodeId) ?? { functionName: "(root)" };
+    return this.builder.stack(null, v8Frame(this.builder, callFrame));
+  }
+}
+
+export interface V8Samples {
+  tree: V8NodeTree;
+  /** Node id per sample, in time order. */
+  nodeIds: NumberColumn;
+  /** µs since the previous sample (the first: since startUs); null when the profile has none. */
+  timeDeltas: NumberColumn | null;
+  startUs: number;
+  /** When the profile ended (µs), for the last sample's weight; null: use the mean interval. */
+  endUs: number | null;
+  /** µs that time_ns 0 stands for. */
+  originUs: number;
+  trackId: number | null;
+}
+
+const CHECKPOINT_EVERY = 16_384;
+
+/**
+ * Writes one `samples` row and one `wall_ns` row per sample. As in Chrome DevTools, a sample's
+ * weight is the time until the next sample; the last one's is endUs minus its time (or the mean
+ * interval when that is unknown or negative). Negative intervals (reordered samples) weigh 0.
+ */
+export async function writeV8Samples(builder: EvidenceBuilder, input: V8Samples): Promise<void> {
+  const { tree, nodeIds, timeDeltas } = input;
+  const count = nodeIds.length;
+  if (count === 0) return;
+  const samplesMetric = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
+  const deltas = timeDeltas && timeDeltas.length === count ? timeDeltas : null;
+  if (timeDeltas && !deltas) builder.limit("TIME_DELTAS_MISMATCH", "The profile has a different number of timeDeltas than samples; samples were kept without times.");
+  const wallMetric = deltas ? builder.metric({ name: "wall_ns", unit: "ns", kind: "temporal" }) : -1;
+  let meanDelta = 0;
+  if (deltas && count > 1) {
+    let sum = 0;
+    for (let k = 1; k < count; k++) sum += deltas.get(k);
+    meanDelta = sum / (count - 1);
+  }
+  let time = input.startUs + (deltas ? deltas.get(0) : 0);
+  for (let k = 0; k < count; k++) {
+    const stack = tree.stackOf(nodeIds.get(k));
+    const next = deltas ? time + (k + 1 < count ? deltas.get(k + 1) : 0) : 0;
+    if (stack === undefined) {
+      builder.limit("UNKNOWN_NODE", "Some samples name a profile node that does not exist; they were dropped.");
+    } else if (deltas) {
+      let weight = k + 1 < count ? deltas.get(k + 1) : input.endUs !== null && input.endUs >= time ? input.endUs - time : meanDelta;
+      if (weight < 0) {
+        builder.limit("NEGATIVE_TIME_DELTA", "Some samples are out of time order; their wall_ns weight is 0.");
+        weight = 0;
+      }
+      const timeNs = (time - input.originUs) * 1000;
+      builder.sample(stack, input.trackId, timeNs, samplesMetric, 1);
+      builder.sample(stack, input.trackId, timeNs, wallMetric, weight * 1000);
+    } else {
+      builder.sample(stack, input.trackId, null, samplesMetric, 1);
+    }
+    time = next;
+    if (k % CHECKPOINT_EVERY === CHECKPOINT_EVERY - 1) await builder.checkpoint();
+  }
+}
+
+const FORMAT = "cpuprofile";
+
+function selectCpuprofile(path: JsonPath): JsonSelection {
+  if (path.length === 0) return "stream";
+  const top = path[0];
+  if (top === "nodes" || top === "samples" || top === "timeDeltas") return path.length === 1 ? "stream" : "materialize";
+  return path.length === 1 && (top === "startTime" || top === "endTime") ? "materialize" : "skip";
+}
+
+async function parseCpuprofile(ctx: ImportContext): Promise<void> {
+  const { builder } = ctx;
+  const tree = new V8NodeTree(builder, FORMAT, ctx.limits.maxDepth);
+  const nodeIds = new NumberColumn();
+  const timeDeltas = new NumberColumn();
+  const hitCounts = new Map<number, number>();
+  const seen = { object: false, samples: false, timeDeltas: false, startTime: null as number | null, endTime: null as number | null };
+
+  const onValue = (path: JsonPath, value: JsonValue, offset: number): void => {
+    if (path.length === 0) throw new EvidenceParseError(FORMAT, "the top-level value is not a profile object", { offset });
+    const top = path[0];
+    if (top === "samples" || top === "timeDeltas") {
+      if (typeof value !== "number") throw new EvidenceParseError(FORMAT, `${top} holds a non-number`, { offset });
+      if (top === "samples") nodeIds.push(value);
+      else timeDeltas.push(value);
+    } else if (top === "nodes") {
+      const frameId = tree.add(value, offset);
+      const node = value as JsonObject;
+      if (typeof node.hitCount === "number" && node.hitCount > 0) hitCounts.set(node.id as number, node.hitCount);
+      if (frameId !== null && Array.isArray(node.positionTicks)) {
+        for (const tick of node.positionTicks) {
+          if (isJsonObject(tick) && typeof tick.line === "number" && typeof tick.ticks === "number") {
+            builder.measurement({ name: "line_ticks", value: tick.ticks, unit: "samples", aggregation: "sum", dimensions: { frame_id: frameId, line: tick.line } });
+          }
+        }
+      }
+    } else if (typeof value === "number") {
+      if (top === "startTime") seen.startTime = value;
+      else seen.endTime = value;
+    }
+  };
+
+  await parseJsonStream(
+    ctx.source.chunks(),
+    {
+      format: FORMAT,
+      maxDepth: ctx.limits.maxDepth,
+      select: (path) => {
+        if (path.length === 0) return "stream";
+        if (typeof path[0] === "string") seen.object = true;
+        if (path.length === 1 && path[0] === "samples") seen.samples = true;
+        if (path.length === 1 && path[0] === "timeDeltas") seen.timeDeltas = true;
+        return selectCpuprofile(path);
+      },
+      onValue,
+    },
+    () => builder.checkpoint(),
+  );
+
+  if (!seen.object || tree.size === 0) throw new EvidenceParseError(FORMAT, "the input is not a V8 CPU profile (no `nodes`)", { offset: 0 });
+  const trackId = builder.track({ kind: "thread" });
+  if (seen.samples) {
+    if (seen.startTime === null) builder.limit("MISSING_START_TIME", "The profile has no startTime; sample times count from 0.");
+    const startUs = seen.startTime ?? 0;
+    builder.metadata.time_origin_us = String(startUs);
+    builder.metadata.wall_ns_weighting = "time until the next sample; the last sample: endTime minus its time (mean interval if unknown)";
+    await writeV8Samples(builder, { tree, nodeIds, timeDeltas: seen.timeDeltas ? timeDeltas : null, startUs, endUs: seen.endTime, originUs: startUs, trackId });
+  } else {
+    // Old profiles carry only per-node hit counts: aggregate samples without times.
+    builder.limit("NO_SAMPLES", "The profile has no samples array; per-node hitCount was used, without times.");
+    const samplesMetric = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
+    for (const [nodeId, hits] of hitCounts) builder.sample(tree.stackOf(nodeId) as number, trackId, null, samplesMetric, hits);
+  }
+}
+
+export const cpuprofileImporter: FormatImporter = {
+  id: "cpuprofile",
+  title: "V8 CPU profile (.cpuprofile)",
+  extensions: ["cpuprofile"],
+  version: "1",
+  sniff(_head, headText, fileName) {
+    const text = headText.trimStart();
+    const named = fileName !== null && fileName.toLowerCase().endsWith(".cpuprofile");
+    if (!text.startsWith("{")) return 0;
+    if (/"traceEvents"\s*:|"ph"\s*:|"selfSize"\s*:/.test(text)) return 0;
+    const looksLike = /"nodes"\s*:/.test(text) && /"callFrame"\s*:/.test(text);
+    if (looksLike) return named ? 1 : 0.9;
+    return named && /"(samples|startTime|timeDeltas)"\s*:/.test(text) ? 0.6 : 0;
+  },
+  parse: parseCpuprofile,
+};

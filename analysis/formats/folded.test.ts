@@ -1,0 +1,222 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { EvidenceParseError } from "./errors";
+import { foldedImporter } from "./folded";
+import { importToMemory, type MemoryImport } from "./run";
+
+const dir = mkdtempSync(path.join(tmpdir(), "emberscope-folded-"));
+
+/** Writes a fixture file and reads it back, as the import service would hand it over. */
+function fixture(name: string, content: string | Uint8Array): Uint8Array {
+  const file = path.join(dir, name);
+  writeFileSync(file, content);
+  return new Uint8Array(readFileSync(file));
+}
+
+/** Each sample as "root;…;leaf" → value, per metric name. */
+function stacksByMetric(result: MemoryImport): Record<string, Record<string, number>> {
+  const { frames, stacks, samples, metrics } = result.tables;
+  const frameName = new Map(frames.map((f) => [f.frame_id, f.name as string]));
+  const stackRow = new Map(stacks.map((s) => [s.stack_id, s]));
+  const metricName = new Map(metrics.map((m) => [m.metric_id, m.name as string]));
+  const pathOf = (id: unknown): string => {
+    const names: string[] = [];
+    for (let row = stackRow.get(id); row; row = row.parent_stack_id === null ? undefined : stackRow.get(row.parent_stack_id)) {
+      names.unshift(frameName.get(row.frame_id)!);
+    }
+    return names.join(";");
+  };
+  const out: Record<string, Record<string, number>> = {};
+  for (const s of samples) {
+    const metric = metricName.get(s.metric_id)!;
+    out[metric] ??= {};
+    const key = pathOf(s.stack_id);
+    out[metric][key] = (out[metric][key] ?? 0) + (s.value as number);
+  }
+  return out;
+}
+
+async function expectParseError(input: Uint8Array): Promise<EvidenceParseError> {
+  const error = await importToMemory(foldedImporter, input).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(EvidenceParseError);
+  const parseError = error as EvidenceParseError;
+  expect(parseError.at.offset !== undefined || parseError.at.line !== undefined).toBe(true);
+  return parseError;
+}
+
+function utf16(text: string, order: "le" | "be"): Uint8Array {
+  const le = Buffer.from(text, "utf16le");
+  if (order === "be") le.swap16();
+  return new Uint8Array(Buffer.concat([Buffer.from(order === "le" ? [0xff, 0xfe] : [0xfe, 0xff]), le]));
+}
+
+const SIMPLE = ["main;parse;lex 3", "main;parse 2", "main;render_[k] 5", "libc.so.6`malloc;jitted_fn_[j] 1", "main;Foo::bar(int, char) const 7", ""].join("\n");
+
+describe("folded stacks importer", () => {
+  it("turns each line into one aggregate sample of its stack, frames named as written", async () => {
+    const result = await importToMemory(foldedImporter, fixture("simple.folded", SIMPLE));
+    expect(stacksByMetric(result)).toEqual({
+      samples: {
+        "main;parse;lex": 3,
+        "main;parse": 2,
+        "main;render": 5,
+        "malloc;jitted_fn": 1,
+        "main;Foo::bar(int, char) const": 7,
+      },
+    });
+    expect(result.tables.samples.every((s) => s.time_ns === null && s.track_id === null)).toBe(true);
+    expect(result.tables.metrics).toEqual([{ metric_id: 0, name: "samples", unit: "count", kind: "sampled" }]);
+    const frames = Object.fromEntries(result.tables.frames.map((f) => [f.name, { kind: f.kind, module: f.module }]));
+    expect(frames).toEqual({
+      main: { kind: "other", module: null },
+      parse: { kind: "other", module: null },
+      lex: { kind: "other", module: null },
+      render: { kind: "kernel", module: null },
+      malloc: { kind: "other", module: "libc.so.6" },
+      jitted_fn: { kind: "js", module: null },
+      "Foo::bar(int, char) const": { kind: "other", module: null },
+    });
+    // "main" is one frame and one root node shared by four stacks.
+    expect(result.tables.stacks.filter((s) => s.parent_stack_id === null)).toHaveLength(2);
+    expect(result.summary.limitations).toEqual([]);
+  });
+
+  it("reads py-spy frames as python frames with file and line", async () => {
+    const result = await importToMemory(foldedImporter, fixture("pyspy.folded", "<module> (app.py:10);work (lib/util.py:42) 9\n"));
+    expect(result.tables.frames.map((f) => [f.name, f.file, f.line, f.kind])).toEqual([
+      ["<module>", "app.py", 10, "python"],
+      ["work", "lib/util.py", 42, "python"],
+    ]);
+  });
+
+  it("keeps every count: the sample total equals the sum of the file's last column, across tiny chunks", async () => {
+    const lines: string[] = [];
+    let seed = 7;
+    const next = () => (seed = (seed * 48271) % 2147483647);
+    for (let i = 0; i < 3000; i++) {
+      const depth = 1 + (next() % 12);
+      const frames = Array.from({ length: depth }, () => `fn_${next() % 40} é v${next() % 3}`);
+      lines.push(`${frames.join(";")} ${next() % 1000}`);
+    }
+    const text = lines.join("\n") + "\n";
+    const expectedTotal = text
+      .split("\n")
+      .filter(Boolean)
+      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+    const expectedStacks = new Set(lines.map((l) => l.slice(0, l.lastIndexOf(" ")))).size;
+    const result = await importToMemory(foldedImporter, fixture("many.folded", text), { chunkSize: 7 });
+    const total = result.tables.samples.reduce((sum, s) => sum + (s.value as number), 0);
+    expect(total).toBe(expectedTotal);
+    expect(result.tables.samples).toHaveLength(3000);
+    expect(Object.keys(stacksByMetric(result).samples)).toHaveLength(expectedStacks);
+  });
+
+  it("reads CRLF, a UTF-8 BOM and UTF-16 LE/BE with BOM to the same stacks", async () => {
+    const expected = stacksByMetric(await importToMemory(foldedImporter, fixture("plain.folded", SIMPLE)));
+    const crlf = SIMPLE.replace(/\n/g, "\r\n");
+    const variants: [string, Uint8Array][] = [
+      ["crlf.folded", fixture("crlf.folded", crlf)],
+      ["bom.folded", fixture("bom.folded", new Uint8Array([0xef, 0xbb, 0xbf, ...Buffer.from(crlf)]))],
+      ["utf16le.folded", fixture("utf16le.folded", utf16(crlf, "le"))],
+      ["utf16be.folded", fixture("utf16be.folded", utf16(SIMPLE, "be"))],
+    ];
+    for (const [name, bytes] of variants) {
+      const result = await importToMemory(foldedImporter, bytes, { chunkSize: 5 });
+      expect(stacksByMetric(result), name).toEqual(expected);
+      expect(result.summary.limitations, name).toEqual([]);
+    }
+  });
+
+  it("skips invalid lines and reports them as one limitation with their count and first line numbers", async () => {
+    const text = ["a;b 1", "a;c", "a;d -4", "a;e 2.5", " 6", "", "a;f 2", ";; 3", "a;g 1 x"].join("\n");
+    const result = await importToMemory(foldedImporter, fixture("invalid.folded", text));
+    expect(stacksByMetric(result)).toEqual({ samples: { "a;b": 1, "a;f": 2 } });
+    expect(result.summary.limitations).toHaveLength(1);
+    const [limitation] = result.summary.limitations;
+    expect(limitation.code).toBe("FOLDED_INVALID_LINES");
+    expect(limitation.count).toBe(6);
+    expect(limitation.message).toContain("line 2 (no count)");
+    expect(limitation.message).toContain("line 3 (a negative count)");
+    expect(limitation.message).toContain("line 4 (a non-integer count)");
+    expect(limitation.message).toContain("line 5 (an empty stack)");
+    expect(limitation.message).toContain("line 8 (an empty stack)");
+  });
+
+  it("reads difffolded.pl output as samples (second count, what flamegraph.pl draws) and samples_base (first count)", async () => {
+    const text = "main;old 10 0\nmain;same 5 5\nmain;new 0 7\n";
+    const result = await importToMemory(foldedImporter, fixture("diff.folded", text));
+    expect(stacksByMetric(result)).toEqual({
+      samples: { "main;old": 0, "main;same": 5, "main;new": 7 },
+      samples_base: { "main;old": 10, "main;same": 5, "main;new": 0 },
+    });
+    expect(result.summary.metadata.differential).toBe("true");
+  });
+
+  it("cuts stacks deeper than the depth bound and says so", async () => {
+    const result = await importToMemory(foldedImporter, fixture("deep.folded", "a;b;c;d;e 4\na;b;x 1\n"), { limits: { maxDepth: 3 } });
+    expect(stacksByMetric(result)).toEqual({ samples: { "a;b;c": 4, "a;b;x": 1 } });
+    expect(result.summary.limitations.map((l) => [l.code, l.count])).toEqual([["STACK_TRUNCATED", 1]]);
+  });
+
+  it("reads the folded output of perf's own stackcollapse script, keeping perf's sample total", async (context) => {
+    // `perf script report` reads ./perf.data whatever -i says, so perf runs in the fixture folder.
+    const data = path.join(dir, "perf.data");
+    let folded: string;
+    let reported: number;
+    try {
+      execFileSync("perf", ["record", "-q", "-o", data, "-F", "999", "-g", "-e", "cpu-clock", "--", "sh", "-c", "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done"], { stdio: "ignore", timeout: 60_000 });
+      folded = execFileSync("perf", ["script", "report", "stackcollapse"], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 60_000 });
+      // perf's own count, independent of the folded text.
+      const report = execFileSync("perf", ["report", "-i", data, "--stdio"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+      reported = Number(/# Samples: (\d+)/.exec(report)?.[1]);
+    } catch {
+      context.skip("perf cannot record here (not installed or perf_event_paranoid forbids it)");
+      return;
+    }
+    expect(folded.trim().length).toBeGreaterThan(0);
+    const result = await importToMemory(foldedImporter, fixture("perf.folded", folded));
+    const total = result.tables.samples.reduce((sum, s) => sum + (s.value as number), 0);
+    expect(total).toBe(reported);
+    expect(result.tables.samples).toHaveLength(folded.trim().split("\n").length);
+    expect(Object.keys(stacksByMetric(result).samples).every((stack) => stack.startsWith("sh"))).toBe(true);
+  }, 120_000);
+
+  it("throws EvidenceParseError on an empty file", async () => {
+    const error = await expectParseError(fixture("empty.folded", ""));
+    expect(error.reason).toBe("empty input");
+  });
+
+  it("throws EvidenceParseError on a file truncated inside its first line", async () => {
+    const error = await expectParseError(fixture("truncated.folded", SIMPLE.slice(0, 9)));
+    expect(error.at.line).toBe(1);
+  });
+
+  it("keeps the whole lines of a file truncated mid-way and reports the cut line", async () => {
+    const result = await importToMemory(foldedImporter, fixture("cut.folded", SIMPLE.slice(0, SIMPLE.indexOf("render") + 3)));
+    expect(stacksByMetric(result)).toEqual({ samples: { "main;parse;lex": 3, "main;parse": 2 } });
+    expect(result.summary.limitations[0].message).toContain("line 3 (no count)");
+  });
+
+  it("throws EvidenceParseError on a corrupted (binary) file", async () => {
+    const bytes = new Uint8Array(4096);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919 + 13) & 0xff;
+    const error = await expectParseError(fixture("corrupt.folded", bytes));
+    expect(error.at.line).toBeGreaterThan(0);
+  });
+
+  it("sniffs folded text, but not JSON or garbage", () => {
+    const sniff = (text: string, name: string | null = null) => foldedImporter.sniff(new TextEncoder().encode(text), text, name);
+    expect(sniff(SIMPLE)).toBeGreaterThanOrEqual(0.7);
+    expect(sniff(SIMPLE, "cpu.folded")).toBeGreaterThan(sniff(SIMPLE));
+    expect(sniff('{"traceEvents": []}')).toBe(0);
+    expect(sniff("\u0000\u0001garbage")).toBe(0);
+    const le = utf16(SIMPLE, "le");
+    expect(foldedImporter.sniff(le, new TextDecoder().decode(le), null)).toBeGreaterThanOrEqual(0.7);
+  });
+});

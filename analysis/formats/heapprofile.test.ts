@@ -1,0 +1,135 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { EvidenceParseError } from "./errors";
+import { heapprofileImporter } from "./heapprofile";
+import { importToMemory, type MemoryImport } from "./run";
+
+type Row = Record<string, unknown>;
+
+/** Sample rows as "root;…;leaf" stacks with their metric, value, time and track. */
+function sampleRows(result: MemoryImport): { stack: string; metric: string; value: number; time: unknown; track: unknown }[] {
+  const { frames, stacks, metrics, samples } = result.tables;
+  const frameName = new Map(frames.map((f: Row) => [f.frame_id, f.name as string]));
+  const stackRow = new Map(stacks.map((s: Row) => [s.stack_id, s]));
+  const metricName = new Map(metrics.map((m: Row) => [m.metric_id, m.name as string]));
+  const names = (stackId: unknown): string => {
+    const out: string[] = [];
+    for (let at = stackRow.get(stackId); at; at = at.parent_stack_id === null ? undefined : stackRow.get(at.parent_stack_id)) out.unshift(frameName.get(at.frame_id) as string);
+    return out.join(";");
+  };
+  return samples.map((s: Row) => ({ stack: names(s.stack_id), metric: metricName.get(s.metric_id) as string, value: s.value as number, time: s.time_ns, track: s.track_id }));
+}
+
+const frame = (functionName: string, url = "", lineNumber = -1, columnNumber = -1, scriptId = "0") => ({ functionName, url, lineNumber, columnNumber, scriptId });
+
+const HAND_WRITTEN = {
+  head: {
+    callFrame: frame("(root)"),
+    selfSize: 0,
+    id: 1,
+    children: [
+      {
+        callFrame: frame("main", "file:///app.js", 0, 0, "3"),
+        selfSize: 100,
+        id: 2,
+        children: [{ callFrame: frame("makeBuffers", "file:///app.js", 4, 2, "3"), selfSize: 4096, id: 3, children: [] }],
+      },
+      { callFrame: frame("(V8 API)"), selfSize: 0, id: 4, children: [] },
+    ],
+  },
+  samples: [
+    { size: 4096, nodeId: 3, ordinal: 1 },
+    { size: 64, nodeId: 2, ordinal: 2 },
+    { size: 2048, nodeId: 3, ordinal: 3 },
+  ],
+};
+
+async function parseError(input: string): Promise<EvidenceParseError> {
+  try {
+    await importToMemory(heapprofileImporter, input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(EvidenceParseError);
+    return error as EvidenceParseError;
+  }
+  throw new Error("expected EvidenceParseError");
+}
+
+describe("heapprofile importer", () => {
+  it("turns a hand-written heap profile into alloc_bytes per node and alloc_count per sampled node", async () => {
+    const result = await importToMemory(heapprofileImporter, JSON.stringify(HAND_WRITTEN), { chunkSize: 11 });
+    expect(result.tables.frames.map(({ name, file, line, col, kind }) => ({ name, file, line, col, kind }))).toEqual([
+      { name: "main", file: "file:///app.js", line: 1, col: 1, kind: "js" },
+      { name: "makeBuffers", file: "file:///app.js", line: 5, col: 3, kind: "js" },
+      { name: "(V8 API)", file: null, line: null, col: null, kind: "other" },
+    ]);
+    expect(sampleRows(result)).toEqual([
+      { stack: "main", metric: "alloc_bytes", value: 100, time: null, track: null },
+      { stack: "main;makeBuffers", metric: "alloc_bytes", value: 4096, time: null, track: null },
+      { stack: "main;makeBuffers", metric: "alloc_count", value: 2, time: null, track: null },
+      { stack: "main", metric: "alloc_count", value: 1, time: null, track: null },
+    ]);
+    expect(result.tables.metrics.map((m) => [m.name, m.unit, m.kind])).toEqual([
+      ["alloc_bytes", "bytes", "sampled"],
+      ["alloc_count", "count", "sampled"],
+    ]);
+    expect(result.summary.limitations).toEqual([]);
+  });
+
+  it("imports a real node --heap-prof profile: allocateLots dominates and totals match the raw file", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "emberscope-heapprofile-"));
+    const program = path.join(dir, "alloc.js");
+    // Kept reachable from globalThis: the profile written at exit lists only live allocations.
+    writeFileSync(
+      program,
+      `globalThis.keep = [];
+       function allocateLots() { for (let i = 0; i < 200000; i++) globalThis.keep.push({ id: i, name: "item-" + i, tags: [i, i + 1] }); }
+       allocateLots();`,
+    );
+    execFileSync(process.execPath, ["--heap-prof", "--heap-prof-dir", dir, "--heap-prof-interval", "32768", program]);
+    const file = readdirSync(dir).find((f) => f.endsWith(".heapprofile")) as string;
+    const bytes = readFileSync(path.join(dir, file));
+    type RawNode = { id: number; selfSize: number; children: RawNode[] };
+    const raw = JSON.parse(bytes.toString("utf8")) as { head: RawNode; samples: { nodeId: number }[] };
+    const rawNodes: RawNode[] = [];
+    const walk = (node: RawNode): void => {
+      rawNodes.push(node);
+      node.children.forEach(walk);
+    };
+    walk(raw.head);
+    const ids = new Set(rawNodes.map((n) => n.id));
+    const expectedBytes = rawNodes.reduce((sum, n) => sum + n.selfSize, 0);
+    const expectedCount = raw.samples.filter((s) => ids.has(s.nodeId)).length;
+
+    expect(heapprofileImporter.sniff(bytes.subarray(0, 65536), bytes.subarray(0, 65536).toString("utf8"), file)).toBe(1);
+    const result = await importToMemory(heapprofileImporter, bytes, { fileName: file, chunkSize: 1000 });
+    const rows = sampleRows(result);
+    const total = (metric: string, filter: (stack: string) => boolean = () => true) =>
+      rows.filter((r) => r.metric === metric && filter(r.stack)).reduce((sum, r) => sum + r.value, 0);
+    expect(total("alloc_bytes")).toBe(expectedBytes);
+    expect(total("alloc_count")).toBe(expectedCount);
+    expect(total("alloc_bytes", (s) => s.split(";").includes("allocateLots")) / expectedBytes).toBeGreaterThan(0.5);
+    // V8 sometimes lists samples whose node it left out of the tree; those are reported, not fatal.
+    const unknown = result.summary.limitations.find((l) => l.code === "UNKNOWN_NODE");
+    expect(unknown === undefined).toBe(expectedCount === raw.samples.length);
+  });
+
+  it("rejects a truncated, a corrupted and an empty file with EvidenceParseError and an offset", async () => {
+    const text = JSON.stringify(HAND_WRITTEN);
+    expect((await parseError(text.slice(0, 150))).at.offset).toBe(150);
+    const corrupted = text.replace('"selfSize":100', '"selfSize":1OO');
+    expect((await parseError(corrupted)).at.offset).toBe(text.indexOf('"selfSize":100') + '"selfSize":1'.length);
+    expect((await parseError("")).at.offset).toBe(0);
+    expect((await parseError('{"samples":[]}')).at.offset).toBe(0);
+  });
+
+  it("sniffs heap profiles and declines CPU profiles", () => {
+    const head = JSON.stringify(HAND_WRITTEN).slice(0, 300);
+    const bytes = new TextEncoder().encode(head);
+    expect(heapprofileImporter.sniff(bytes, head, null)).toBeGreaterThan(0.8);
+    expect(heapprofileImporter.sniff(bytes, '{"nodes":[{"id":1,"callFrame":{}}]}', "a.cpuprofile")).toBe(0);
+    expect(heapprofileImporter.sniff(bytes, "garbage", null)).toBe(0);
+  });
+});

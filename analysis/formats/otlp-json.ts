@@ -1,0 +1,369 @@
+/**
+ * OpenTelemetry traces in OTLP/JSON: one ExportTraceServiceRequest, or one per line (NDJSON, as the
+ * Collector's file exporter writes). Each service (resource attribute service.name) is one track;
+ * each span one span (category = span kind, status unset/ok/error, attributes as args), times in ns
+ * from the earliest start (kept as metadata time_origin_unix_nano). parentSpanId → a `child` edge,
+ * links → `follows_from` edges (linked → this), when the other span is in the file.
+ */
+import type { EvidenceBuilder } from "../evidence/builder";
+import { FIELD_LIMITS } from "../evidence/schema";
+import { concatBytes } from "../io/bytes";
+import { detectEncoding } from "../io/text";
+import { EvidenceParseError, InputBoundError } from "./errors";
+import { MAX_JSON_DOCUMENT_BYTES, parseJsonDocument } from "../io/json-documents";
+import type { FormatImporter, ImportContext } from "./types";
+
+const FORMAT = "otlp-json";
+const CHECKPOINT_EVERY = 16_384;
+const MAX_VALUE_DEPTH = 16;
+
+/** One top-level JSON value of the input: its bytes and where it starts. */
+interface JsonDocument {
+  bytes: Uint8Array;
+  offset: number;
+  line: number;
+}
+
+const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
+/**
+ * Splits the input into its top-level JSON objects (one document, NDJSON or concatenated) by
+ * tracking brackets outside strings, so each request is parsed alone and memory stays per request.
+ */
+export async function* jsonDocuments(format: string, chunks: AsyncIterable<Uint8Array>, maxDocumentBytes = MAX_JSON_DOCUMENT_BYTES): AsyncGenerator<JsonDocument> {
+  let utf16: TextDecoder | null = null;
+  const encoder = new TextEncoder();
+  let first = true;
+  let offset = 0;
+  let line = 1;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let parts: Uint8Array[] = [];
+  let partBytes = 0;
+  let documentOffset = 0;
+  let documentLine = 1;
+  for await (const raw of chunks) {
+    let chunk = raw;
+    if (first) {
+      first = false;
+      const { encoding, bomLength } = detectEncoding(chunk);
+      if (encoding !== "utf-8") utf16 = new TextDecoder(encoding, { fatal: false });
+      chunk = chunk.subarray(bomLength);
+      offset = bomLength;
+    }
+    // UTF-16 is re-encoded as UTF-8; its offsets are then approximate.
+    if (utf16) chunk = encoder.encode(utf16.decode(chunk, { stream: true }));
+    let start = depth > 0 ? 0 : -1;
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i];
+      if (depth === 0) {
+        if (isWhitespace(byte)) {
+          if (byte === 0x0a) line++;
+          continue;
+        }
+        if (byte !== 0x7b && byte !== 0x5b) throw new EvidenceParseError(format, "expected a JSON object", { offset: offset + i, line });
+        depth = 1;
+        start = i;
+        documentOffset = offset + i;
+        documentLine = line;
+        continue;
+      }
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (byte === 0x5c) escaped = true;
+        else if (byte === 0x22) inString = false;
+        else if (byte === 0x0a) line++;
+        continue;
+      }
+      if (byte === 0x22) inString = true;
+      else if (byte === 0x7b || byte === 0x5b) depth++;
+      else if (byte === 0x7d || byte === 0x5d) {
+        depth--;
+        if (depth === 0) {
+          parts.push(chunk.subarray(start, i + 1));
+          const bytes = parts.length === 1 ? parts[0] : concatBytes(parts);
+          parts = [];
+          partBytes = 0;
+          start = -1;
+          yield { bytes, offset: documentOffset, line: documentLine };
+        }
+      } else if (byte === 0x0a) line++;
+    }
+    if (depth > 0) {
+      // Copied: a document spanning chunks must not alias a buffer its producer may reuse.
+      const part = chunk.slice(start);
+      partBytes += part.length;
+      if (partBytes > maxDocumentBytes) throw new InputBoundError("size", maxDocumentBytes, `One JSON document is larger than ${maxDocumentBytes} bytes.`);
+      parts.push(part);
+    }
+    offset += chunk.length;
+  }
+  if (depth > 0) throw new EvidenceParseError(format, "truncated: the input ends inside a JSON value", { offset, line });
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/** An OTLP AnyValue as plain JSON: {stringValue: "a"} → "a", int64 strings → numbers when exact. */
+function unwrapValue(value: unknown, depth = 0): unknown {
+  if (!isRecord(value)) return null;
+  if (depth > MAX_VALUE_DEPTH) return "[nested too deep]";
+  if ("stringValue" in value) return value.stringValue;
+  if ("boolValue" in value) return value.boolValue;
+  if ("intValue" in value) {
+    const n = Number(value.intValue);
+    return Number.isSafeInteger(n) ? n : String(value.intValue);
+  }
+  if ("doubleValue" in value) return typeof value.doubleValue === "number" ? value.doubleValue : String(value.doubleValue);
+  if ("bytesValue" in value) return value.bytesValue;
+  if ("arrayValue" in value) return list(isRecord(value.arrayValue) ? value.arrayValue.values : null).map((v) => unwrapValue(v, depth + 1));
+  if ("kvlistValue" in value) return attributesOf(isRecord(value.kvlistValue) ? value.kvlistValue.values : null, depth + 1);
+  return null;
+}
+
+function attributesOf(attributes: unknown, depth = 0): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const entry of list(attributes)) {
+    if (isRecord(entry) && typeof entry.key === "string") out[entry.key] = unwrapValue(entry.value, depth);
+  }
+  return out;
+}
+
+/** Nanosecond timestamps are decimal strings beyond 2^53, so they stay BigInt until made relative. */
+function unixNano(value: unknown): bigint | null {
+  if (typeof value === "string" && /^\d+$/.test(value)) return BigInt(value);
+  if (typeof value === "number" && Number.isFinite(value) && value >= 0) return BigInt(Math.trunc(value));
+  return null;
+}
+
+const SPAN_KINDS = ["UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER"];
+const STATUS_CODES = ["unset", "ok", "error"];
+
+/** OTLP/JSON writes enums as integers; some encoders write their names (SPAN_KIND_SERVER). */
+function enumName(value: unknown, names: string[], prefix: string): string {
+  if (typeof value === "number" && names[value] !== undefined) return names[value];
+  if (typeof value === "string") {
+    const bare = value.startsWith(prefix) ? value.slice(prefix.length) : value;
+    const found = names.find((n) => n.toLowerCase() === bare.toLowerCase());
+    if (found) return found;
+  }
+  return names[0];
+}
+
+/** Span args as JSON text within the schema's bound, dropping events, then long strings, then keys, rather than cutting JSON mid-token. */
+function boundedArgs(builder: EvidenceBuilder, args: Record<string, unknown>): string {
+  const limit = FIELD_LIMITS.args;
+  let text = JSON.stringify(args);
+  if (text.length <= limit) return text;
+  builder.limit("OTLP_ARGS_TRUNCATED", `Some spans' attributes and events exceeded ${limit} characters of JSON; events, long values or later attributes were left out.`);
+  const smaller: Record<string, unknown> = { ...args };
+  if (Array.isArray(smaller["otel.events"])) {
+    smaller["otel.events_dropped"] = smaller["otel.events"].length;
+    delete smaller["otel.events"];
+  }
+  for (const [key, value] of Object.entries(smaller)) {
+    if (typeof value === "string" && value.length > 256) smaller[key] = `${value.slice(0, 256)}…`;
+    else if (typeof value === "object" && value !== null && JSON.stringify(value).length > 1024) smaller[key] = "[too large]";
+  }
+  text = JSON.stringify(smaller);
+  if (text.length <= limit) return text;
+  const kept: Record<string, unknown> = { "otel.truncated": true };
+  let size = JSON.stringify(kept).length;
+  for (const [key, value] of Object.entries(smaller)) {
+    const entry = JSON.stringify({ [key]: value }).length;
+    if (size + entry > limit) break;
+    kept[key] = value;
+    size += entry;
+  }
+  return JSON.stringify(kept);
+}
+
+/** A span as read, kept until the whole input is seen: parents and linked spans may come later. */
+interface PendingSpan {
+  key: string | null;
+  parentKey: string | null;
+  links: string[];
+  trackId: number;
+  name: string;
+  category: string;
+  status: string;
+  start: bigint;
+  end: bigint;
+  args: string;
+}
+
+const spanKey = (traceId: unknown, spanId: unknown): string | null =>
+  typeof spanId === "string" && spanId !== "" ? `${typeof traceId === "string" ? traceId : ""}/${spanId}` : null;
+
+function readRequest(builder: EvidenceBuilder, request: Record<string, unknown>, spans: PendingSpan[]): void {
+  for (const resourceSpans of list(request.resourceSpans)) {
+    if (!isRecord(resourceSpans)) continue;
+    const resource = attributesOf(isRecord(resourceSpans.resource) ? resourceSpans.resource.attributes : null);
+    const service = typeof resource["service.name"] === "string" && resource["service.name"] !== "" ? resource["service.name"] : "unknown_service";
+    const trackId = builder.track({ processId: service, processName: service, kind: "service" });
+    // instrumentationLibrarySpans is the pre-1.0 name of scopeSpans.
+    for (const scopeSpans of [...list(resourceSpans.scopeSpans), ...list(resourceSpans.instrumentationLibrarySpans)]) {
+      if (!isRecord(scopeSpans)) continue;
+      const scope = isRecord(scopeSpans.scope) ? scopeSpans.scope : isRecord(scopeSpans.instrumentationLibrary) ? scopeSpans.instrumentationLibrary : {};
+      for (const span of list(scopeSpans.spans)) {
+        if (!isRecord(span)) continue;
+        const start = unixNano(span.startTimeUnixNano);
+        if (start === null) {
+          builder.limit("OTLP_SPAN_INVALID", "Some spans had no valid startTimeUnixNano and were skipped.");
+          continue;
+        }
+        let end = unixNano(span.endTimeUnixNano) ?? start;
+        if (end < start) {
+          builder.limit("OTLP_NEGATIVE_DURATION", "Some spans ended before they started; they were given a duration of 0.");
+          end = start;
+        }
+        const status = isRecord(span.status) ? span.status : {};
+        const args: Record<string, unknown> = { "otel.trace_id": span.traceId ?? null, "otel.span_id": span.spanId ?? null };
+        if (typeof scope.name === "string" && scope.name !== "") args["otel.scope.name"] = scope.name;
+        if (typeof scope.version === "string" && scope.version !== "") args["otel.scope.version"] = scope.version;
+        Object.assign(args, attributesOf(span.attributes));
+        if (typeof status.message === "string" && status.message !== "") args["otel.status_description"] = status.message;
+        const events = list(span.events).filter(isRecord);
+        if (events.length > 0) {
+          args["otel.events"] = events.map((event) => {
+            const at = unixNano(event.timeUnixNano);
+            return { name: event.name ?? null, at_ns: at === null ? null : Number(at - start), attributes: attributesOf(event.attributes) };
+          });
+        }
+        const links: string[] = [];
+        for (const link of list(span.links)) {
+          const key = isRecord(link) ? spanKey(link.traceId, link.spanId) : null;
+          if (key) links.push(key);
+        }
+        const parentSpanId = span.parentSpanId;
+        spans.push({
+          key: spanKey(span.traceId, span.spanId),
+          parentKey: typeof parentSpanId === "string" && parentSpanId !== "" ? spanKey(span.traceId, parentSpanId) : null,
+          links,
+          trackId,
+          name: typeof span.name === "string" ? span.name : "(unnamed span)",
+          category: enumName(span.kind, SPAN_KINDS, "SPAN_KIND_"),
+          status: enumName(status.code, STATUS_CODES, "STATUS_CODE_"),
+          start,
+          end,
+          args: boundedArgs(builder, args),
+        });
+      }
+    }
+  }
+}
+
+/** Depth of each span on its track: a parent on the same track nests it; a parent elsewhere (or none) makes it a root. Cuts parent cycles. */
+function spanDepths(builder: EvidenceBuilder, spans: PendingSpan[], parentOf: Int32Array): Int32Array {
+  const depth = new Int32Array(spans.length).fill(-1);
+  const walk = new Int32Array(spans.length).fill(-1);
+  const chain: number[] = [];
+  for (let i = 0; i < spans.length; i++) {
+    // Walk up to a span whose depth is known, then fill the chain back down (iterative: traces can be deep).
+    let at = i;
+    while (depth[at] < 0) {
+      const parent = parentOf[at];
+      if (parent < 0 || spans[parent].trackId !== spans[at].trackId) {
+        depth[at] = 0;
+        break;
+      }
+      walk[at] = i;
+      if (walk[parent] === i) {
+        builder.limit("OTLP_PARENT_CYCLE", "Some spans were (indirectly) their own parents; the cycle was cut there.");
+        parentOf[at] = -1;
+        depth[at] = 0;
+        break;
+      }
+      chain.push(at);
+      at = parent;
+    }
+    while (chain.length > 0) {
+      const child = chain.pop()!;
+      depth[child] = depth[parentOf[child]] + 1;
+    }
+  }
+  return depth;
+}
+
+export const otlpJsonImporter: FormatImporter = {
+  id: "otlp-json",
+  title: "OpenTelemetry traces (OTLP/JSON)",
+  extensions: ["otlp.json", "json", "jsonl", "ndjson"],
+  version: "1",
+
+  sniff(_head, headText, fileName) {
+    try {
+      const text = headText.replace(/^\uFEFF/, "").trimStart();
+      if (!text.startsWith("{")) return 0;
+      if (!text.includes('"resourceSpans"')) return 0;
+      if (text.includes('"scopeSpans"') || text.includes('"instrumentationLibrarySpans"')) return 0.95;
+      return /\.(otlp\.json|jsonl|ndjson)$/i.test(fileName ?? "") ? 0.9 : 0.8;
+    } catch {
+      return 0;
+    }
+  },
+
+  async parse({ source, builder }: ImportContext) {
+    const spans: PendingSpan[] = [];
+    let documents = 0;
+    for await (const document of jsonDocuments(FORMAT, source.chunks())) {
+      const request = parseJsonDocument(FORMAT, document.bytes, document.offset);
+      if (!isRecord(request)) throw new EvidenceParseError(FORMAT, "expected an ExportTraceServiceRequest object", { offset: document.offset, line: document.line });
+      if (!("resourceSpans" in request)) {
+        if (documents === 0) throw new EvidenceParseError(FORMAT, "not an OTLP trace request: no resourceSpans", { offset: document.offset, line: document.line });
+        builder.limit("OTLP_NOT_TRACES", "Some lines were not trace requests (no resourceSpans) and were skipped.");
+      }
+      documents++;
+      readRequest(builder, request, spans);
+      await builder.checkpoint();
+    }
+    if (documents === 0) throw new EvidenceParseError(FORMAT, "empty input", { offset: 0, line: 1 });
+    if (spans.length === 0) throw new EvidenceParseError(FORMAT, "no spans in the input", { offset: 0 });
+
+    let origin = spans[0].start;
+    for (const span of spans) if (span.start < origin) origin = span.start;
+    builder.metadata.time_origin_unix_nano = origin.toString();
+
+    const indexByKey = new Map<string, number>();
+    const spanIds = spans.map((span, i) => {
+      if (span.key !== null) {
+        if (indexByKey.has(span.key)) builder.limit("OTLP_DUPLICATE_SPAN", "Some span ids appeared more than once; parents and links refer to the first.");
+        else indexByKey.set(span.key, i);
+      }
+      return builder.allocateSpanId();
+    });
+    const parentOf = new Int32Array(spans.length).fill(-1);
+    spans.forEach((span, i) => {
+      if (span.parentKey === null) return;
+      const parent = indexByKey.get(span.parentKey);
+      if (parent === undefined) builder.limit("OTLP_PARENT_MISSING", "Some spans' parents are not in the file; they are shown as roots (depth 0).");
+      else if (parent !== i) parentOf[i] = parent;
+    });
+    const depths = spanDepths(builder, spans, parentOf);
+
+    for (let i = 0; i < spans.length; i++) {
+      const span = spans[i];
+      const parent = parentOf[i];
+      builder.span({
+        spanId: spanIds[i],
+        trackId: span.trackId,
+        parentSpanId: parent >= 0 ? spanIds[parent] : null,
+        name: span.name,
+        category: span.category,
+        startNs: Number(span.start - origin),
+        durNs: Number(span.end - span.start),
+        depth: depths[i],
+        status: span.status,
+        args: span.args,
+      });
+      if (parent >= 0) builder.edge(spanIds[parent], spanIds[i], "child");
+      for (const link of span.links) {
+        const linked = indexByKey.get(link);
+        if (linked === undefined) builder.limit("OTLP_LINK_MISSING", "Some span links point to spans not in the file; those links were left out.");
+        else builder.edge(spanIds[linked], spanIds[i], "follows_from");
+      }
+      if (i % CHECKPOINT_EVERY === 0) await builder.checkpoint();
+    }
+  },
+};

@@ -1,0 +1,203 @@
+import { describe, expect, it } from "vitest";
+import { EvidenceParseError, InputBoundError } from "../formats/errors";
+import { JsonStreamParser, parseJsonBytes, parseJsonStream, type JsonPath, type JsonSelection, type JsonStreamOptions, type JsonValue } from "./json-stream";
+
+const encode = (text: string) => new TextEncoder().encode(text);
+
+/** Feeds `bytes` split at the given cut points and returns what onValue heard. */
+function parseSplit(bytes: Uint8Array, cuts: number[], options: JsonStreamOptions = {}): { path: (string | number)[]; value: JsonValue; offset: number }[] {
+  const heard: { path: (string | number)[]; value: JsonValue; offset: number }[] = [];
+  const parser = new JsonStreamParser({ ...options, onValue: (path, value, offset) => heard.push({ path: [...path], value, offset }) });
+  let from = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    parser.write(bytes.subarray(from, cut));
+    from = cut;
+  }
+  parser.end();
+  return heard;
+}
+
+function parseError(text: string | Uint8Array, options: JsonStreamOptions = {}): EvidenceParseError {
+  try {
+    parseSplit(typeof text === "string" ? encode(text) : text, [], options);
+  } catch (error) {
+    if (error instanceof EvidenceParseError) return error;
+    throw error;
+  }
+  throw new Error(`expected a parse error for ${String(text)}`);
+}
+
+const SAMPLE_DOCUMENT = String.raw`{"a":[1,-2.5,3e2,0,-0.125E-2,1.5e+3,12345678901234567890],"s":"x\"y\\z\/\b\f\n\r\t\u00e9\ud83d\ude00","e":"","u":"héllo wörld 😀","n":null,"t":true,"f":false,"o":{"__proto__":{"deep":[[],{}]}} , "big": 9007199254740993, "tiny": 1e-400, "huge": 1e400}`;
+
+describe("JsonStreamParser", () => {
+  it("materializes a document exactly as JSON.parse does", () => {
+    expect(parseJsonBytes(encode(SAMPLE_DOCUMENT))).toEqual(JSON.parse(SAMPLE_DOCUMENT));
+    const parsed = parseJsonBytes(encode(SAMPLE_DOCUMENT)) as Record<string, Record<string, unknown>>;
+    // "__proto__" is an own key, as with JSON.parse, not a prototype swap.
+    expect(Object.keys(parsed.o)).toEqual(["__proto__"]);
+    expect(Object.getPrototypeOf(parsed.o)).toBe(Object.prototype);
+  });
+
+  it("gives the same result whatever the chunk boundaries (every cut, and every pair of cuts)", () => {
+    const bytes = encode(SAMPLE_DOCUMENT);
+    const expected = JSON.parse(SAMPLE_DOCUMENT);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      expect(parseSplit(bytes, [cut])[0].value).toEqual(expected);
+    }
+    const small = encode(String.raw`[{"k":"a\u00e9\"b"},-12.5e1,true,null,"😀"]`);
+    const smallExpected = JSON.parse(new TextDecoder().decode(small));
+    for (let a = 0; a <= small.length; a++) {
+      for (let b = a; b <= small.length; b++) expect(parseSplit(small, [a, b])[0].value).toEqual(smallExpected);
+    }
+    // One byte at a time.
+    expect(parseSplit(bytes, Array.from({ length: bytes.length }, (_, i) => i))[0].value).toEqual(expected);
+  });
+
+  it("decodes numbers exactly like JSON.parse, including the fast path's edges", () => {
+    const numbers = ["0", "-0", "1", "-1", "0.1", "0.3", "123456789012345", "1234567890123456", "0.000001", "1e22", "1e23", "2.5e-22", "2.5e-23", "1.7976931348623157e308", "5e-324", "4.35", "1721000123.456", "-98765.4321e-3", "123.456e5"];
+    for (const text of numbers) {
+      const value = parseJsonBytes(encode(text)) as number;
+      expect(Object.is(value, JSON.parse(text)), text).toBe(true);
+    }
+    for (let i = 0; i < 2000; i++) {
+      const text = (Math.random() * 10 ** Math.floor(Math.random() * 12)).toFixed(Math.floor(Math.random() * 7));
+      expect(parseJsonBytes(encode(text))).toBe(JSON.parse(text));
+    }
+  });
+
+  it("streams the children of selected containers and materializes or skips the rest by path", () => {
+    const text = `{"traceEvents":[{"ph":"X","args":{"a":[1,2]}},{"ph":"B"}],"samples":[3,4,5],"ignored":{"x":"${"y".repeat(100)}"},"startTime":7}`;
+    const select = (path: JsonPath): JsonSelection => {
+      if (path.length === 0 || path[0] === "traceEvents" || path[0] === "samples") return path.length <= 1 ? "stream" : "materialize";
+      return path[0] === "ignored" ? "skip" : "materialize";
+    };
+    const bytes = encode(text);
+    for (const cut of [0, 10, 30, 60, 90, bytes.length]) {
+      const heard = parseSplit(bytes, [cut], { select });
+      expect(heard.map((h) => [h.path, h.value])).toEqual([
+        [["traceEvents", 0], { ph: "X", args: { a: [1, 2] } }],
+        [["traceEvents", 1], { ph: "B" }],
+        [["samples", 0], 3],
+        [["samples", 1], 4],
+        [["samples", 2], 5],
+        [["startTime"], 7],
+      ]);
+      // Offsets name the first byte of each value.
+      expect(heard.map((h) => text[h.offset])).toEqual(["{", "{", "3", "4", "5", "7"]);
+    }
+  });
+
+  it("skips huge strings inside skipped values without keeping them", () => {
+    const payload = "z".repeat(100_000);
+    const text = `{"keep":1,"drop":"${payload}","also":[2]}`;
+    const heard = parseSplit(encode(text), [20, 50_000], {
+      maxTokenBytes: 1000,
+      select: (path) => (path.length === 0 ? "stream" : path[0] === "drop" ? "skip" : "materialize"),
+    });
+    expect(heard.map((h) => [h.path, h.value])).toEqual([
+      [["keep"], 1],
+      [["also"], [2]],
+    ]);
+    // The same string kept is over the token bound.
+    expect(() => parseSplit(encode(text), [20, 50_000], { maxTokenBytes: 1000 })).toThrow(InputBoundError);
+  });
+
+  it("accepts Chrome's unterminated top-level array, with or without a trailing comma, only when asked", () => {
+    for (const text of ['[{"a":1},{"b":2},\n', '[{"a":1},{"b":2}', '[{"a":1},{"b":2} , ']) {
+      const heard = parseSplit(encode(text), [], { allowUnterminatedArray: true, select: (p) => (p.length === 0 ? "stream" : "materialize") });
+      expect(heard.map((h) => h.value)).toEqual([{ a: 1 }, { b: 2 }]);
+      expect(parseError(text)).toBeInstanceOf(EvidenceParseError);
+    }
+    expect(parseJsonBytes(encode("[1,2,"), { allowUnterminatedArray: true })).toEqual([1, 2]);
+    expect(parseJsonBytes(encode("["), { allowUnterminatedArray: true })).toEqual([]);
+    // Only the top level may stay open, and a cut element is still truncation.
+    expect(parseError('[{"a":[1,2', { allowUnterminatedArray: true }).at.offset).toBe(10);
+    expect(parseError('[{"a":1', { allowUnterminatedArray: true }).at.offset).toBe(7);
+    expect(parseError('{"a":1,', { allowUnterminatedArray: true }).at.offset).toBe(7);
+  });
+
+  it("reports truncated input at the byte where it stops, naming what was cut", () => {
+    const cases: [string, RegExp][] = [
+      ['{"a":[1,2', /inside an array/],
+      ['{"a":"abc', /inside a string/],
+      ['{"a"', /after a property name/],
+      ['{"a":tr', /inside a literal/],
+      ['{"a":1', /inside an object/],
+      ["[", /inside an array/],
+    ];
+    for (const [text, reason] of cases) {
+      const error = parseError(text);
+      expect(error.reason).toMatch(reason);
+      expect(error.at.offset).toBe(encode(text).length);
+    }
+  });
+
+  it("reports invalid bytes and grammar errors at their offset", () => {
+    const cases: [string, number][] = [
+      ['{"a":1,}', 7],
+      ['{"a" 1}', 5],
+      ["[1 2]", 3],
+      ["[01]", 1],
+      ["[1.]", 1],
+      ["[-]", 1],
+      ["[1e]", 1],
+      ["[nul]", 1],
+      ["[True]", 1],
+      ['["a\\x"]', 3],
+      ['["\\u12G4"]', 2],
+      ['["a\u0001"]', 3],
+      ["[1] x", 4],
+      ["{1:2}", 1],
+      ["[1}", 2],
+      ["\u00ff", 0],
+    ];
+    for (const [text, offset] of cases) {
+      const error = parseError(text);
+      expect(error.at.offset, text).toBe(offset);
+    }
+  });
+
+  it("treats empty and whitespace-only input as malformed, and skips a UTF-8 byte-order mark", () => {
+    expect(parseError("").at.offset).toBe(0);
+    expect(parseError("  \n").reason).toMatch(/empty/);
+    const withBom = new Uint8Array([0xef, 0xbb, 0xbf, ...encode('{"a":1}')]);
+    for (let cut = 0; cut <= withBom.length; cut++) expect(parseSplit(withBom, [cut])[0].value).toEqual({ a: 1 });
+  });
+
+  it("enforces the nesting depth limit with InputBoundError", () => {
+    const deep = "[".repeat(5) + "]".repeat(5);
+    expect(parseJsonBytes(encode(deep), { maxDepth: 5 })).toEqual([[[[[]]]]]);
+    try {
+      parseJsonBytes(encode(deep), { maxDepth: 4 });
+      throw new Error("expected a depth error");
+    } catch (error) {
+      expect(error).toBeInstanceOf(InputBoundError);
+      expect((error as InputBoundError).bound).toBe("depth");
+      expect((error as InputBoundError).message).toMatch(/byte 4/);
+    }
+  });
+
+  it("parses an async chunk stream and runs afterChunk between chunks", async () => {
+    const chunks = [encode('{"x":[1,'), encode("2,3]}")];
+    let afterChunks = 0;
+    const values: JsonValue[] = [];
+    await parseJsonStream(
+      (async function* () {
+        yield* chunks;
+      })(),
+      { select: (p) => (p.length < 2 ? "stream" : "materialize"), onValue: (_p, v) => values.push(v) },
+      () => {
+        afterChunks++;
+      },
+    );
+    expect(values).toEqual([1, 2, 3]);
+    expect(afterChunks).toBe(2);
+  });
+});
+
+describe("JsonStreamParser on hostile input", () => {
+  it("rejects absurdly long literals and handles absurdly long numbers without building huge argument lists", () => {
+    expect(parseError(`[${"t".repeat(200_000)}]`).at.offset).toBe(1);
+    expect(parseJsonBytes(encode(`[${"9".repeat(200_000)}]`))).toEqual([Infinity]);
+  });
+});

@@ -1,0 +1,653 @@
+import { EvidenceParseError, InputBoundError } from "../formats/errors";
+
+/**
+ * An incremental JSON parser over byte chunks, for inputs far larger than one string may be.
+ * The caller chooses per value (by its path) whether to build it whole ("materialize"), walk into
+ * it and hear about its children one by one ("stream"), or only check and drop it ("skip").
+ * No string larger than one token is ever built; skipped strings are not even buffered.
+ */
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** Keys and array indices from the top-level value down; the array is reused, copy it to keep it. */
+export type JsonPath = readonly (string | number)[];
+export type JsonSelection = "materialize" | "stream" | "skip";
+
+export interface JsonStreamOptions {
+  /** Names the format in EvidenceParseError (default "json"). */
+  format?: string;
+  /** Deepest nesting of objects and arrays allowed (InputBoundError "depth" beyond). */
+  maxDepth?: number;
+  /** Longest string or number token kept, in bytes (InputBoundError "field_length" beyond). */
+  maxTokenBytes?: number;
+  /** Accepts a top-level array that is never closed and may end in a comma (Chrome's trace files). */
+  allowUnterminatedArray?: boolean;
+  /**
+   * What to do with the value at `path`; asked only for values whose parent is streamed (and for the
+   * top-level value, at path []). Without it every value is materialized. For a scalar, "stream"
+   * and "materialize" both mean "deliver it".
+   */
+  select?(path: JsonPath): JsonSelection;
+  /** A materialized value, or a scalar whose parent is streamed. `offset`: byte where it starts. */
+  onValue?(path: JsonPath, value: JsonValue, offset: number): void;
+}
+
+const MATERIALIZE = 0;
+const STREAM = 1;
+const SKIP = 2;
+
+const OBJECT = 0;
+const ARRAY = 1;
+
+const EXPECT_VALUE = 0;
+const EXPECT_VALUE_OR_CLOSE = 1;
+const EXPECT_KEY = 2;
+const EXPECT_KEY_OR_CLOSE = 3;
+const EXPECT_COLON = 4;
+const EXPECT_COMMA_OR_CLOSE = 5;
+const EXPECT_END = 6;
+
+const NO_TOKEN = 0;
+const STRING_TOKEN = 1;
+const NUMBER_TOKEN = 2;
+const LITERAL_TOKEN = 3;
+
+/** Bits of the string-scan flags: 0x80 = some byte is non-ASCII, ESCAPED = contains a backslash. */
+const ESCAPED = 0x100;
+
+const POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+const BOM = [0xef, 0xbb, 0xbf];
+const INTERN_SLOTS = 4096;
+const INTERN_MAX_LENGTH = 32;
+
+function isNumberByte(b: number): boolean {
+  return (b >= 0x30 && b <= 0x39) || b === 0x2d || b === 0x2e || b === 0x2b || b === 0x65 || b === 0x45;
+}
+
+function isLetter(b: number): boolean {
+  return b >= 0x61 && b <= 0x7a;
+}
+
+function describeByte(b: number): string {
+  return b >= 0x21 && b <= 0x7e ? `'${String.fromCharCode(b)}'` : `byte 0x${b.toString(16).padStart(2, "0")}`;
+}
+
+function setProperty(target: { [key: string]: JsonValue }, key: string, value: JsonValue): void {
+  // A plain assignment of "__proto__" would replace the prototype; JSON.parse makes it an own key.
+  if (key === "__proto__") Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else target[key] = value;
+}
+
+export class JsonStreamParser {
+  private readonly format: string;
+  private readonly maxDepth: number;
+  private readonly maxTokenBytes: number;
+  private readonly allowUnterminatedArray: boolean;
+  private readonly select: ((path: JsonPath) => JsonSelection) | undefined;
+  private readonly onValue: ((path: JsonPath, value: JsonValue, offset: number) => void) | undefined;
+
+  private state = EXPECT_VALUE;
+  private depth = 0;
+  private readonly kinds: number[] = [];
+  private readonly modes: number[] = [];
+  private readonly indices: number[] = [];
+  private readonly keys: string[] = [];
+  private readonly values: (JsonValue[] | { [key: string]: JsonValue } | null)[] = [];
+  private readonly starts: number[] = [];
+  private readonly path: (string | number)[] = [];
+
+  /** Absolute offset of the current chunk's first byte. */
+  private base = 0;
+  private bomIndex = 0;
+
+  // A token cut by a chunk boundary: its bytes so far (unless skipped) and scan state.
+  private token = NO_TOKEN;
+  private tokenStart = 0;
+  private tokenMode = MATERIALIZE;
+  private tokenFlags = 0;
+  private tokenEscaped = false;
+  private tokenLength = 0;
+  private carry = new Uint8Array(256);
+
+  // Results of scanString, kept in fields to avoid allocating a result object per string.
+  private scanFlags = 0;
+  private scanHash = 0;
+  /** The last number read by readNumber. */
+  private number = 0;
+  private scanEscaped = false;
+
+  private readonly utf8 = new TextDecoder("utf-8");
+  private readonly interned: (string | null)[] = new Array<string | null>(INTERN_SLOTS).fill(null);
+
+  constructor(options: JsonStreamOptions = {}) {
+    this.format = options.format ?? "json";
+    this.maxDepth = options.maxDepth ?? 1024;
+    this.maxTokenBytes = options.maxTokenBytes ?? 64 * 1024 * 1024;
+    this.allowUnterminatedArray = options.allowUnterminatedArray ?? false;
+    this.select = options.select;
+    this.onValue = options.onValue;
+  }
+
+  /** Bytes consumed so far. */
+  get offset(): number {
+    return this.base;
+  }
+
+  write(chunk: Uint8Array): void {
+    const n = chunk.length;
+    let i = 0;
+    if (this.bomIndex < 3 && this.base < 3) i = this.skipBom(chunk);
+    if (this.token !== NO_TOKEN && i < n) i = this.resumeToken(chunk, i, n);
+    if (i < n) this.run(chunk, i, n);
+    this.base += n;
+  }
+
+  /** Declares the end of input: completes a trailing number, or reports where the input stops short. */
+  end(): void {
+    const at = this.base;
+    if (this.bomIndex > 0 && this.bomIndex < 3) throw this.fail("the input starts with an incomplete byte-order mark", 0);
+    if (this.token === STRING_TOKEN) throw this.fail("the input ends inside a string (truncated?)", at);
+    if (this.token !== NO_TOKEN) this.finishToken(this.carry, 0, this.tokenLength, true);
+    if (this.state === EXPECT_END) return;
+    if (this.depth === 0) throw this.fail("the input is empty (no JSON value)", at);
+    const unterminated =
+      this.allowUnterminatedArray &&
+      this.depth === 1 &&
+      this.kinds[0] === ARRAY &&
+      (this.state === EXPECT_COMMA_OR_CLOSE || this.state === EXPECT_VALUE || this.state === EXPECT_VALUE_OR_CLOSE);
+    if (unterminated) {
+      this.close();
+      return;
+    }
+    if (this.state === EXPECT_COLON) throw this.fail("the input ends after a property name (truncated?)", at);
+    throw this.fail(`the input ends inside ${this.kinds[this.depth - 1] === OBJECT ? "an object" : "an array"} (truncated?)`, at);
+  }
+
+  private fail(reason: string, offset: number): EvidenceParseError {
+    return new EvidenceParseError(this.format, reason, { offset });
+  }
+
+  private skipBom(chunk: Uint8Array): number {
+    let i = 0;
+    while (i < chunk.length && this.bomIndex < 3) {
+      if (chunk[i] !== BOM[this.bomIndex]) {
+        if (this.bomIndex > 0) throw this.fail("the input starts with an incomplete byte-order mark", this.base + i);
+        this.bomIndex = 3;
+        return i;
+      }
+      this.bomIndex++;
+      i++;
+    }
+    return i;
+  }
+
+  private run(buf: Uint8Array, i: number, n: number): void {
+    while (i < n) {
+      const b = buf[i];
+      if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) {
+        i++;
+        continue;
+      }
+      switch (this.state) {
+        case EXPECT_COMMA_OR_CLOSE: {
+          const kind = this.kinds[this.depth - 1];
+          if (b === 0x2c) {
+            this.state = kind === OBJECT ? EXPECT_KEY : EXPECT_VALUE;
+            i++;
+          } else if ((b === 0x7d && kind === OBJECT) || (b === 0x5d && kind === ARRAY)) {
+            this.close();
+            i++;
+          } else {
+            throw this.fail(`unexpected ${describeByte(b)}: expected ',' or '${kind === OBJECT ? "}" : "]"}'`, this.base + i);
+          }
+          break;
+        }
+        case EXPECT_KEY_OR_CLOSE:
+        case EXPECT_KEY:
+          if (b === 0x22) i = this.key(buf, i, n);
+          else if (b === 0x7d && this.state === EXPECT_KEY_OR_CLOSE) {
+            this.close();
+            i++;
+          } else throw this.fail(`unexpected ${describeByte(b)}: expected a property name in double quotes`, this.base + i);
+          break;
+        case EXPECT_COLON:
+          if (b !== 0x3a) throw this.fail(`unexpected ${describeByte(b)}: expected ':'`, this.base + i);
+          this.state = EXPECT_VALUE;
+          i++;
+          break;
+        case EXPECT_VALUE_OR_CLOSE:
+        case EXPECT_VALUE:
+          if (b === 0x5d && this.state === EXPECT_VALUE_OR_CLOSE) {
+            this.close();
+            i++;
+          } else i = this.value(buf, i, n, b);
+          break;
+        default:
+          throw this.fail(`unexpected ${describeByte(b)} after the end of the JSON value`, this.base + i);
+      }
+    }
+  }
+
+  /** Starts the value at buf[i]; returns the index after it (or n when it continues in the next chunk). */
+  private value(buf: Uint8Array, i: number, n: number, b: number): number {
+    const offset = this.base + i;
+    const mode = this.enterValue();
+    if (b === 0x7b || b === 0x5b) {
+      this.open(b === 0x7b ? OBJECT : ARRAY, mode, offset);
+      return i + 1;
+    }
+    if (b === 0x22) {
+      const close = this.scanString(buf, i + 1, n, false);
+      if (close < 0) return this.suspendString(buf, i + 1, n, mode, offset);
+      this.scalar(mode, mode === SKIP ? null : this.decodeString(buf, i + 1, close, this.scanFlags, this.scanHash, offset + 1), offset);
+      return close + 1;
+    }
+    if (b === 0x2d || (b >= 0x30 && b <= 0x39)) {
+      const end = this.readNumber(buf, i, n, false, offset);
+      if (end < 0) return this.suspend(NUMBER_TOKEN, buf, i, n, mode, offset);
+      this.scalar(mode, this.number, offset);
+      return end;
+    }
+    if (isLetter(b)) {
+      let end = i + 1;
+      while (end < n && isLetter(buf[end])) end++;
+      if (end === n) return this.suspend(LITERAL_TOKEN, buf, i, n, mode, offset);
+      this.scalar(mode, this.parseLiteral(buf, i, end, offset, false), offset);
+      return end;
+    }
+    throw this.fail(`unexpected ${describeByte(b)} where a value was expected`, offset);
+  }
+
+  /** Reads the property name at buf[i] (a '"'); returns the index after it. */
+  private key(buf: Uint8Array, i: number, n: number): number {
+    const offset = this.base + i;
+    const close = this.scanString(buf, i + 1, n, false);
+    const mode = this.modes[this.depth - 1];
+    if (close < 0) return this.suspendString(buf, i + 1, n, mode, offset);
+    this.keyDone(mode === SKIP ? "" : this.decodeString(buf, i + 1, close, this.scanFlags, this.scanHash, offset + 1));
+    return close + 1;
+  }
+
+  private keyDone(key: string): void {
+    const k = this.depth - 1;
+    if (this.modes[k] === STREAM) this.path[k] = key;
+    else this.keys[k] = key;
+    this.state = EXPECT_COLON;
+  }
+
+  /** The mode of the value about to start: inherited, or the caller's choice under a streamed parent. */
+  private enterValue(): number {
+    const d = this.depth;
+    if (d === 0) return this.choose();
+    const k = d - 1;
+    const parentMode = this.modes[k];
+    if (this.kinds[k] === ARRAY) {
+      const index = ++this.indices[k];
+      if (parentMode === STREAM) this.path[k] = index;
+    }
+    return parentMode === STREAM ? this.choose() : parentMode;
+  }
+
+  private choose(): number {
+    if (!this.select) return MATERIALIZE;
+    const choice = this.select(this.path);
+    return choice === "stream" ? STREAM : choice === "skip" ? SKIP : MATERIALIZE;
+  }
+
+  private open(kind: number, mode: number, offset: number): void {
+    const d = this.depth;
+    if (d >= this.maxDepth) {
+      throw new InputBoundError("depth", this.maxDepth, `${this.format}: the JSON nests deeper than ${this.maxDepth} levels (byte ${offset})`);
+    }
+    this.kinds[d] = kind;
+    this.modes[d] = mode;
+    this.indices[d] = -1;
+    this.starts[d] = offset;
+    this.values[d] = mode !== MATERIALIZE ? null : kind === OBJECT ? {} : [];
+    if (mode === STREAM) this.path.push(kind === OBJECT ? "" : -1);
+    this.depth = d + 1;
+    this.state = kind === OBJECT ? EXPECT_KEY_OR_CLOSE : EXPECT_VALUE_OR_CLOSE;
+  }
+
+  private close(): void {
+    const d = --this.depth;
+    const mode = this.modes[d];
+    const value = this.values[d];
+    this.values[d] = null;
+    if (mode === STREAM) this.path.pop();
+    if (mode === MATERIALIZE) this.deliver(value as JsonValue, this.starts[d]);
+    this.state = d === 0 ? EXPECT_END : EXPECT_COMMA_OR_CLOSE;
+  }
+
+  private scalar(mode: number, value: JsonValue, offset: number): void {
+    if (mode !== SKIP) this.deliver(value, offset);
+    this.state = this.depth === 0 ? EXPECT_END : EXPECT_COMMA_OR_CLOSE;
+  }
+
+  /** Hands a finished value to its materialized parent, or to the caller. */
+  private deliver(value: JsonValue, offset: number): void {
+    const k = this.depth - 1;
+    if (k >= 0 && this.modes[k] === MATERIALIZE) {
+      const parent = this.values[k];
+      if (this.kinds[k] === ARRAY) (parent as JsonValue[]).push(value);
+      else setProperty(parent as { [key: string]: JsonValue }, this.keys[k], value);
+    } else if (this.onValue) {
+      this.onValue(this.path, value, offset);
+    }
+  }
+
+  /**
+   * Finds the closing quote of a string whose content starts at buf[i]; -1 if the chunk ends first.
+   * `escaped`: the previous chunk ended right after a backslash. Sets scanFlags and scanEscaped.
+   */
+  private scanString(buf: Uint8Array, i: number, n: number, escaped: boolean): number {
+    let flags = 0;
+    let hash = 0;
+    if (escaped) {
+      if (i >= n) {
+        this.scanFlags = ESCAPED;
+        this.scanEscaped = true;
+        return -1;
+      }
+      this.checkEscape(buf[i], i);
+      i++;
+    }
+    while (i < n) {
+      const b = buf[i];
+      if (b === 0x22) {
+        this.scanFlags = flags;
+        this.scanHash = hash;
+        return i;
+      }
+      if (b === 0x5c) {
+        flags |= ESCAPED;
+        if (i + 1 >= n) {
+          this.scanFlags = flags;
+          this.scanEscaped = true;
+          return -1;
+        }
+        this.checkEscape(buf[i + 1], i + 1);
+        i += 2;
+        continue;
+      }
+      if (b < 0x20) throw this.fail(`a string holds the control character 0x${b.toString(16).padStart(2, "0")}; it must be escaped`, this.base + i);
+      flags |= b;
+      hash = (Math.imul(hash, 31) + b) | 0;
+      i++;
+    }
+    this.scanFlags = flags;
+    this.scanEscaped = false;
+    return -1;
+  }
+
+  private checkEscape(b: number, i: number): void {
+    // " \ / b f n r t u
+    if (b === 0x22 || b === 0x5c || b === 0x2f || b === 0x62 || b === 0x66 || b === 0x6e || b === 0x72 || b === 0x74 || b === 0x75) return;
+    throw this.fail(`invalid escape \\${String.fromCharCode(b)} in a string`, this.base + i - 1);
+  }
+
+  /** `hash`: of the string's bytes as scanString computes it (only used for plain ASCII). */
+  private decodeString(buf: Uint8Array, s: number, e: number, flags: number, hash: number, offset: number): string {
+    if ((flags & (ESCAPED | 0x80)) === 0) return this.ascii(buf, s, e, hash);
+    if ((flags & ESCAPED) === 0) return this.utf8.decode(buf.subarray(s, e));
+    return this.unescape(buf, s, e, offset);
+  }
+
+  /** ASCII without escapes: short strings (keys, names, phases) come from a small intern table. */
+  private ascii(buf: Uint8Array, s: number, e: number, hash: number): string {
+    const length = e - s;
+    if (length > INTERN_MAX_LENGTH) return this.utf8.decode(buf.subarray(s, e));
+    const slot = (hash ^ (hash >>> 13)) & (INTERN_SLOTS - 1);
+    const known = this.interned[slot];
+    if (known !== null && known.length === length) {
+      let same = true;
+      for (let j = 0; j < length; j++) {
+        if (known.charCodeAt(j) !== buf[s + j]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return known;
+    }
+    const text = String.fromCharCode.apply(null, buf.subarray(s, e) as unknown as number[]);
+    this.interned[slot] = text;
+    return text;
+  }
+
+  private unescape(buf: Uint8Array, s: number, e: number, offset: number): string {
+    let out = "";
+    let run = s;
+    let i = s;
+    while (i < e) {
+      if (buf[i] !== 0x5c) {
+        i++;
+        continue;
+      }
+      if (i > run) out += this.utf8.decode(buf.subarray(run, i));
+      const c = buf[i + 1];
+      switch (c) {
+        case 0x22:
+          out += '"';
+          break;
+        case 0x5c:
+          out += "\\";
+          break;
+        case 0x2f:
+          out += "/";
+          break;
+        case 0x62:
+          out += "\b";
+          break;
+        case 0x66:
+          out += "\f";
+          break;
+        case 0x6e:
+          out += "\n";
+          break;
+        case 0x72:
+          out += "\r";
+          break;
+        case 0x74:
+          out += "\t";
+          break;
+        default: {
+          // \uXXXX: each escape is one UTF-16 code unit, so a surrogate pair joins by concatenation.
+          let code = 0;
+          for (let j = i + 2; j < i + 6; j++) {
+            const h = j < e ? buf[j] : -1;
+            const digit = h >= 0x30 && h <= 0x39 ? h - 0x30 : h >= 0x61 && h <= 0x66 ? h - 0x57 : h >= 0x41 && h <= 0x46 ? h - 0x37 : -1;
+            if (digit < 0) throw this.fail("invalid \\u escape in a string (four hex digits expected)", offset + (i - s));
+            code = code * 16 + digit;
+          }
+          out += String.fromCharCode(code);
+          i += 6;
+          run = i;
+          continue;
+        }
+      }
+      i += 2;
+      run = i;
+    }
+    if (run < e) out += this.utf8.decode(buf.subarray(run, e));
+    return out;
+  }
+
+  /**
+   * Reads the number starting at buf[s] into `this.number`; returns the index after it, or -1 when
+   * it runs into the end of the chunk and more may follow (`final` false).
+   */
+  private readNumber(buf: Uint8Array, s: number, n: number, final: boolean, offset: number): number {
+    let i = s;
+    const negative = buf[i] === 0x2d;
+    if (negative) i++;
+    let mantissa = 0;
+    const intStart = i;
+    while (i < n) {
+      const digit = buf[i] - 0x30;
+      if (digit < 0 || digit > 9) break;
+      mantissa = mantissa * 10 + digit;
+      i++;
+    }
+    const intDigits = i - intStart;
+    let fractionDigits = 0;
+    let exponent = 0;
+    if (i < n && buf[i] === 0x2e) {
+      i++;
+      const fracStart = i;
+      while (i < n) {
+        const digit = buf[i] - 0x30;
+        if (digit < 0 || digit > 9) break;
+        mantissa = mantissa * 10 + digit;
+        i++;
+      }
+      fractionDigits = i - fracStart;
+      if (fractionDigits === 0 && (i < n || final)) throw this.fail("invalid number", offset);
+    }
+    if (i < n && (buf[i] === 0x65 || buf[i] === 0x45)) {
+      i++;
+      let expNegative = false;
+      if (i < n && (buf[i] === 0x2b || buf[i] === 0x2d)) {
+        expNegative = buf[i] === 0x2d;
+        i++;
+      }
+      const expStart = i;
+      while (i < n) {
+        const digit = buf[i] - 0x30;
+        if (digit < 0 || digit > 9) break;
+        if (exponent < 100000) exponent = exponent * 10 + digit;
+        i++;
+      }
+      if (i === expStart && (i < n || final)) throw this.fail("invalid number", offset);
+      if (expNegative) exponent = -exponent;
+    }
+    if (i === n && !final) return -1;
+    if ((i < n && isNumberByte(buf[i])) || intDigits === 0 || (intDigits > 1 && buf[intStart] === 0x30)) throw this.fail("invalid number", offset);
+    // Up to 15 digits and a power of ten up to 1e22 are exact doubles, so one multiplication or
+    // division rounds correctly (Clinger's fast path); anything else goes through Number().
+    const digits = intDigits + fractionDigits;
+    const scale = exponent - fractionDigits;
+    let value: number;
+    if (digits <= 15 && scale === 0) value = mantissa;
+    else if (digits <= 15 && scale > 0 && scale <= 22) value = mantissa * POW10[scale];
+    else if (digits <= 15 && scale < 0 && scale >= -22) value = mantissa / POW10[-scale];
+    else {
+      this.number = Number(this.utf8.decode(buf.subarray(s, i)));
+      return i;
+    }
+    this.number = negative ? -value : value;
+    return i;
+  }
+
+  private parseLiteral(buf: Uint8Array, s: number, e: number, offset: number, atEnd: boolean): JsonValue {
+    const length = e - s;
+    const word = String.fromCharCode.apply(null, buf.subarray(s, Math.min(e, s + 16)) as unknown as number[]);
+    if (word === "true" && length === 4) return true;
+    if (word === "false" && length === 5) return false;
+    if (word === "null" && length === 4) return null;
+    if (atEnd && length < 5 && ["true", "false", "null"].some((w) => w.startsWith(word))) {
+      throw this.fail("the input ends inside a literal (truncated?)", this.base);
+    }
+    throw this.fail(`invalid literal '${word}${length > 16 ? "…" : ""}'`, offset);
+  }
+
+  private suspendString(buf: Uint8Array, contentStart: number, n: number, mode: number, offset: number): number {
+    this.token = STRING_TOKEN;
+    this.tokenStart = offset;
+    this.tokenMode = mode;
+    this.tokenFlags = this.scanFlags;
+    this.tokenEscaped = this.scanEscaped;
+    this.tokenLength = 0;
+    if (mode !== SKIP) this.append(buf, contentStart, n);
+    return n;
+  }
+
+  private suspend(token: number, buf: Uint8Array, s: number, n: number, mode: number, offset: number): number {
+    this.token = token;
+    this.tokenStart = offset;
+    this.tokenMode = mode;
+    this.tokenLength = 0;
+    this.append(buf, s, n);
+    return n;
+  }
+
+  private append(buf: Uint8Array, s: number, e: number): void {
+    const need = this.tokenLength + (e - s);
+    if (need > this.maxTokenBytes) {
+      throw new InputBoundError("field_length", this.maxTokenBytes, `${this.format}: a JSON token is longer than ${this.maxTokenBytes} bytes (byte ${this.tokenStart})`);
+    }
+    if (need > this.carry.length) {
+      const grown = new Uint8Array(Math.max(need, this.carry.length * 2));
+      grown.set(this.carry.subarray(0, this.tokenLength));
+      this.carry = grown;
+    }
+    this.carry.set(buf.subarray(s, e), this.tokenLength);
+    this.tokenLength = need;
+  }
+
+  /** Continues a token cut by the previous chunk boundary; returns the index after it. */
+  private resumeToken(buf: Uint8Array, i: number, n: number): number {
+    if (this.token === STRING_TOKEN) {
+      const close = this.scanString(buf, i, n, this.tokenEscaped);
+      this.tokenFlags |= this.scanFlags;
+      const skip = this.tokenMode === SKIP;
+      if (close < 0) {
+        this.tokenEscaped = this.scanEscaped;
+        if (!skip) this.append(buf, i, n);
+        return n;
+      }
+      if (!skip) this.append(buf, i, close);
+      this.finishToken(this.carry, 0, this.tokenLength, false);
+      return close + 1;
+    }
+    const isPart = this.token === NUMBER_TOKEN ? isNumberByte : isLetter;
+    let end = i;
+    while (end < n && isPart(buf[end])) end++;
+    this.append(buf, i, end);
+    if (end === n) return n;
+    this.finishToken(this.carry, 0, this.tokenLength, false);
+    return end;
+  }
+
+  /** Completes the carried token (at a delimiter, or at the end of input for numbers and literals). */
+  private finishToken(buf: Uint8Array, s: number, e: number, atEnd: boolean): void {
+    const token = this.token;
+    const offset = this.tokenStart;
+    const mode = this.tokenMode;
+    this.token = NO_TOKEN;
+    if (token === STRING_TOKEN) {
+      let hash = 0;
+      for (let i = s; i < e; i++) hash = (Math.imul(hash, 31) + buf[i]) | 0;
+      const text = mode === SKIP ? "" : this.decodeString(buf, s, e, this.tokenFlags, hash, offset + 1);
+      if (this.state === EXPECT_KEY || this.state === EXPECT_KEY_OR_CLOSE) this.keyDone(text);
+      else this.scalar(mode, text, offset);
+    } else if (token === NUMBER_TOKEN) {
+      // Only number bytes were carried, so the whole carry must be one number.
+      if (this.readNumber(buf, s, e, true, offset) !== e) throw this.fail("invalid number", offset);
+      this.scalar(mode, this.number, offset);
+    } else {
+      this.scalar(mode, this.parseLiteral(buf, s, e, offset, atEnd), offset);
+    }
+  }
+}
+
+/** Parses a chunk stream, awaiting `afterChunk` after each chunk (e.g. to flush builder batches). */
+export async function parseJsonStream(
+  chunks: AsyncIterable<Uint8Array>,
+  options: JsonStreamOptions,
+  afterChunk?: () => Promise<void> | void,
+): Promise<void> {
+  const parser = new JsonStreamParser(options);
+  for await (const chunk of chunks) {
+    parser.write(chunk);
+    if (afterChunk) await afterChunk();
+  }
+  parser.end();
+}
+
+/** Parses one small in-memory JSON document with the same rules (tests, small side files). */
+export function parseJsonBytes(bytes: Uint8Array, options: Omit<JsonStreamOptions, "select" | "onValue"> = {}): JsonValue {
+  let result: JsonValue = null;
+  const parser = new JsonStreamParser({ ...options, onValue: (_path, value) => (result = value) });
+  parser.write(bytes);
+  parser.end();
+  return result;
+}

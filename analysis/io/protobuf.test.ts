@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { EvidenceParseError } from "../formats/errors";
+import { ProtoReader, WIRE_FIXED32, WIRE_FIXED64, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "./protobuf";
+
+// A tiny writer of the wire format, written from the spec, so the reader is tested against bytes we control.
+function varint(value: number | bigint): number[] {
+  let v = BigInt.asUintN(64, BigInt(value));
+  const out: number[] = [];
+  do {
+    const byte = Number(v & 0x7fn);
+    v >>= 7n;
+    out.push(v > 0n ? byte | 0x80 : byte);
+  } while (v > 0n);
+  return out;
+}
+const key = (field: number, wireType: number) => varint(field * 8 + wireType);
+const delimited = (field: number, body: number[]) => [...key(field, WIRE_LENGTH_DELIMITED), ...varint(body.length), ...body];
+
+const reader = (bytes: number[]) => new ProtoReader(new Uint8Array(bytes), "test");
+
+function parseError(run: () => unknown): EvidenceParseError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(EvidenceParseError);
+    return error as EvidenceParseError;
+  }
+  throw new Error("expected an EvidenceParseError");
+}
+
+describe("protobuf wire-format reader", () => {
+  it("reads varints of every length, including the spec's 300 = ac 02", () => {
+    expect(reader([0xac, 0x02]).varint()).toBe(300);
+    for (const value of [0, 1, 127, 128, 16_383, 16_384, 2 ** 31 - 1, 2 ** 32, 2 ** 35 + 5, Number.MAX_SAFE_INTEGER]) {
+      expect(reader(varint(value)).varint()).toBe(value);
+    }
+  });
+
+  it("reads 64-bit values exactly as bigint, and refuses them where a safe number is required", () => {
+    const max = (1n << 64n) - 1n;
+    expect(reader(varint(max)).uint64()).toBe(max);
+    expect(reader(varint(0xffffffff81000000n)).uint64()).toBe(0xffffffff81000000n);
+    const error = parseError(() => reader(varint(2n ** 53n)).varint());
+    expect(error.at.offset).toBe(0);
+  });
+
+  it("reads negative int64 values (ten-byte two's complement)", () => {
+    expect(varint(-1)).toHaveLength(10);
+    expect(reader(varint(-1)).int64()).toBe(-1);
+    expect(reader(varint(-123456789)).int64()).toBe(-123456789);
+    expect(reader(varint(-(2n ** 63n))).int64Exact()).toBe(-(2n ** 63n));
+    expect(reader(varint(1_700_000_000_123_456_789n)).int64Exact()).toBe(1_700_000_000_123_456_789n);
+  });
+
+  it("walks fields: length-delimited strings and messages, skipping fixed32 and fixed64", () => {
+    const text = [...new TextEncoder().encode("héllo")];
+    const bytes = [
+      ...key(1, WIRE_FIXED64), 1, 2, 3, 4, 5, 6, 7, 8,
+      ...key(2, WIRE_FIXED32), 9, 9, 9, 9,
+      ...delimited(3, text),
+      ...delimited(4, [...key(1, WIRE_VARINT), ...varint(42)]),
+      ...key(5, WIRE_VARINT), ...varint(7),
+    ];
+    const r = reader(bytes);
+    const seen: unknown[] = [];
+    while (!r.done) {
+      const k = r.key();
+      if (k.field === 3) seen.push(r.string(new TextDecoder()));
+      else if (k.field === 4) {
+        const inner = r.message();
+        expect(inner.key()).toMatchObject({ field: 1, wireType: WIRE_VARINT });
+        seen.push(inner.varint());
+        expect(inner.done).toBe(true);
+      } else if (k.field === 5) seen.push(r.varint());
+      else {
+        seen.push(`skip ${k.field}`);
+        r.skip(k.wireType);
+      }
+    }
+    expect(seen).toEqual(["skip 1", "skip 2", "héllo", 42, 7]);
+  });
+
+  it("reads repeated integers whether packed or one key per value", () => {
+    const bytes = [...delimited(1, [...varint(1), ...varint(300), ...varint(2 ** 40)]), ...key(1, WIRE_VARINT), ...varint(5), ...key(1, WIRE_VARINT), ...varint(6)];
+    const r = reader(bytes);
+    const out: number[] = [];
+    while (!r.done) r.repeated(r.key().wireType, out);
+    expect(out).toEqual([1, 300, 2 ** 40, 5, 6]);
+  });
+
+  it("fails with the byte offset on a length that runs past its message", () => {
+    const bytes = [...key(1, WIRE_VARINT), 1, ...key(2, WIRE_LENGTH_DELIMITED), 50, 1, 2, 3];
+    const r = reader(bytes);
+    r.key();
+    r.varint();
+    r.key();
+    const error = parseError(() => r.skip(WIRE_LENGTH_DELIMITED));
+    expect(error.at.offset).toBe(3);
+  });
+
+  it("fails on a varint cut by the end of the input, an over-long varint and unknown wire types", () => {
+    expect(parseError(() => reader([0x80, 0x80]).varint()).at.offset).toBe(0);
+    expect(parseError(() => reader(new Array(11).fill(0xff)).uint64()).at.offset).toBe(0);
+    expect(parseError(() => reader([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]).uint64()).reason).toMatch(/64 bits/);
+    expect(parseError(() => reader([0x0f]).key()).reason).toMatch(/wire type 7/);
+    expect(parseError(() => reader([0x03]).key()).reason).toMatch(/field number 0/);
+    const cut = reader([...key(1, WIRE_FIXED64), 1, 2]);
+    const fixed = cut.key();
+    expect(parseError(() => cut.skip(fixed.wireType)).at.offset).toBe(1);
+  });
+
+  it("checks that a nested message stays inside its parent", () => {
+    // The inner message claims 3 bytes, but the outer one only has 2 left.
+    const outer = reader([...key(1, WIRE_LENGTH_DELIMITED), 4, ...key(2, WIRE_LENGTH_DELIMITED), 3, 0x08, 0x01]);
+    outer.key();
+    const inner = outer.message();
+    inner.key();
+    expect(parseError(() => inner.message()).at.offset).toBe(3);
+  });
+});

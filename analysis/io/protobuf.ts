@@ -1,0 +1,188 @@
+/**
+ * A small reader of the protobuf wire format (varints, 64/32-bit fixed, length-delimited fields),
+ * enough to walk messages whose schema the caller knows (pprof's profile.proto). Every read is
+ * bounds-checked; a malformed input throws EvidenceParseError with the absolute byte offset.
+ */
+import { EvidenceParseError, InputBoundError } from "../formats/errors";
+
+export const WIRE_VARINT = 0;
+export const WIRE_FIXED64 = 1;
+export const WIRE_LENGTH_DELIMITED = 2;
+export const WIRE_FIXED32 = 5;
+
+const TWO_POW_32 = 4294967296;
+/** Above this high word a 64-bit value no longer fits a double exactly (2^53). */
+const SAFE_HIGH_WORD = 0x200000;
+
+/** One field's key: its number and how its value is encoded. */
+export interface FieldKey {
+  field: number;
+  wireType: number;
+  /** Offset of the key's first byte (for error messages). */
+  offset: number;
+}
+
+/**
+ * Reads the fields of one message in `bytes[start, end)`. Nested messages are read by
+ * `message()`, which returns a reader over just their bytes, one level deeper.
+ */
+export class ProtoReader {
+  pos: number;
+
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly format: string,
+    start = 0,
+    readonly end = bytes.length,
+    readonly depth = 0,
+    readonly maxDepth = 1024,
+  ) {
+    this.pos = start;
+    if (end > bytes.length || start > end) this.fail("message extends past the end of the input", start);
+  }
+
+  get done(): boolean {
+    return this.pos >= this.end;
+  }
+
+  fail(reason: string, offset = this.pos): never {
+    throw new EvidenceParseError(this.format, reason, { offset });
+  }
+
+  /** The next field's key; call only while !done. */
+  key(): FieldKey {
+    const offset = this.pos;
+    const key = this.varint();
+    const field = Math.floor(key / 8);
+    const wireType = key % 8;
+    if (field === 0) this.fail("field number 0 is not allowed", offset);
+    if (wireType !== WIRE_VARINT && wireType !== WIRE_FIXED64 && wireType !== WIRE_LENGTH_DELIMITED && wireType !== WIRE_FIXED32) {
+      // 3 and 4 are the deprecated groups, 6 and 7 do not exist: none appear in the formats we read.
+      this.fail(`unsupported wire type ${wireType} for field ${field}`, offset);
+    }
+    return { field, wireType, offset };
+  }
+
+  /** The low and high 32-bit words of a varint (up to 10 bytes). */
+  private varintWords(): [number, number] {
+    const start = this.pos;
+    let low = 0;
+    let high = 0;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.end) this.fail("varint runs past the end of its message", start);
+      const byte = this.bytes[this.pos++];
+      const bits = byte & 0x7f;
+      if (i < 4) low |= bits << (7 * i);
+      else if (i === 4) {
+        low |= (bits & 0x0f) << 28;
+        high = bits >> 4;
+      } else high |= bits << (7 * i - 32);
+      if (byte < 0x80) {
+        if (i === 9 && byte > 1) this.fail("varint is longer than 64 bits", start);
+        return [low >>> 0, high >>> 0];
+      }
+    }
+    return this.fail("varint is longer than 10 bytes", start);
+  }
+
+  /** An unsigned varint as a number; fails if it is above 2^53 (ids, lengths, indexes). */
+  varint(): number {
+    const start = this.pos;
+    const [low, high] = this.varintWords();
+    if (high >= SAFE_HIGH_WORD) this.fail("varint is too large to be an id, index or length", start);
+    return high * TWO_POW_32 + low;
+  }
+
+  /** An unsigned 64-bit varint, exactly (addresses). */
+  uint64(): bigint {
+    const [low, high] = this.varintWords();
+    return (BigInt(high) << 32n) | BigInt(low);
+  }
+
+  /** A two's-complement int64 varint, exactly. */
+  int64Exact(): bigint {
+    return BigInt.asIntN(64, this.uint64());
+  }
+
+  /** A two's-complement int64 varint as a number: exact within ±2^53, the nearest double beyond. */
+  int64(): number {
+    const [low, high] = this.varintWords();
+    if (high < SAFE_HIGH_WORD) return high * TWO_POW_32 + low;
+    return Number(BigInt.asIntN(64, (BigInt(high) << 32n) | BigInt(low)));
+  }
+
+  /** The length prefix of a length-delimited field, checked against the enclosing message. */
+  private length(): number {
+    const start = this.pos;
+    const length = this.varint();
+    if (length > this.end - this.pos) this.fail(`length-delimited field of ${length} bytes runs past the end of its message`, start);
+    return length;
+  }
+
+  /** A length-delimited field's bytes (a view, not a copy). */
+  bytesField(): Uint8Array {
+    const length = this.length();
+    const view = this.bytes.subarray(this.pos, this.pos + length);
+    this.pos += length;
+    return view;
+  }
+
+  string(decoder: TextDecoder): string {
+    return decoder.decode(this.bytesField());
+  }
+
+  /** A reader over an embedded message. */
+  message(): ProtoReader {
+    const length = this.length();
+    if (this.depth + 1 > this.maxDepth) throw new InputBoundError("depth", this.maxDepth, `Protobuf messages nest deeper than ${this.maxDepth} levels.`);
+    const child = new ProtoReader(this.bytes, this.format, this.pos, this.pos + length, this.depth + 1, this.maxDepth);
+    this.pos += length;
+    return child;
+  }
+
+  /**
+   * Appends a repeated integer field to `out`, whether it was written packed (one
+   * length-delimited run) or as one varint per key. `read` picks the integer flavour.
+   */
+  repeated(wireType: number, out: number[], read: (reader: ProtoReader) => number = (r) => r.varint()): void {
+    if (wireType === WIRE_VARINT) {
+      out.push(read(this));
+      return;
+    }
+    if (wireType !== WIRE_LENGTH_DELIMITED) this.fail(`repeated integer field has wire type ${wireType}`);
+    const length = this.length();
+    const packed = new ProtoReader(this.bytes, this.format, this.pos, this.pos + length, this.depth, this.maxDepth);
+    while (!packed.done) out.push(read(packed));
+    this.pos += length;
+  }
+
+  /** Skips a field this reader does not interpret. */
+  skip(wireType: number): void {
+    switch (wireType) {
+      case WIRE_VARINT:
+        this.varintWords();
+        return;
+      case WIRE_FIXED64:
+        this.advance(8);
+        return;
+      case WIRE_FIXED32:
+        this.advance(4);
+        return;
+      case WIRE_LENGTH_DELIMITED:
+        this.advance(this.length());
+        return;
+      default:
+        this.fail(`cannot skip wire type ${wireType}`);
+    }
+  }
+
+  private advance(count: number): void {
+    if (count > this.end - this.pos) this.fail(`field of ${count} bytes runs past the end of its message`);
+    this.pos += count;
+  }
+
+  /** Fails unless the field has the wire type the schema says (guards against reading garbage as data). */
+  expect(key: FieldKey, wireType: number): void {
+    if (key.wireType !== wireType) this.fail(`field ${key.field} has wire type ${key.wireType}, expected ${wireType}`, key.offset);
+  }
+}

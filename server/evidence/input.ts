@@ -1,0 +1,84 @@
+import { createReadStream, promises as fsp } from "node:fs";
+import { Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import { EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
+
+export const SNIFF_BYTES = 64 * 1024;
+
+/** Bounds on one import, from configuration (defaults per DESIGN.md §6). */
+export interface InputBounds {
+  maxBytes: number;
+  maxExpansionRatio: number;
+}
+
+export const DEFAULT_INPUT_BOUNDS: InputBounds = {
+  maxBytes: 4 * 1024 ** 3,
+  maxExpansionRatio: 200,
+};
+
+function isGzipHead(head: Buffer): boolean {
+  return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+}
+
+async function readHead(file: string, bytes: number): Promise<Buffer> {
+  const handle = await fsp.open(file, "r");
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The decompressed bytes of a stored file as a chunk stream. Gzip is undone here, once for every
+ * format, and an expansion beyond `maxExpansionRatio` × the compressed size fails with an
+ * InputBoundError (a decompression bomb) instead of filling the disk or memory.
+ */
+export async function* decompressedChunks(file: string, bounds: InputBounds): AsyncGenerator<Uint8Array> {
+  const head = await readHead(file, 2);
+  if (!isGzipHead(head)) {
+    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) yield chunk as Buffer;
+    return;
+  }
+  const compressedSize = (await fsp.stat(file)).size;
+  const limit = Math.max(64 * 1024 * 1024, compressedSize * bounds.maxExpansionRatio);
+  let expanded = 0;
+  const gunzip = createReadStream(file, { highWaterMark: 1 << 20 }).pipe(createGunzip({ chunkSize: 1 << 20 }));
+  const chunks = (gunzip as Readable)[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await chunks.next();
+      } catch {
+        throw new EvidenceParseError("gzip", "corrupt or truncated gzip stream", { offset: expanded });
+      }
+      if (next.done) break;
+      expanded += next.value.length;
+      if (expanded > limit) {
+        throw new InputBoundError("expansion_ratio", bounds.maxExpansionRatio, `The gzip stream expands more than ${bounds.maxExpansionRatio}× its compressed size.`);
+      }
+      yield next.value;
+    }
+  } finally {
+    gunzip.destroy();
+  }
+}
+
+/** The first bytes of the decompressed input, for format detection. A broken gzip header yields what it can. */
+export async function sniffHead(file: string, bounds: InputBounds): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of decompressedChunks(file, bounds)) {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size >= SNIFF_BYTES) break;
+    }
+  } catch {
+    // A corrupt stream is reported by the importer with its offset; detection uses what was read.
+  }
+  return Buffer.concat(parts).subarray(0, SNIFF_BYTES);
+}

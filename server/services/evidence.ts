@@ -1,0 +1,312 @@
+import { z } from "zod";
+import {
+  addPrunedRemainders,
+  calleesQuery,
+  callersQuery,
+  compareQuery,
+  flameTreeQuery,
+  hotspotsQuery,
+  metricTotalsQuery,
+  spanTotalsQuery,
+  stackExamplesQuery,
+  traceWindowQuery,
+  tracksQuery,
+} from "../../analysis/queries";
+import { CompareRow } from "../../analysis/queries/compare";
+import { FlameNode } from "../../analysis/queries/flame-tree";
+import { HotspotRow } from "../../analysis/queries/hotspots";
+import { NeighbourRow, StackExampleRow } from "../../analysis/queries/callers";
+import { MetricTotalRow, SpanTotalsRow } from "../../analysis/queries/summary";
+import { TrackRow, WindowSpan } from "../../analysis/queries/trace-window";
+import { decodeCursor, encodeCursor } from "../domain/cursor";
+import { EmberscopeError } from "../domain/errors";
+import { CursorArg, Limitation } from "../domain/models";
+import { openEvidence, type EvidenceReader } from "../evidence/engine";
+import { getRun } from "../store/runs";
+import type { Workspace } from "../store/workspace";
+import { defineService } from "./service";
+
+/** Whether a result could look at all: empty is not unavailable. */
+export const EvidenceStatus = z.object({
+  state: z.enum(["available", "empty", "unavailable", "partial"]),
+  reason: z.string().nullable(),
+  /** The operation that would fill it, when there is one. */
+  fill_with: z.string().nullable(),
+});
+export type EvidenceStatus = z.infer<typeof EvidenceStatus>;
+
+const RunId = z.string().min(1).max(128);
+const CommitArg = z.string().min(1).max(128).default("HEAD").describe('The commit to read; "HEAD" by default.');
+const MetricArg = z.string().min(1).max(128).optional().describe("Metric name; the run's primary metric by default.");
+const FrameKey = z.string().regex(/^[0-9a-f]{16}$/, "expected a 16-hex frame_key");
+
+/** Preferred metric when none is named: time first, then samples, then whatever the run has. */
+const METRIC_PREFERENCE = ["cpu_ns", "wall_ns", "samples", "alloc_bytes", "instructions", "Ir"];
+
+interface RunEvidence {
+  reader: EvidenceReader;
+  generations: string[];
+  metrics: z.infer<typeof MetricTotalRow>[];
+  limitations: Limitation[];
+}
+
+/** The generations of a run visible in the pinned commit, with its metric totals. */
+async function runEvidence(ws: Workspace, runId: string, commit: string): Promise<RunEvidence> {
+  getRun(ws.db, runId);
+  const reader = await openEvidence(ws, commit);
+  const visible = new Set(reader.commit.generations.map((g) => g.generation_id));
+  const rows = ws.db
+    .prepare(
+      `SELECT DISTINCT g.id, g.limitations FROM generations g JOIN registrations r ON r.artifact_id = g.artifact_id
+       WHERE r.run_id = ? ORDER BY g.id`,
+    )
+    .all(runId) as { id: string; limitations: string }[];
+  const mine = rows.filter((r) => visible.has(r.id));
+  const generations = mine.map((r) => r.id);
+  const limitations = mine.flatMap((r) => JSON.parse(r.limitations) as Limitation[]);
+  const metrics = generations.length ? await reader.run(metricTotalsQuery, { generations }) : [];
+  return { reader, generations, metrics, limitations };
+}
+
+function chooseMetric(evidence: RunEvidence, requested: string | undefined): { name: string; unit: string } | null {
+  if (requested) {
+    const found = evidence.metrics.find((m) => m.name === requested);
+    if (!found) {
+      throw new EmberscopeError("INVALID_ARGUMENTS", `The run has no metric ${requested}.`, {
+        details: { argument: "metric", available: evidence.metrics.map((m) => m.name) },
+      });
+    }
+    return { name: found.name, unit: found.unit };
+  }
+  const present = evidence.metrics.filter((m) => m.samples > 0);
+  const preferred = METRIC_PREFERENCE.map((n) => present.find((m) => m.name === n)).find(Boolean) ?? present[0];
+  return preferred ? { name: preferred.name, unit: preferred.unit } : null;
+}
+
+function statusOf(evidence: RunEvidence, runId: string, hasRows: boolean, what: string): EvidenceStatus {
+  if (evidence.generations.length === 0) {
+    return { state: "unavailable", reason: `Run ${runId} has no evidence in this commit (not extracted, failed, or pinned before it).`, fill_with: "imports.import" };
+  }
+  if (!hasRows) return { state: "empty", reason: `The run's evidence has no ${what}.`, fill_with: null };
+  return { state: evidence.limitations.length ? "partial" : "available", reason: evidence.limitations.length ? "The importer recorded limitations; see summary." : null, fill_with: null };
+}
+
+export const HotspotsResult = z.object({
+  rows: z.array(HotspotRow.omit({ grand_total: true })),
+  metric: z.string().nullable(),
+  unit: z.string().nullable(),
+  grand_total: z.number(),
+  commit_id: z.string(),
+  next_cursor: z.string().nullable(),
+  status: EvidenceStatus,
+});
+
+export const analyzeHotspots = defineService({
+  name: "evidence.hotspots",
+  summary: "Rank a run's functions by self value of a metric, with inclusive totals and percentages.",
+  kind: "query",
+  input: z.object({ run_id: RunId, metric: MetricArg, limit: z.number().int().min(1).max(1000).default(20), cursor: CursorArg, commit_id: CommitArg }).strict(),
+  output: HotspotsResult,
+  handler: async (input, { ws }) => {
+    const evidence = await runEvidence(ws, input.run_id, input.commit_id);
+    const commitId = evidence.reader.commit.commit_id;
+    const metric = chooseMetric(evidence, input.metric);
+    const empty = { rows: [], metric: metric?.name ?? null, unit: metric?.unit ?? null, grand_total: 0, commit_id: commitId, next_cursor: null };
+    if (!metric) return { ...empty, status: statusOf(evidence, input.run_id, false, "samples") };
+    const binding = { query: "evidence.hotspots", filters: { run_id: input.run_id, metric: metric.name }, order: "self desc, frame_key", commit: commitId };
+    const after = input.cursor
+      ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.hotspots", arguments: { run_id: input.run_id, metric: metric.name, limit: input.limit, commit_id: commitId }, safe_to_repeat: true }) as [number, string])
+      : null;
+    const rows = await evidence.reader.run(hotspotsQuery, {
+      generations: evidence.generations,
+      metric: metric.name,
+      limit: input.limit + 1,
+      after_self: after?.[0] ?? null,
+      after_key: after?.[1] ?? null,
+    });
+    const page = rows.slice(0, input.limit);
+    const grand = evidence.metrics.find((m) => m.name === metric.name)?.total ?? 0;
+    const last = page[page.length - 1];
+    return {
+      rows: page.map(({ grand_total: _g, ...row }) => row),
+      metric: metric.name,
+      unit: metric.unit,
+      grand_total: grand,
+      commit_id: commitId,
+      next_cursor: rows.length > input.limit ? encodeCursor(ws.secret, binding, [last.self, last.frame_key]) : null,
+      status: statusOf(evidence, input.run_id, grand > 0, `samples of ${metric.name}`),
+    };
+  },
+});
+
+const NeighbourInput = z.object({ run_id: RunId, frame_key: FrameKey, metric: MetricArg, limit: z.number().int().min(1).max(200).default(20), commit_id: CommitArg }).strict();
+const NeighbourResult = z.object({ frame_key: z.string(), rows: z.array(NeighbourRow), metric: z.string().nullable(), unit: z.string().nullable(), commit_id: z.string(), status: EvidenceStatus });
+
+function neighbourService(name: string, summary: string, query: typeof callersQuery) {
+  return defineService({
+    name,
+    summary,
+    kind: "query",
+    input: NeighbourInput,
+    output: NeighbourResult,
+    handler: async (input, { ws }) => {
+      const evidence = await runEvidence(ws, input.run_id, input.commit_id);
+      const metric = chooseMetric(evidence, input.metric);
+      const rows = metric ? await evidence.reader.run(query, { generations: evidence.generations, metric: metric.name, frame_key: input.frame_key, limit: input.limit }) : [];
+      return { frame_key: input.frame_key, rows, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: evidence.reader.commit.commit_id, status: statusOf(evidence, input.run_id, rows.length > 0, `${name.split(".")[1]} of that frame`) };
+    },
+  });
+}
+
+export const frameCallers = neighbourService("evidence.callers", "Who calls a frame, weighted by the frame's inclusive value under each caller.", callersQuery);
+export const frameCallees = neighbourService("evidence.callees", "What a frame calls, weighted by each callee's inclusive value.", calleesQuery);
+
+export const stackExamples = defineService({
+  name: "evidence.stack_examples",
+  summary: "The heaviest complete stacks that pass through a frame.",
+  kind: "query",
+  input: NeighbourInput,
+  output: z.object({ frame_key: z.string(), rows: z.array(StackExampleRow), metric: z.string().nullable(), commit_id: z.string(), status: EvidenceStatus }),
+  handler: async (input, { ws }) => {
+    const evidence = await runEvidence(ws, input.run_id, input.commit_id);
+    const metric = chooseMetric(evidence, input.metric);
+    const rows = metric ? await evidence.reader.run(stackExamplesQuery, { generations: evidence.generations, metric: metric.name, frame_key: input.frame_key, limit: input.limit }) : [];
+    return { frame_key: input.frame_key, rows, metric: metric?.name ?? null, commit_id: evidence.reader.commit.commit_id, status: statusOf(evidence, input.run_id, rows.length > 0, "stacks through that frame") };
+  },
+});
+
+export const flameTree = defineService({
+  name: "evidence.flame_tree",
+  summary: "The aggregated call tree of a run pruned to a node budget, with an explicit remainder node.",
+  kind: "query",
+  input: z
+    .object({ run_id: RunId, metric: MetricArg, start_ns: z.number().int().optional(), end_ns: z.number().int().optional(), budget: z.number().int().min(10).max(200_000).default(20_000), commit_id: CommitArg })
+    .strict(),
+  output: z.object({ nodes: z.array(FlameNode), pruned_total: z.number(), metric: z.string().nullable(), unit: z.string().nullable(), commit_id: z.string(), status: EvidenceStatus }),
+  handler: async (input, { ws }) => {
+    const evidence = await runEvidence(ws, input.run_id, input.commit_id);
+    const metric = chooseMetric(evidence, input.metric);
+    const raw = metric
+      ? await evidence.reader.run(flameTreeQuery, { generations: evidence.generations, metric: metric.name, budget: input.budget, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null })
+      : [];
+    const { nodes, pruned_total } = addPrunedRemainders(raw);
+    return { nodes, pruned_total, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: evidence.reader.commit.commit_id, status: statusOf(evidence, input.run_id, nodes.length > 0, "samples") };
+  },
+});
+
+export const traceWindow = defineService({
+  name: "evidence.trace_window",
+  summary: "Spans of a run that overlap a time window, by track, with keyset pages.",
+  kind: "query",
+  input: z
+    .object({ run_id: RunId, start_ns: z.number().int(), end_ns: z.number().int(), tracks: z.array(z.number().int()).max(1000).optional(), limit: z.number().int().min(1).max(5000).default(500), cursor: CursorArg, commit_id: CommitArg })
+    .strict()
+    .refine((i) => i.end_ns > i.start_ns, { message: "end_ns must be after start_ns", path: ["end_ns"] }),
+  output: z.object({ spans: z.array(WindowSpan), tracks: z.array(TrackRow), commit_id: z.string(), next_cursor: z.string().nullable(), status: EvidenceStatus }),
+  handler: async (input, { ws }) => {
+    const evidence = await runEvidence(ws, input.run_id, input.commit_id);
+    const commitId = evidence.reader.commit.commit_id;
+    if (!evidence.generations.length) return { spans: [], tracks: [], commit_id: commitId, next_cursor: null, status: statusOf(evidence, input.run_id, false, "spans") };
+    const filters = { run_id: input.run_id, start_ns: input.start_ns, end_ns: input.end_ns, tracks: input.tracks ?? null };
+    const binding = { query: "evidence.trace_window", filters, order: "track, start, span", commit: commitId };
+    const after = input.cursor
+      ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.trace_window", arguments: { ...filters, limit: input.limit }, safe_to_repeat: true }) as [number, number, number])
+      : null;
+    const rows = await evidence.reader.run(traceWindowQuery, {
+      generations: evidence.generations,
+      start_ns: input.start_ns,
+      end_ns: input.end_ns,
+      tracks: input.tracks ?? null,
+      after_track: after?.[0] ?? null,
+      after_start: after?.[1] ?? null,
+      after_span: after?.[2] ?? null,
+      limit: input.limit + 1,
+    });
+    const spans = rows.slice(0, input.limit);
+    const last = spans[spans.length - 1];
+    const tracks = await evidence.reader.run(tracksQuery, { generations: evidence.generations });
+    return {
+      spans,
+      tracks,
+      commit_id: commitId,
+      next_cursor: rows.length > input.limit ? encodeCursor(ws.secret, binding, [last.track_id, last.start_ns, last.span_id]) : null,
+      status: statusOf(evidence, input.run_id, spans.length > 0, "spans in that window"),
+    };
+  },
+});
+
+export const compareRuns = defineService({
+  name: "evidence.compare",
+  summary: "Compare two runs per frame: base and candidate values, absolute and relative change.",
+  kind: "query",
+  input: z
+    .object({
+      base_run_id: RunId,
+      candidate_run_id: RunId,
+      metric: MetricArg,
+      collection: z.enum(["changed", "added", "removed", "all"]).default("changed"),
+      normalize: z.boolean().default(false).describe("Compare shares of each run's total instead of absolute values."),
+      limit: z.number().int().min(1).max(1000).default(50),
+      commit_id: CommitArg,
+    })
+    .strict(),
+  output: z.object({ rows: z.array(CompareRow), metric: z.string().nullable(), unit: z.string().nullable(), base_total: z.number(), candidate_total: z.number(), commit_id: z.string(), status: EvidenceStatus }),
+  handler: async (input, { ws }) => {
+    const base = await runEvidence(ws, input.base_run_id, input.commit_id);
+    const candidate = await runEvidence(ws, input.candidate_run_id, input.commit_id);
+    const metric = chooseMetric(candidate, input.metric) ?? chooseMetric(base, input.metric);
+    const commitId = base.reader.commit.commit_id;
+    const totalOf = (e: RunEvidence) => e.metrics.find((m) => m.name === metric?.name)?.total ?? 0;
+    if (!metric || !base.generations.length || !candidate.generations.length) {
+      const missing = !base.generations.length ? base : candidate;
+      return { rows: [], metric: metric?.name ?? null, unit: metric?.unit ?? null, base_total: totalOf(base), candidate_total: totalOf(candidate), commit_id: commitId, status: statusOf(missing, !base.generations.length ? input.base_run_id : input.candidate_run_id, false, "samples") };
+    }
+    const rows = await base.reader.run(compareQuery, {
+      base_generations: base.generations,
+      candidate_generations: candidate.generations,
+      metric: metric.name,
+      normalize: input.normalize,
+      collection: input.collection,
+      limit: input.limit,
+    });
+    return { rows, metric: metric.name, unit: metric.unit, base_total: totalOf(base), candidate_total: totalOf(candidate), commit_id: commitId, status: statusOf(candidate, input.candidate_run_id, rows.length > 0, `${input.collection} frames`) };
+  },
+});
+
+export const summarizeRun = defineService({
+  name: "evidence.summary",
+  summary: "A run's evidence at a glance: totals per metric, time span, tracks, top frames, limitations.",
+  kind: "query",
+  input: z.object({ run_id: RunId, commit_id: CommitArg }).strict(),
+  output: z.object({
+    run_id: z.string(),
+    commit_id: z.string(),
+    generations: z.array(z.string()),
+    metrics: z.array(MetricTotalRow),
+    spans: SpanTotalsRow.nullable(),
+    tracks: z.array(TrackRow),
+    top_frames: z.array(HotspotRow.omit({ grand_total: true })),
+    primary_metric: z.string().nullable(),
+    limitations: z.array(Limitation),
+    status: EvidenceStatus,
+  }),
+  handler: async (input, { ws }) => {
+    const evidence = await runEvidence(ws, input.run_id, input.commit_id);
+    const metric = chooseMetric(evidence, undefined);
+    const run = getRun(ws.db, input.run_id);
+    const gens = evidence.generations;
+    const top = metric ? await evidence.reader.run(hotspotsQuery, { generations: gens, metric: metric.name, limit: 10 }) : [];
+    return {
+      run_id: input.run_id,
+      commit_id: evidence.reader.commit.commit_id,
+      generations: gens,
+      metrics: evidence.metrics,
+      spans: gens.length ? (await evidence.reader.run(spanTotalsQuery, { generations: gens }))[0] : null,
+      tracks: gens.length ? await evidence.reader.run(tracksQuery, { generations: gens }) : [],
+      top_frames: top.map(({ grand_total: _g, ...row }) => row),
+      primary_metric: metric?.name ?? null,
+      limitations: [...run.limitations, ...evidence.limitations.filter((l) => !run.limitations.some((r) => r.code === l.code))],
+      status: statusOf(evidence, input.run_id, evidence.metrics.length > 0 || top.length > 0, "evidence rows"),
+    };
+  },
+});

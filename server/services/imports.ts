@@ -1,0 +1,165 @@
+import { promises as fsp } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
+import { detectFormat, IMPORTERS, importerFor } from "../../analysis/formats/index";
+import { FORMAT_IDS, DEFAULT_IMPORT_LIMITS, type FormatImporter } from "../../analysis/formats/types";
+import { headText } from "../../analysis/io/text";
+import { TABLE_NAMES } from "../../analysis/evidence/schema";
+import { EmberscopeError } from "../domain/errors";
+import { Limitation, Sensitivity } from "../domain/models";
+import { existingGeneration, extractAndPublish } from "../evidence/extract";
+import { DEFAULT_INPUT_BOUNDS, decompressedChunks, sniffHead, type InputBounds } from "../evidence/input";
+import { registerArtifact } from "../store/artifacts";
+import { headCommit, publishGeneration } from "../store/corpus";
+import type { ObjectId } from "../store/object-store";
+import { createRun, getRun, updateRun } from "../store/runs";
+import type { Workspace } from "../store/workspace";
+import { defineService, type ServiceContext } from "./service";
+
+export const ImportResult = z.object({
+  run_id: z.string(),
+  artifact_id: z.string(),
+  generation_id: z.string(),
+  commit_id: z.string(),
+  format: z.enum(FORMAT_IDS),
+  rows: z.record(z.string(), z.number().int()),
+  limitations: z.array(Limitation),
+  reused_generation: z.boolean().describe("True when the same bytes were already extracted by this importer version."),
+});
+export type ImportResult = z.infer<typeof ImportResult>;
+
+/** Agents may only name files inside the project root; people may name any file they can read. */
+function resolveInputPath(ctx: ServiceContext, ws: Workspace, requested: string): string {
+  const resolved = path.resolve(ctx.locator.cwd, requested);
+  if (ctx.actor === "agent") {
+    const rel = path.relative(ws.layout.projectRoot, resolved);
+    if (rel.startsWith("..") || path.isAbsolute(rel)) {
+      throw new EmberscopeError("POLICY_DENIED", "Agents may import only files inside the project root.", { details: { argument: "path" } });
+    }
+  }
+  return resolved;
+}
+
+function unsupported(reason: string): EmberscopeError {
+  return new EmberscopeError("UNSUPPORTED_FORMAT", `${reason} Supported formats: ${FORMAT_IDS.join(", ")}.`, {
+    details: { argument: "format", supported: IMPORTERS.map((i) => ({ format: i.id, title: i.title, extensions: i.extensions })) },
+  });
+}
+
+async function chooseImporter(file: string, fileName: string, format: string | undefined, bounds: InputBounds): Promise<FormatImporter> {
+  if (format) return importerFor(format as (typeof FORMAT_IDS)[number]);
+  const head = await sniffHead(file, bounds);
+  if (head.length === 0) {
+    throw new EmberscopeError("ARTIFACT_PARSE_FAILED", "The file is empty.", { details: { format: null, offset: 0, reason: "empty input" } });
+  }
+  const found = detectFormat(head, headText(head), fileName);
+  if (!found) throw unsupported("The file's format was not recognised; name it with --format.");
+  return found;
+}
+
+function rowsOf(ws: Workspace, generationId: string): Record<string, number> {
+  const rows = ws.db.prepare("SELECT table_name, row_count FROM generation_files WHERE generation_id = ?").all(generationId) as { table_name: string; row_count: number }[];
+  return Object.fromEntries(TABLE_NAMES.map((t) => [t, rows.find((r) => r.table_name === t)?.row_count ?? 0]));
+}
+
+/** The typed error for a failed extraction; the run keeps the reason. */
+function extractionFailure(error: unknown, format: string, runId: string, artifactId: string): EmberscopeError {
+  if (error instanceof EvidenceParseError) {
+    return new EmberscopeError("ARTIFACT_PARSE_FAILED", `The ${error.format} input is malformed: ${error.reason}.`, {
+      details: { format: error.format, offset: error.at.offset ?? null, line: error.at.line ?? null, reason: error.reason, run_id: runId, artifact_id: artifactId },
+    });
+  }
+  if (error instanceof InputBoundError) {
+    return new EmberscopeError("ARTIFACT_TOO_LARGE", error.message, {
+      details: { bound: error.bound, limit: error.limit, format, run_id: runId, artifact_id: artifactId },
+    });
+  }
+  return error instanceof EmberscopeError ? error : new EmberscopeError("INTERNAL_ERROR", "Extraction failed unexpectedly.", { cause: error, details: { run_id: runId } });
+}
+
+export const importArtifact = defineService({
+  name: "imports.import",
+  summary: "Import a profile or trace file: store it, normalize it to Parquet evidence, publish a commit.",
+  kind: "mutation",
+  input: z
+    .object({
+      path: z.string().min(1).max(4096),
+      format: z.enum(FORMAT_IDS).optional(),
+      sensitivity: Sensitivity.default("normal"),
+      max_bytes: z.number().int().min(1).max(64 * 1024 ** 3).optional(),
+    })
+    .strict(),
+  output: ImportResult,
+  handler: async (input, { ws, ctx }) => {
+    const bounds: InputBounds = { ...DEFAULT_INPUT_BOUNDS, maxBytes: input.max_bytes ?? DEFAULT_INPUT_BOUNDS.maxBytes };
+    const file = resolveInputPath(ctx, ws, input.path);
+    const stat = await fsp.stat(file).catch(() => null);
+    if (!stat?.isFile()) {
+      throw new EmberscopeError("INVALID_ARGUMENTS", "No readable file at that path.", { details: { argument: "path" } });
+    }
+    if (stat.size > bounds.maxBytes) {
+      throw new EmberscopeError("ARTIFACT_TOO_LARGE", `The file is larger than the ${bounds.maxBytes}-byte import limit.`, {
+        details: { bound: "size", limit: bounds.maxBytes, size_bytes: stat.size },
+      });
+    }
+    const fileName = path.basename(file);
+    const importer = await chooseImporter(file, fileName, input.format, bounds);
+
+    const stored = await ws.objects.put((await import("node:fs")).createReadStream(file));
+    const run = createRun(ws.db, {
+      kind: "import",
+      source: importer.id,
+      title: fileName,
+      status: "running",
+      extraction_state: "running",
+      details: { file_name: fileName, format: importer.id, size_bytes: stored.size },
+    });
+    registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "import", mediaType: "application/octet-stream", format: importer.id, fileName, sensitivity: input.sensitivity });
+
+    const finish = (generationId: string, commitId: string, limitations: Limitation[], reused: boolean): ImportResult => {
+      const current = getRun(ws.db, run.run_id);
+      updateRun(ws.db, run.run_id, current.revision, {
+        status: "succeeded",
+        extraction_state: "succeeded",
+        limitations,
+        details: { ...current.details, generation_id: generationId, commit_id: commitId },
+      });
+      return { run_id: run.run_id, artifact_id: stored.id, generation_id: generationId, commit_id: commitId, format: importer.id, rows: rowsOf(ws, generationId), limitations, reused_generation: reused };
+    };
+
+    const existing = existingGeneration(ws, stored.id, importer.id, importer.version);
+    if (existing) {
+      const published = publishGeneration(ws, { artifactId: stored.id as ObjectId, runId: run.run_id, extractor: importer.id, extractorVersion: importer.version, evidenceSchemaVersion: 1, files: [] });
+      const limitations = JSON.parse((ws.db.prepare("SELECT limitations FROM generations WHERE id = ?").get(existing) as { limitations: string }).limitations) as Limitation[];
+      return finish(existing, published.created ? published.commit_id : headCommit(ws.db).commit_id, limitations, true);
+    }
+
+    try {
+      const extraction = await extractAndPublish(ws, {
+        artifactId: stored.id,
+        runId: run.run_id,
+        extractor: importer.id,
+        extractorVersion: importer.version,
+        message: `import ${importer.id} ${fileName}`,
+        produce: (builder) =>
+          importer.parse({
+            source: { fileName, chunks: () => decompressedChunks(ws.objects.pathOf(stored.id), bounds) },
+            builder,
+            limits: DEFAULT_IMPORT_LIMITS,
+          }),
+      });
+      const limitations = extraction.summary.limitations.map((l) => ({ code: l.code, message: l.count > 1 ? `${l.message} (${l.count}×)` : l.message }));
+      return finish(extraction.generation_id, extraction.commit_id, limitations, false);
+    } catch (error) {
+      const failure = extractionFailure(error, importer.id, run.run_id, stored.id);
+      const current = getRun(ws.db, run.run_id);
+      updateRun(ws.db, run.run_id, current.revision, {
+        status: "failed",
+        extraction_state: "failed",
+        details: { ...current.details, error: failure.toDocument() },
+      });
+      throw failure;
+    }
+  },
+});

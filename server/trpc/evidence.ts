@@ -1,0 +1,13 @@
+import { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "../services/evidence";
+import { procedureFor, router } from "./init";
+
+export const evidenceRouter = router({
+  summary: procedureFor(summarizeRun),
+  hotspots: procedureFor(analyzeHotspots),
+  callers: procedureFor(frameCallers),
+  callees: procedureFor(frameCallees),
+  stack_examples: procedureFor(stackExamples),
+  flame_tree: procedureFor(flameTree),
+  trace_window: procedureFor(traceWindow),
+  compare: procedureFor(compareRuns),
+});

@@ -1,0 +1,82 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { analyzeHotspots, callService, compareRuns, flameTree, type ServiceContext } from "../../server/services";
+import { initWorkspace } from "../../server/store/workspace";
+import { CLI } from "../helpers/cli";
+import { chromeTraceFile, cpuprofileFile, foldedFile } from "./generators";
+import { summarize } from "./stats";
+
+const MB = 1024 * 1024;
+
+/** Runs `emberscope import` as a child process, sampling its peak RSS (VmHWM) from /proc. */
+function importWithPeakRss(projectRoot: string, file: string): Promise<{ seconds: number; peak_rss_mb: number; result: any }> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(process.execPath, [CLI, "import", file, "--json", "--project-root", projectRoot], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let peak = 0;
+    const poll = setInterval(() => {
+      try {
+        const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+        const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+        if (hwm) peak = Math.max(peak, Number(hwm[1]) / 1024);
+      } catch {
+        // the process has exited
+      }
+    }, 50);
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("exit", (code) => {
+      clearInterval(poll);
+      if (code !== 0) return reject(new Error(`import failed (${code}): ${stdout} ${stderr}`));
+      resolve({ seconds: (performance.now() - start) / 1000, peak_rss_mb: Math.round(peak), result: JSON.parse(stdout) });
+    });
+  });
+}
+
+async function timed<T>(runs: number, fn: () => Promise<T>): Promise<ReturnType<typeof summarize>> {
+  await fn(); // warm: the first call opens the pinned commit's reader
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    await fn();
+    samples.push(performance.now() - start);
+  }
+  return summarize(samples);
+}
+
+/** Import throughput and peak RSS per format, and query times over ≥ 10 M samples. */
+export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
+  const dir = mkdtempSync(path.join(tmpdir(), "emberscope-bench-evidence-"));
+  try {
+    initWorkspace(dir).close();
+    const inputs = [
+      { format: "chrome-trace", file: path.join(dir, "trace.json"), make: (f: string) => chromeTraceFile(f, 220 * MB) },
+      { format: "folded", file: path.join(dir, "stacks.folded"), make: (f: string) => foldedFile(f, 220 * MB) },
+      { format: "cpuprofile", file: path.join(dir, "big.cpuprofile"), make: (f: string) => cpuprofileFile(f, 10_000_000, 100_000) },
+    ];
+    const imports: Record<string, unknown> = {};
+    const runs: Record<string, string> = {};
+    for (const input of inputs) {
+      await input.make(input.file);
+      const bytes = statSync(input.file).size;
+      const { seconds, peak_rss_mb, result } = await importWithPeakRss(dir, input.file);
+      runs[input.format] = result.run_id;
+      imports[input.format] = { input_mb: Math.round(bytes / MB), seconds: Math.round(seconds * 100) / 100, mb_per_s: Math.round((bytes / MB / seconds) * 10) / 10, peak_rss_mb, rows: result.rows };
+      rmSync(input.file);
+    }
+    const ctx: ServiceContext = { locator: { cwd: dir, projectRoot: dir }, actor: "test" };
+    const big = runs.cpuprofile;
+    const queries = {
+      hotspots_10m_samples_ms: await timed(5, () => callService(analyzeHotspots, ctx, { run_id: big, metric: "samples", limit: 20 })),
+      flame_tree_10m_samples_ms: await timed(3, () => callService(flameTree, ctx, { run_id: big, metric: "samples", budget: 20_000 })),
+      compare_10m_vs_folded_ms: await timed(3, () => callService(compareRuns, ctx, { base_run_id: runs.folded, candidate_run_id: big, metric: "samples", collection: "all", limit: 50 })),
+    };
+    return { imports, queries, goals: { import_mb_per_s: 50, hotspots_10m_ms: 500, peak_rss_mb_on_1gb: 2048 } };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

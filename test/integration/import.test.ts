@@ -1,0 +1,119 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { EmberscopeError } from "../../server/domain/errors";
+import { analyzeHotspots, callService, importArtifact, listArtifacts, listRuns, showHead, summarizeRun, validateWorkspace, type ServiceContext } from "../../server/services";
+import { initWorkspace } from "../../server/store/workspace";
+import { tempProject } from "../helpers/project";
+
+function setup(actor: ServiceContext["actor"] = "test") {
+  const root = tempProject();
+  initWorkspace(root).close();
+  const ctx: ServiceContext = { locator: { cwd: root, projectRoot: root }, actor };
+  const file = (name: string, content: string | Buffer) => {
+    const target = path.join(root, name);
+    writeFileSync(target, content);
+    return target;
+  };
+  return { root, ctx, file };
+}
+
+async function failure(promise: Promise<unknown>): Promise<EmberscopeError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof EmberscopeError) return error;
+    throw error;
+  }
+  throw new Error("expected a typed error");
+}
+
+const FOLDED = ["main;parse;tokenize 30", "main;parse;hotLoop 120", "main;render 25", "main;hotLoop 5"].join("\n") + "\n";
+
+describe("import service", () => {
+  it("stores the artifact, extracts one generation, publishes a commit and answers hotspots", async () => {
+    const { ctx, file } = setup();
+    const result = await callService(importArtifact, ctx, { path: file("app.folded", FOLDED) });
+    expect(result).toMatchObject({ format: "folded", reused_generation: false, limitations: [] });
+    expect(result.rows).toMatchObject({ samples: 4, frames: 5 });
+    expect(result.artifact_id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const head = await callService(showHead, ctx, {});
+    expect(head.commit_id).toBe(result.commit_id);
+    const runs = await callService(listRuns, ctx, {});
+    expect(runs.items[0]).toMatchObject({ run_id: result.run_id, kind: "import", source: "folded", status: "succeeded", title: "app.folded" });
+    const hotspots = await callService(analyzeHotspots, ctx, { run_id: result.run_id });
+    expect(hotspots.rows[0]).toMatchObject({ name: "hotLoop", self: 125, total: 125 });
+    expect(hotspots).toMatchObject({ metric: "samples", grand_total: 180, status: { state: "available" } });
+    const summary = await callService(summarizeRun, ctx, { run_id: result.run_id });
+    expect(summary.metrics).toEqual([expect.objectContaining({ name: "samples", total: 180 })]);
+  });
+
+  it("reuses identical bytes and their generation, but records a new run", async () => {
+    const { ctx, file } = setup();
+    const first = await callService(importArtifact, ctx, { path: file("a.folded", FOLDED) });
+    const second = await callService(importArtifact, ctx, { path: file("b.folded", FOLDED) });
+    expect(second.artifact_id).toBe(first.artifact_id);
+    expect(second.generation_id).toBe(first.generation_id);
+    expect(second.reused_generation).toBe(true);
+    expect(second.run_id).not.toBe(first.run_id);
+    expect(second.rows).toEqual(first.rows);
+    const artifacts = await callService(listArtifacts, ctx, {});
+    expect(artifacts.items).toHaveLength(1);
+    expect(artifacts.items[0].registrations).toHaveLength(2);
+    const hotspots = await callService(analyzeHotspots, ctx, { run_id: second.run_id });
+    expect(hotspots.rows[0].name).toBe("hotLoop");
+  });
+
+  it("gunzips input transparently", async () => {
+    const { ctx, file } = setup();
+    const result = await callService(importArtifact, ctx, { path: file("app.folded.gz", gzipSync(FOLDED)) });
+    expect(result.format).toBe("folded");
+    expect(result.rows.samples).toBe(4);
+  });
+
+  it("refuses an unknown format with UNSUPPORTED_FORMAT listing the supported ones, storing nothing", async () => {
+    const { ctx, file } = setup();
+    const error = await failure(callService(importArtifact, ctx, { path: file("notes.bin", Buffer.from([0, 1, 2, 3, 250, 251, 252, 7, 8, 9])) }));
+    expect(error.code).toBe("UNSUPPORTED_FORMAT");
+    expect((error.details.supported as { format: string }[]).map((s) => s.format)).toContain("pprof");
+    expect((await callService(listArtifacts, ctx, {})).items).toEqual([]);
+  });
+
+  it("reports an empty file as ARTIFACT_PARSE_FAILED at offset 0", async () => {
+    const { ctx, file } = setup();
+    const error = await failure(callService(importArtifact, ctx, { path: file("empty.folded", "") }));
+    expect(error.toDocument()).toMatchObject({ code: "ARTIFACT_PARSE_FAILED", details: { offset: 0 } });
+  });
+
+  it("keeps the artifact and a failed run for malformed input, and publishes nothing", async () => {
+    const { ctx, file } = setup();
+    const before = await callService(showHead, ctx, {});
+    const error = await failure(callService(importArtifact, ctx, { path: file("broken.folded", "main;a;b notanumber\n;;; -3\n"), format: "folded" }));
+    expect(error.code).toBe("ARTIFACT_PARSE_FAILED");
+    expect(error.details).toMatchObject({ format: "folded", line: expect.any(Number) });
+    expect((await callService(showHead, ctx, {})).commit_id).toBe(before.commit_id);
+    const runs = await callService(listRuns, ctx, {});
+    expect(runs.items[0]).toMatchObject({ status: "failed", extraction_state: "failed", details: { error: { code: "ARTIFACT_PARSE_FAILED" } } });
+    expect((await callService(listArtifacts, ctx, {})).items).toHaveLength(1);
+    expect((await callService(validateWorkspace, ctx, { full: true })).ok).toBe(true);
+  });
+
+  it("bounds size and gzip expansion with ARTIFACT_TOO_LARGE", async () => {
+    const { ctx, file } = setup();
+    const big = await failure(callService(importArtifact, ctx, { path: file("big.folded", FOLDED.repeat(100)), max_bytes: 1000 }));
+    expect(big.toDocument()).toMatchObject({ code: "ARTIFACT_TOO_LARGE", details: { bound: "size", limit: 1000 } });
+    const bomb = gzipSync(Buffer.concat([Buffer.from("main;a 1\n"), Buffer.alloc(300 * 1024 * 1024, 0x0a)]), { level: 9 });
+    const error = await failure(callService(importArtifact, ctx, { path: file("bomb.folded.gz", bomb), format: "folded" }));
+    expect(error.toDocument()).toMatchObject({ code: "ARTIFACT_TOO_LARGE", details: { bound: "expansion_ratio" } });
+  }, 60_000);
+
+  it("confines agents to the project root and names missing files", async () => {
+    const { ctx } = setup("agent");
+    const outside = await failure(callService(importArtifact, ctx, { path: "/etc/hostname" }));
+    expect(outside.code).toBe("POLICY_DENIED");
+    expect(outside.message).not.toContain("/etc");
+    const missing = await failure(callService(importArtifact, ctx, { path: "nope.folded" }));
+    expect(missing.toDocument()).toMatchObject({ code: "INVALID_ARGUMENTS", details: { argument: "path" } });
+  });
+});
