@@ -27,6 +27,8 @@ interface ErrorSpec {
 
 export const ERROR_CATALOG = {
   INVALID_ARGUMENTS: { family: "usage", retryable: false, description: "An argument is missing, unknown or malformed; `details` names it." },
+  CONFIG_INVALID: { family: "usage", retryable: false, description: "emberscope.toml is malformed or has an unknown key; `details.path` names it." },
+  WORKLOAD_NOT_FOUND: { family: "not_found", retryable: false, description: "No workload of that name is declared in emberscope.toml." },
   WORKSPACE_NOT_FOUND: { family: "workspace", retryable: false, description: "No `.emberscope/` workspace was found; run `emberscope init`." },
   WORKSPACE_EXISTS: { family: "workspace", retryable: false, description: "`init` found a workspace already present." },
   WORKSPACE_TOO_NEW: { family: "workspace", retryable: false, description: "The workspace was written by a newer Emberscope schema; upgrade Emberscope." },
@@ -35,6 +37,7 @@ export const ERROR_CATALOG = {
   ARTIFACT_NOT_FOUND: { family: "not_found", retryable: false, description: "No artifact has that id, or its bytes are missing." },
   COMMIT_NOT_FOUND: { family: "not_found", retryable: false, description: "No corpus commit has that id." },
   OPERATION_NOT_FOUND: { family: "not_found", retryable: false, description: "No operation has that id." },
+  ADAPTER_NOT_FOUND: { family: "not_found", retryable: false, description: "No capture adapter has that name; `details.adapters` lists them." },
   PLAN_NOT_FOUND: { family: "not_found", retryable: false, description: "No capture plan matches that id or token." },
   ARTIFACT_TOO_LARGE: { family: "input", retryable: false, description: "The input exceeds a size, expansion or depth bound." },
   ARTIFACT_PARSE_FAILED: { family: "input", retryable: false, description: "The input is malformed; `details` gives format, offset or line and reason." },

@@ -1,4 +1,10 @@
 import { EvidenceBuilder, type EvidenceSummary } from "../../analysis/evidence/builder";
+import { EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
+import { DEFAULT_IMPORT_LIMITS, type FormatImporter } from "../../analysis/formats/types";
+import { EmberscopeError } from "../domain/errors";
+import type { Limitation } from "../domain/models";
+import { headCommit } from "../store/corpus";
+import { decompressedChunks, type InputBounds } from "./input";
 import { EVIDENCE_SCHEMA_VERSION } from "../../analysis/evidence/schema";
 import { newId } from "../domain/ids";
 import { publishGeneration, type Published } from "../store/corpus";
@@ -54,8 +60,67 @@ export async function extractAndPublish(ws: Workspace, request: ExtractionReques
     extractorVersion: request.extractorVersion,
     evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION,
     files,
-    limitations: summary.limitations.map((l) => ({ code: l.code, message: l.count > 1 ? `${l.message} (${l.count}×)` : l.message })),
+    limitations: limitationsOf(summary),
     message: request.message,
   });
   return { ...published, summary };
 }
+
+export function limitationsOf(summary: EvidenceSummary): Limitation[] {
+  return summary.limitations.map((l) => ({ code: l.code, message: l.count > 1 ? `${l.message} (${l.count}×)` : l.message }));
+}
+
+export interface StoredExtraction {
+  generation_id: string;
+  commit_id: string;
+  limitations: Limitation[];
+  /** True when the same bytes were already extracted by this importer version. */
+  reused: boolean;
+}
+
+/**
+ * Extracts a stored artifact with a format importer and publishes it — or reuses the generation
+ * this importer version already made of the same bytes (re-extraction is idempotent).
+ */
+export async function extractStoredArtifact(
+  ws: Workspace,
+  request: { artifactId: ObjectId; runId: string; importer: FormatImporter; fileName: string; bounds: InputBounds },
+): Promise<StoredExtraction> {
+  const { importer } = request;
+  const existing = existingGeneration(ws, request.artifactId, importer.id, importer.version);
+  if (existing) {
+    const published = publishGeneration(ws, { artifactId: request.artifactId, runId: request.runId, extractor: importer.id, extractorVersion: importer.version, evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION, files: [] });
+    const row = ws.db.prepare("SELECT limitations FROM generations WHERE id = ?").get(existing) as { limitations: string };
+    return { generation_id: existing, commit_id: published.created ? published.commit_id : headCommit(ws.db).commit_id, limitations: JSON.parse(row.limitations) as Limitation[], reused: true };
+  }
+  const extraction = await extractAndPublish(ws, {
+    artifactId: request.artifactId,
+    runId: request.runId,
+    extractor: importer.id,
+    extractorVersion: importer.version,
+    message: `extract ${importer.id} ${request.fileName}`,
+    produce: (builder) =>
+      importer.parse({
+        source: { fileName: request.fileName, chunks: () => decompressedChunks(ws.objects.pathOf(request.artifactId), request.bounds) },
+        builder,
+        limits: DEFAULT_IMPORT_LIMITS,
+      }),
+  });
+  return { generation_id: extraction.generation_id, commit_id: extraction.commit_id, limitations: limitationsOf(extraction.summary), reused: false };
+}
+
+/** The typed error for a failed extraction; the run keeps the reason. */
+export function extractionFailure(error: unknown, format: string, runId: string, artifactId: string): EmberscopeError {
+  if (error instanceof EvidenceParseError) {
+    return new EmberscopeError("ARTIFACT_PARSE_FAILED", `The ${error.format} input is malformed: ${error.reason}.`, {
+      details: { format: error.format, offset: error.at.offset ?? null, line: error.at.line ?? null, reason: error.reason, run_id: runId, artifact_id: artifactId },
+    });
+  }
+  if (error instanceof InputBoundError) {
+    return new EmberscopeError("ARTIFACT_TOO_LARGE", error.message, {
+      details: { bound: error.bound, limit: error.limit, format, run_id: runId, artifact_id: artifactId },
+    });
+  }
+  return error instanceof EmberscopeError ? error : new EmberscopeError("INTERNAL_ERROR", "Extraction failed unexpectedly.", { cause: error, details: { run_id: runId } });
+}
+

@@ -1,18 +1,15 @@
-import { promises as fsp } from "node:fs";
+import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
 import { detectFormat, IMPORTERS, importerFor } from "../../analysis/formats/index";
-import { FORMAT_IDS, DEFAULT_IMPORT_LIMITS, type FormatImporter } from "../../analysis/formats/types";
+import { FORMAT_IDS, type FormatImporter } from "../../analysis/formats/types";
 import { headText } from "../../analysis/io/text";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { EmberscopeError } from "../domain/errors";
 import { Limitation, Sensitivity } from "../domain/models";
-import { existingGeneration, extractAndPublish } from "../evidence/extract";
-import { DEFAULT_INPUT_BOUNDS, decompressedChunks, sniffHead, type InputBounds } from "../evidence/input";
+import { extractionFailure, extractStoredArtifact } from "../evidence/extract";
+import { DEFAULT_INPUT_BOUNDS, sniffHead, type InputBounds } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
-import { headCommit, publishGeneration } from "../store/corpus";
-import type { ObjectId } from "../store/object-store";
 import { createRun, getRun, updateRun } from "../store/runs";
 import type { Workspace } from "../store/workspace";
 import { defineService, type ServiceContext } from "./service";
@@ -63,21 +60,6 @@ function rowsOf(ws: Workspace, generationId: string): Record<string, number> {
   return Object.fromEntries(TABLE_NAMES.map((t) => [t, rows.find((r) => r.table_name === t)?.row_count ?? 0]));
 }
 
-/** The typed error for a failed extraction; the run keeps the reason. */
-function extractionFailure(error: unknown, format: string, runId: string, artifactId: string): EmberscopeError {
-  if (error instanceof EvidenceParseError) {
-    return new EmberscopeError("ARTIFACT_PARSE_FAILED", `The ${error.format} input is malformed: ${error.reason}.`, {
-      details: { format: error.format, offset: error.at.offset ?? null, line: error.at.line ?? null, reason: error.reason, run_id: runId, artifact_id: artifactId },
-    });
-  }
-  if (error instanceof InputBoundError) {
-    return new EmberscopeError("ARTIFACT_TOO_LARGE", error.message, {
-      details: { bound: error.bound, limit: error.limit, format, run_id: runId, artifact_id: artifactId },
-    });
-  }
-  return error instanceof EmberscopeError ? error : new EmberscopeError("INTERNAL_ERROR", "Extraction failed unexpectedly.", { cause: error, details: { run_id: runId } });
-}
-
 export const importArtifact = defineService({
   name: "imports.import",
   summary: "Import a profile or trace file: store it, normalize it to Parquet evidence, publish a commit.",
@@ -106,7 +88,7 @@ export const importArtifact = defineService({
     const fileName = path.basename(file);
     const importer = await chooseImporter(file, fileName, input.format, bounds);
 
-    const stored = await ws.objects.put((await import("node:fs")).createReadStream(file));
+    const stored = await ws.objects.put(createReadStream(file));
     const run = createRun(ws.db, {
       kind: "import",
       source: importer.id,
@@ -128,29 +110,9 @@ export const importArtifact = defineService({
       return { run_id: run.run_id, artifact_id: stored.id, generation_id: generationId, commit_id: commitId, format: importer.id, rows: rowsOf(ws, generationId), limitations, reused_generation: reused };
     };
 
-    const existing = existingGeneration(ws, stored.id, importer.id, importer.version);
-    if (existing) {
-      const published = publishGeneration(ws, { artifactId: stored.id as ObjectId, runId: run.run_id, extractor: importer.id, extractorVersion: importer.version, evidenceSchemaVersion: 1, files: [] });
-      const limitations = JSON.parse((ws.db.prepare("SELECT limitations FROM generations WHERE id = ?").get(existing) as { limitations: string }).limitations) as Limitation[];
-      return finish(existing, published.created ? published.commit_id : headCommit(ws.db).commit_id, limitations, true);
-    }
-
     try {
-      const extraction = await extractAndPublish(ws, {
-        artifactId: stored.id,
-        runId: run.run_id,
-        extractor: importer.id,
-        extractorVersion: importer.version,
-        message: `import ${importer.id} ${fileName}`,
-        produce: (builder) =>
-          importer.parse({
-            source: { fileName, chunks: () => decompressedChunks(ws.objects.pathOf(stored.id), bounds) },
-            builder,
-            limits: DEFAULT_IMPORT_LIMITS,
-          }),
-      });
-      const limitations = extraction.summary.limitations.map((l) => ({ code: l.code, message: l.count > 1 ? `${l.message} (${l.count}×)` : l.message }));
-      return finish(extraction.generation_id, extraction.commit_id, limitations, false);
+      const extraction = await extractStoredArtifact(ws, { artifactId: stored.id, runId: run.run_id, importer, fileName, bounds });
+      return finish(extraction.generation_id, extraction.commit_id, extraction.limitations, extraction.reused);
     } catch (error) {
       const failure = extractionFailure(error, importer.id, run.run_id, stored.id);
       const current = getRun(ws.db, run.run_id);

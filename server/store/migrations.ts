@@ -166,6 +166,22 @@ CREATE TABLE audit_events (
 ) STRICT;
 `,
   },
+  {
+    version: 2,
+    name: "worker registry",
+    sql: `
+CREATE TABLE workers (
+  id TEXT PRIMARY KEY,
+  pid INTEGER NOT NULL,
+  process_start TEXT,
+  mode TEXT NOT NULL CHECK (mode IN ('supervised', 'detached', 'inline')),
+  started_at TEXT NOT NULL,
+  heartbeat_at TEXT NOT NULL,
+  stopped_at TEXT
+) STRICT;
+CREATE INDEX operations_by_idempotency ON operations (intent_digest);
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -1,3 +1,4 @@
+import { LATEST_SCHEMA_VERSION } from "../../server/store/migrations";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -22,12 +23,12 @@ describe("emberscope CLI", () => {
     mkdirSync(path.join(cwd, "X"));
     const init = await runCli(["init", "--project-root", "X", "--json"], { cwd });
     expect(init.code).toBe(0);
-    expect(init.json).toMatchObject({ schema_version: 1, project_root: "X" });
+    expect(init.json).toMatchObject({ schema_version: LATEST_SCHEMA_VERSION, project_root: "X" });
     const status = await runCli(["status", "--json", "--project-root", "X"], { cwd });
     expect(status.code).toBe(0);
     expect(status.json).toMatchObject({
       workspace_id: init.json.workspace_id,
-      schema_version: 1,
+      schema_version: LATEST_SCHEMA_VERSION,
       project_root: "X",
       head_commit_id: init.json.head_commit_id,
       counts: { runs: 0, artifacts: 0, commits: 1 },

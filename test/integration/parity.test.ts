@@ -1,3 +1,4 @@
+import { LATEST_SCHEMA_VERSION } from "../../server/store/migrations";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,7 +32,7 @@ async function behaviour(transport: Transport, projectRoot: string) {
   });
 
   const init = expectOk(await transport.call("workspace.init", {}));
-  expect(init).toEqual({ workspace_id: expect.stringMatching(/^ws_/), schema_version: 1, project_root: ".", head_commit_id: expect.stringMatching(/^cmt_/) });
+  expect(init).toEqual({ workspace_id: expect.stringMatching(/^ws_/), schema_version: LATEST_SCHEMA_VERSION, project_root: ".", head_commit_id: expect.stringMatching(/^cmt_/) });
 
   const exists = expectError(await transport.call("workspace.init", {}), "WORKSPACE_EXISTS");
   expect(exists.code).toBe("WORKSPACE_EXISTS");
@@ -39,7 +40,7 @@ async function behaviour(transport: Transport, projectRoot: string) {
   const status = expectOk(await transport.call("workspace.status", {}));
   expect(status).toMatchObject({
     workspace_id: init.workspace_id,
-    schema_version: 1,
+    schema_version: LATEST_SCHEMA_VERSION,
     project_root: ".",
     head_commit_id: init.head_commit_id,
     counts: { runs: 0, artifacts: 0, commits: 1, generations: 0, operations_active: 0 },

@@ -1,3 +1,4 @@
+import { LATEST_SCHEMA_VERSION } from "../../server/store/migrations";
 import { chmodSync, existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -67,7 +68,7 @@ describe("services", () => {
     ws.close();
     const status = await callService(workspaceStatus, contextFor(root), {});
     expect(status).toMatchObject({
-      schema_version: 1,
+      schema_version: LATEST_SCHEMA_VERSION,
       project_root: ".",
       head_commit_id: seeded.published.commit_id,
       counts: { runs: 1, artifacts: 1, commits: 2, generations: 1, operations_active: 0 },

@@ -1,0 +1,136 @@
+import { spawn } from "node:child_process";
+
+export interface ProcessRequest {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** Bytes of stdout and of stderr kept; the rest is counted and dropped. */
+  outputBytes: number;
+  /** Aborting kills the whole process group. */
+  signal?: AbortSignal;
+  /** Grace between SIGTERM and SIGKILL. */
+  killGraceMs?: number;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  stdout: Buffer;
+  stderr: Buffer;
+  stdoutDropped: number;
+  stderrDropped: number;
+  startedAt: number;
+  endedAt: number;
+  pid: number | null;
+  spawnError: string | null;
+}
+
+class BoundedBuffer {
+  private parts: Buffer[] = [];
+  private kept = 0;
+  dropped = 0;
+  constructor(private readonly max: number) {}
+  push(chunk: Buffer): void {
+    const room = this.max - this.kept;
+    if (room > 0) {
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      this.parts.push(part);
+      this.kept += part.length;
+    }
+    this.dropped += Math.max(0, chunk.length - Math.max(0, room));
+  }
+  bytes(): Buffer {
+    return Buffer.concat(this.parts);
+  }
+}
+
+/** A plain name→value map as a child's environment (Next's types demand NODE_ENV on ProcessEnv). */
+export function asProcessEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return env as unknown as NodeJS.ProcessEnv;
+}
+
+/** Whether a process group still has members (signal 0 probes without killing). */
+export function processGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs one child as the leader of its own process group, so that a timeout or a cancel can kill
+ * everything it started (SIGTERM, then SIGKILL after a grace period).
+ */
+export function runProcess(request: ProcessRequest): Promise<ProcessResult> {
+  return new Promise((resolve) => {
+    const startedAt = Date.now();
+    const stdout = new BoundedBuffer(request.outputBytes);
+    const stderr = new BoundedBuffer(request.outputBytes);
+    let timedOut = false;
+    let cancelled = false;
+    let settled = false;
+    const child = spawn(request.argv[0], request.argv.slice(1), {
+      cwd: request.cwd,
+      env: asProcessEnv(request.env),
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const pgid = child.pid ?? null;
+    const killGroup = () => {
+      if (pgid === null) return;
+      try {
+        process.kill(-pgid, "SIGTERM");
+      } catch {
+        return;
+      }
+      setTimeout(() => {
+        try {
+          process.kill(-pgid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }, request.killGraceMs ?? 2000).unref();
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, request.timeoutMs);
+    const onAbort = () => {
+      cancelled = true;
+      killGroup();
+    };
+    if (request.signal?.aborted) onAbort();
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout!.on("data", (d: Buffer) => stdout.push(d));
+    child.stderr!.on("data", (d: Buffer) => stderr.push(d));
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.signal?.removeEventListener("abort", onAbort);
+      // Whatever the leader did, leave no member of its group behind.
+      if (pgid !== null && processGroupAlive(pgid)) killGroup();
+      resolve({
+        exitCode,
+        signal,
+        timedOut,
+        cancelled,
+        stdout: stdout.bytes(),
+        stderr: stderr.bytes(),
+        stdoutDropped: stdout.dropped,
+        stderrDropped: stderr.dropped,
+        startedAt,
+        endedAt: Date.now(),
+        pid: pgid,
+        spawnError,
+      });
+    };
+    child.on("error", (error: NodeJS.ErrnoException) => finish(null, null, error.code ?? "spawn failed"));
+    child.on("close", (code, signal) => finish(code, signal, null));
+  });
+}
