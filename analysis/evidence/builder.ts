@@ -109,6 +109,10 @@ export class EvidenceBuilder {
   private readonly frameIds = new Map<string, number>();
   private readonly stackIds = new Map<number, Map<number, number>>();
   private readonly stackDepth: number[] = [];
+  private readonly stackParent: number[] = [];
+  private readonly stackFrame: number[] = [];
+  /** Per metric: summed sample value by leaf stack id (for the derived totals tables). */
+  private readonly selfByMetric: number[][] = [];
   private readonly metricIds = new Map<string, number>();
   private readonly trackIds = new Map<string, number>();
   private readonly trackRows: (string | null)[][] = [];
@@ -172,6 +176,8 @@ export class EvidenceBuilder {
     const id = this.stackDepth.length;
     const depth = parentStackId === null ? 0 : this.stackDepth[parentStackId] + 1;
     this.stackDepth.push(depth);
+    this.stackParent.push(parentStackId === null ? -1 : parentStackId);
+    this.stackFrame.push(frameId);
     children.set(frameId, id);
     this.buffers.stacks.push([id, parentStackId, frameId, depth]);
     return id;
@@ -220,6 +226,8 @@ export class EvidenceBuilder {
   }
 
   sample(stackId: number, trackId: number | null, timeNs: number | null, metricId: number, value: number): void {
+    const self = (this.selfByMetric[metricId] ??= []);
+    self[stackId] = (self[stackId] ?? 0) + value;
     this.buffers.samples.push([stackId, trackId, timeNs === null ? null : Math.round(timeNs), metricId, Math.round(value)]);
   }
 
@@ -267,14 +275,51 @@ export class EvidenceBuilder {
 
   /** Hands every full batch of the streaming tables to the sink. Importers await it between input chunks. */
   async checkpoint(): Promise<void> {
-    for (const table of ["samples", "spans", "edges", "measurements", "stacks", "frames"] as const) {
+    for (const table of ["samples", "spans", "edges", "measurements", "stacks", "frames", "stack_totals", "frame_totals"] as const) {
       const buffer = this.buffers[table];
       if (buffer.length >= this.batchRows) await this.sink.write(buffer.take());
     }
   }
 
+  /**
+   * Per metric, inclusive totals per stack node and self/total per frame. Stack ids are assigned
+   * parent-first, so one reverse pass accumulates subtrees. A frame's total sums its outermost
+   * occurrences only, so recursion counts a sample once.
+   */
+  private deriveTotals(): void {
+    const nodes = this.stackParent.length;
+    this.selfByMetric.forEach((selfSparse, metricId) => {
+      if (!selfSparse) return;
+      const total = new Float64Array(nodes);
+      for (let id = 0; id < nodes; id++) total[id] = selfSparse[id] ?? 0;
+      for (let id = nodes - 1; id >= 0; id--) {
+        const parent = this.stackParent[id];
+        if (parent >= 0) total[parent] += total[id];
+      }
+      const frameSelf = new Map<number, number>();
+      const frameTotal = new Map<number, number>();
+      for (let id = 0; id < nodes; id++) {
+        if (total[id] === 0) continue;
+        const self = selfSparse[id] ?? 0;
+        this.buffers.stack_totals.push([id, metricId, self, total[id]]);
+        const frame = this.stackFrame[id];
+        if (self !== 0) frameSelf.set(frame, (frameSelf.get(frame) ?? 0) + self);
+        let outermost = true;
+        for (let up = this.stackParent[id]; up >= 0; up = this.stackParent[up]) {
+          if (this.stackFrame[up] === frame) {
+            outermost = false;
+            break;
+          }
+        }
+        if (outermost) frameTotal.set(frame, (frameTotal.get(frame) ?? 0) + total[id]);
+      }
+      for (const [frame, value] of frameTotal) this.buffers.frame_totals.push([frame, metricId, frameSelf.get(frame) ?? 0, value]);
+    });
+  }
+
   /** Writes everything still buffered and returns row counts and limitations. */
   async finish(): Promise<EvidenceSummary> {
+    this.deriveTotals();
     this.trackRows.forEach((row, id) => this.buffers.tracks.push([id, ...row]));
     for (const buffer of Object.values(this.buffers)) {
       if (buffer.length > 0) await this.sink.write(buffer.take());

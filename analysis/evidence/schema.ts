@@ -90,6 +90,20 @@ export const TABLES = {
     col("is_warmup", "BOOLEAN", false, "Warm-up runs are kept but excluded from summaries."),
     col("dimensions", "VARCHAR", true, "JSON object of further dimensions (time_ns, track, …)."),
   ],
+  // Derived at extraction (additive to v1): per-metric totals, so that hotspots, callers and
+  // compare over millions of samples read a few rows instead of walking every stack.
+  stack_totals: [
+    col("stack_id", "INTEGER", false, "A stack node that has weight in the metric."),
+    col("metric_id", "INTEGER", false, "The metric."),
+    col("self", "DOUBLE", false, "Value of samples whose leaf is this node."),
+    col("total", "DOUBLE", false, "Value of samples at or below this node."),
+  ],
+  frame_totals: [
+    col("frame_id", "INTEGER", false, "A frame that has weight in the metric."),
+    col("metric_id", "INTEGER", false, "The metric."),
+    col("self", "DOUBLE", false, "Value of samples whose leaf frame is this frame."),
+    col("total", "DOUBLE", false, "Value of samples with this frame anywhere on the stack, counted once per sample under recursion."),
+  ],
 } as const satisfies Record<string, ColumnSpec[]>;
 
 export type TableName = keyof typeof TABLES;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
-import { FRAME_INFO, LEAF, NODE_FRAME, NODE_TOTAL, UP } from "./fragments";
+import { FRAME_INFO, METRIC, NODE_TOTALS } from "./fragments";
 import { GenerationList } from "./hotspots";
 
 export const NeighbourRow = z.object({
@@ -18,8 +18,6 @@ const params = z.object({
   generations: GenerationList,
   metric: z.string().min(1).max(128),
   frame_key: z.string().min(1).max(64),
-  start_ns: z.number().int().nullable().default(null),
-  end_ns: z.number().int().nullable().default(null),
   limit: z.number().int().min(1).max(1000),
 });
 
@@ -29,18 +27,20 @@ export const callersQuery = defineQuery({
   description: "Direct callers of a frame, weighted by the frame's inclusive value under each.",
   params,
   row: NeighbourRow,
-  sql: `WITH RECURSIVE
-${LEAF},
-${UP},
-${NODE_FRAME},
-${NODE_TOTAL},
+  sql: `WITH
+${METRIC},
+${NODE_TOTALS},
 ${FRAME_INFO},
+parent_frame AS (
+  SELECT s.generation_id, s.stack_id, f.frame_key
+  FROM stacks s JOIN frames f ON f.generation_id = s.generation_id AND f.frame_id = s.frame_id
+  WHERE list_contains($generations, s.generation_id)
+),
 edges AS (
-  SELECT coalesce(parent.frame_key, '(root)') AS frame_key, sum(nt.total) AS value
-  FROM node_frame target
-  JOIN node_total nt ON nt.generation_id = target.generation_id AND nt.stack_id = target.stack_id
-  LEFT JOIN node_frame parent ON parent.generation_id = target.generation_id AND parent.stack_id = target.parent_stack_id
-  WHERE target.frame_key = $frame_key
+  SELECT coalesce(p.frame_key, '(root)') AS frame_key, sum(t.total) AS value
+  FROM node_totals t
+  LEFT JOIN parent_frame p ON p.generation_id = t.generation_id AND p.stack_id = t.parent_stack_id
+  WHERE t.frame_key = $frame_key
   GROUP BY 1
 )
 SELECT e.frame_key, coalesce(fi.name, '(root)') AS name, fi.file, fi.line, fi.module, coalesce(fi.kind, 'program') AS kind, e.value::DOUBLE AS value
@@ -55,17 +55,14 @@ export const calleesQuery = defineQuery({
   description: "Direct callees of a frame, weighted by each callee's inclusive value under it.",
   params,
   row: NeighbourRow,
-  sql: `WITH RECURSIVE
-${LEAF},
-${UP},
-${NODE_FRAME},
-${NODE_TOTAL},
+  sql: `WITH
+${METRIC},
+${NODE_TOTALS},
 ${FRAME_INFO},
 edges AS (
-  SELECT child.frame_key, sum(nt.total) AS value
-  FROM node_frame target
-  JOIN node_frame child ON child.generation_id = target.generation_id AND child.parent_stack_id = target.stack_id
-  JOIN node_total nt ON nt.generation_id = child.generation_id AND nt.stack_id = child.stack_id
+  SELECT child.frame_key, sum(child.total) AS value
+  FROM node_totals target
+  JOIN node_totals child ON child.generation_id = target.generation_id AND child.parent_stack_id = target.stack_id
   WHERE target.frame_key = $frame_key
   GROUP BY 1
 )
@@ -87,25 +84,32 @@ export const stackExamplesQuery = defineQuery({
   params,
   row: StackExampleRow,
   sql: `WITH RECURSIVE
-${LEAF},
-${UP},
-${NODE_FRAME},
+${METRIC},
+${NODE_TOTALS},
 ${FRAME_INFO},
-through AS (
-  SELECT DISTINCT up.generation_id, up.leaf_id
-  FROM up JOIN node_frame nf ON nf.generation_id = up.generation_id AND nf.stack_id = up.stack_id
-  WHERE nf.frame_key = $frame_key
+below AS (
+  SELECT generation_id, stack_id FROM node_totals WHERE frame_key = $frame_key
+  UNION
+  SELECT n.generation_id, n.stack_id
+  FROM below b JOIN node_totals n ON n.generation_id = b.generation_id AND n.parent_stack_id = b.stack_id
 ),
 heaviest AS (
-  SELECT t.generation_id, t.leaf_id, l.value
-  FROM through t JOIN leaf l ON l.generation_id = t.generation_id AND l.stack_id = t.leaf_id
-  ORDER BY l.value DESC, t.leaf_id LIMIT $limit
+  SELECT n.generation_id, n.stack_id, n.self AS value
+  FROM below b JOIN node_totals n ON n.generation_id = b.generation_id AND n.stack_id = b.stack_id
+  WHERE n.self > 0
+  ORDER BY n.self DESC, n.stack_id LIMIT $limit
+),
+path AS (
+  SELECT h.generation_id, h.stack_id AS leaf_id, h.stack_id, h.value FROM heaviest h
+  UNION ALL
+  SELECT p.generation_id, p.leaf_id, s.parent_stack_id, p.value
+  FROM path p JOIN stacks s ON s.generation_id = p.generation_id AND s.stack_id = p.stack_id
+  WHERE s.parent_stack_id IS NOT NULL
 )
-SELECT h.value::DOUBLE AS value, list(fi.name ORDER BY nf.depth) AS frames
-FROM heaviest h
-JOIN up ON up.generation_id = h.generation_id AND up.leaf_id = h.leaf_id
-JOIN node_frame nf ON nf.generation_id = up.generation_id AND nf.stack_id = up.stack_id
-JOIN frame_info fi ON fi.frame_key = nf.frame_key
-GROUP BY h.generation_id, h.leaf_id, h.value
-ORDER BY value DESC, h.leaf_id`,
+SELECT p.value::DOUBLE AS value, list(f.name ORDER BY s.depth) AS frames
+FROM path p
+JOIN stacks s ON s.generation_id = p.generation_id AND s.stack_id = p.stack_id
+JOIN frames f ON f.generation_id = s.generation_id AND f.frame_id = s.frame_id
+GROUP BY p.generation_id, p.leaf_id, p.value
+ORDER BY value DESC, p.leaf_id`,
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
-import { FRAME_INFO, FRAME_TOTALS, LEAF, NODE_FRAME, UP } from "./fragments";
+import { frameInfo, frameValues, grandTotal } from "./fragments";
 import { GenerationList } from "./hotspots";
 
 export const CompareRow = z.object({
@@ -19,13 +19,6 @@ export const CompareRow = z.object({
 });
 export type CompareRow = z.infer<typeof CompareRow>;
 
-function side(prefix: string, generations: string): string {
-  return [LEAF, UP, NODE_FRAME, FRAME_TOTALS]
-    .join(",\n")
-    .replaceAll("$generations", generations)
-    .replace(/\b(leaf|up|node_frame|on_path|totals|selfs|grand)\b/g, `${prefix}_$1`);
-}
-
 /**
  * Per frame_key: base and candidate self and inclusive values, their change (optionally with
  * each side normalized to its grand total), sorted by magnitude of change.
@@ -37,26 +30,24 @@ export const compareQuery = defineQuery({
     base_generations: GenerationList,
     candidate_generations: GenerationList,
     metric: z.string().min(1).max(128),
-    start_ns: z.number().int().nullable().default(null),
-    end_ns: z.number().int().nullable().default(null),
     normalize: z.boolean(),
     collection: z.enum(["changed", "added", "removed", "all"]),
     limit: z.number().int().min(1).max(10_000),
   }),
   row: CompareRow,
-  sql: `WITH RECURSIVE
-${side("b", "$base_generations")},
-${side("c", "$candidate_generations")},
-${FRAME_INFO.replace("list_contains($generations, generation_id)", "(list_contains($base_generations, generation_id) OR list_contains($candidate_generations, generation_id))")},
+  sql: `WITH
+${frameValues("b_values", "$base_generations")},
+${frameValues("c_values", "$candidate_generations")},
+${grandTotal("b_grand", "$base_generations")},
+${grandTotal("c_grand", "$candidate_generations")},
+${frameInfo("list_concat($base_generations, $candidate_generations)")},
 joined AS (
   SELECT coalesce(bt.frame_key, ct.frame_key) AS frame_key,
-         coalesce(bs.self, 0) AS base_self, coalesce(cs.self, 0) AS candidate_self,
+         coalesce(bt.self, 0) AS base_self, coalesce(ct.self, 0) AS candidate_self,
          coalesce(bt.total, 0) AS base_total, coalesce(ct.total, 0) AS candidate_total,
          bt.frame_key IS NOT NULL AS in_base, ct.frame_key IS NOT NULL AS in_candidate
-  FROM b_totals bt
-  FULL OUTER JOIN c_totals ct ON ct.frame_key = bt.frame_key
-  LEFT JOIN b_selfs bs ON bs.frame_key = coalesce(bt.frame_key, ct.frame_key)
-  LEFT JOIN c_selfs cs ON cs.frame_key = coalesce(bt.frame_key, ct.frame_key)
+  FROM b_values bt
+  FULL OUTER JOIN c_values ct ON ct.frame_key = bt.frame_key
 ),
 scaled AS (
   SELECT j.*,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
-import { FRAME_INFO, LEAF, NODE_FRAME, UP } from "./fragments";
+import { FRAME_INFO, LEAF, METRIC, NODE_FRAME, NODE_TOTALS, UP } from "./fragments";
 import { GenerationList } from "./hotspots";
 
 export const FlameNode = z.object({
@@ -18,6 +18,16 @@ export const FlameNode = z.object({
 });
 export type FlameNode = z.infer<typeof FlameNode>;
 
+const TAIL = `kept AS (
+  SELECT * FROM node_values ORDER BY total DESC, depth ASC, path_key ASC LIMIT $budget
+),
+${FRAME_INFO}
+SELECT k.path_key::VARCHAR AS node_id, k.parent_path_key::VARCHAR AS parent_id, k.frame_key,
+       fi.name, fi.file, fi.line, fi.module, fi.kind, k.depth::INTEGER AS depth,
+       k.self::DOUBLE AS self, k.total::DOUBLE AS total
+FROM kept k JOIN frame_info fi ON fi.frame_key = k.frame_key
+ORDER BY k.depth, k.total DESC, k.path_key`;
+
 /**
  * The aggregated call tree (stacks merged by their frame_key path, across generations), pruned
  * to the `budget` largest nodes by inclusive value. Because a parent's total is never below a
@@ -25,12 +35,40 @@ export type FlameNode = z.infer<typeof FlameNode>;
  */
 export const flameTreeQuery = defineQuery({
   name: "flame_tree",
-  description: "Aggregated call tree of one metric, pruned to a node budget (optionally in a time range).",
+  description: "Aggregated call tree of one metric over the whole run, pruned to a node budget.",
   params: z.object({
     generations: GenerationList,
     metric: z.string().min(1).max(128),
-    start_ns: z.number().int().nullable().default(null),
-    end_ns: z.number().int().nullable().default(null),
+    budget: z.number().int().min(1).max(200_000),
+  }),
+  row: FlameNode,
+  sql: `WITH RECURSIVE
+${METRIC},
+${NODE_TOTALS},
+paths AS (
+  SELECT n.generation_id, n.stack_id, n.frame_key, hash(n.frame_key) AS path_key, NULL::UBIGINT AS parent_path_key, 0 AS depth, n.self, n.total
+  FROM node_totals n WHERE n.parent_stack_id IS NULL
+  UNION ALL
+  SELECT n.generation_id, n.stack_id, n.frame_key, hash(p.path_key, n.frame_key), p.path_key, p.depth + 1, n.self, n.total
+  FROM paths p JOIN node_totals n ON n.generation_id = p.generation_id AND n.parent_stack_id = p.stack_id
+),
+node_values AS (
+  SELECT path_key, any_value(parent_path_key) AS parent_path_key, any_value(frame_key) AS frame_key,
+         any_value(depth) AS depth, sum(total) AS total, sum(self) AS self
+  FROM paths GROUP BY path_key
+),
+${TAIL}`,
+});
+
+/** The same tree built from the raw samples of a time range [start_ns, end_ns). */
+export const flameTreeRangeQuery = defineQuery({
+  name: "flame_tree_range",
+  description: "Aggregated call tree of the samples in a time range, pruned to a node budget.",
+  params: z.object({
+    generations: GenerationList,
+    metric: z.string().min(1).max(128),
+    start_ns: z.number().int().nullable(),
+    end_ns: z.number().int().nullable(),
     budget: z.number().int().min(1).max(200_000),
   }),
   row: FlameNode,
@@ -55,15 +93,7 @@ node_values AS (
   JOIN paths p ON p.generation_id = up.generation_id AND p.stack_id = up.stack_id
   GROUP BY p.path_key
 ),
-kept AS (
-  SELECT * FROM node_values ORDER BY total DESC, depth ASC, path_key ASC LIMIT $budget
-),
-${FRAME_INFO}
-SELECT k.path_key::VARCHAR AS node_id, k.parent_path_key::VARCHAR AS parent_id, k.frame_key,
-       fi.name, fi.file, fi.line, fi.module, fi.kind, k.depth::INTEGER AS depth,
-       k.self::DOUBLE AS self, k.total::DOUBLE AS total
-FROM kept k JOIN frame_info fi ON fi.frame_key = k.frame_key
-ORDER BY k.depth, k.total DESC, k.path_key`,
+${TAIL}`,
 });
 
 export const PRUNED_FRAME_KEY = "(pruned)";

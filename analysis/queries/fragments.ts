@@ -2,10 +2,47 @@
  * SQL building blocks shared by the evidence queries. Each is a CTE body; the queries compose
  * them into one statement text, so server and browser run identical SQL.
  *
- * leaf:       per sampled stack node, the summed value of the chosen metric (optionally in a time range)
- * up:         every (leaf, ancestor-or-self) pair — the walk from each sampled leaf to its root
- * node_frame: each stack node with its frame's stable key
+ * Whole-run questions read the derived totals written at extraction (stack_totals,
+ * frame_totals); questions about a time range walk the raw samples (leaf, up).
  */
+
+/** The chosen metric's id in each generation. */
+export const METRIC = `metric AS (
+  SELECT generation_id, metric_id FROM metrics
+  WHERE name = $metric AND list_contains($generations, generation_id)
+)`;
+
+/** Per stack node: self and inclusive value of the metric (derived at extraction). */
+export const NODE_TOTALS = `node_totals AS (
+  SELECT st.generation_id, st.stack_id, s.parent_stack_id, s.depth, f.frame_key, st.self, st.total
+  FROM stack_totals st
+  JOIN metric m ON m.generation_id = st.generation_id AND m.metric_id = st.metric_id
+  JOIN stacks s ON s.generation_id = st.generation_id AND s.stack_id = st.stack_id
+  JOIN frames f ON f.generation_id = s.generation_id AND f.frame_id = s.frame_id
+)`;
+
+/** Per frame_key: self and inclusive value summed over generations (derived at extraction). */
+export function frameValues(name = "frame_values", generations = "$generations"): string {
+  return `${name} AS (
+  SELECT f.frame_key, sum(ft.self)::DOUBLE AS self, sum(ft.total)::DOUBLE AS total
+  FROM frame_totals ft
+  JOIN metrics m ON m.generation_id = ft.generation_id AND m.metric_id = ft.metric_id
+  JOIN frames f ON f.generation_id = ft.generation_id AND f.frame_id = ft.frame_id
+  WHERE m.name = $metric AND list_contains(${generations}, ft.generation_id)
+  GROUP BY f.frame_key
+)`;
+}
+
+/** Grand total of the metric: the sum of its samples' values. */
+export function grandTotal(name = "grand", generations = "$generations"): string {
+  return `${name} AS (
+  SELECT coalesce(sum(st.self), 0)::DOUBLE AS grand_total
+  FROM stack_totals st JOIN metrics m ON m.generation_id = st.generation_id AND m.metric_id = st.metric_id
+  WHERE m.name = $metric AND list_contains(${generations}, st.generation_id)
+)`;
+}
+
+/** Per sampled stack node in [start_ns, end_ns): the summed value of the metric. */
 export const LEAF = `leaf AS (
   SELECT s.generation_id, s.stack_id, sum(s.value)::DOUBLE AS value
   FROM samples s
@@ -16,6 +53,7 @@ export const LEAF = `leaf AS (
   GROUP BY s.generation_id, s.stack_id
 )`;
 
+/** Every (leaf, ancestor-or-self) pair: the walk from each sampled leaf to its root. */
 export const UP = `up AS (
   SELECT generation_id, stack_id AS leaf_id, stack_id FROM leaf
   UNION ALL
@@ -25,6 +63,7 @@ export const UP = `up AS (
   WHERE st.parent_stack_id IS NOT NULL
 )`;
 
+/** Each stack node with its frame's stable key. */
 export const NODE_FRAME = `node_frame AS (
   SELECT st.generation_id, st.stack_id, st.parent_stack_id, st.depth, f.frame_key
   FROM stacks st
@@ -32,33 +71,12 @@ export const NODE_FRAME = `node_frame AS (
   WHERE list_contains($generations, st.generation_id)
 )`;
 
-export const FRAME_INFO = `frame_info AS (
+export function frameInfo(generations = "$generations"): string {
+  return `frame_info AS (
   SELECT frame_key, any_value(name) AS name, any_value(file) AS file, any_value(line) AS line,
          any_value(module) AS module, any_value(kind) AS kind
-  FROM frames WHERE list_contains($generations, generation_id)
+  FROM frames WHERE list_contains(${generations}, generation_id)
   GROUP BY frame_key
 )`;
-
-/** Inclusive value per stack node: the sum of the leaves below (or at) it. */
-export const NODE_TOTAL = `node_total AS (
-  SELECT up.generation_id, up.stack_id, sum(l.value) AS total
-  FROM up JOIN leaf l ON l.generation_id = up.generation_id AND l.stack_id = up.leaf_id
-  GROUP BY up.generation_id, up.stack_id
-)`;
-
-/** Per frame: self (leaf) value and inclusive value counted once per leaf even under recursion. */
-export const FRAME_TOTALS = `on_path AS (
-  SELECT DISTINCT up.generation_id, up.leaf_id, nf.frame_key
-  FROM up JOIN node_frame nf ON nf.generation_id = up.generation_id AND nf.stack_id = up.stack_id
-),
-totals AS (
-  SELECT op.frame_key, sum(l.value) AS total
-  FROM on_path op JOIN leaf l ON l.generation_id = op.generation_id AND l.stack_id = op.leaf_id
-  GROUP BY op.frame_key
-),
-selfs AS (
-  SELECT nf.frame_key, sum(l.value) AS self
-  FROM leaf l JOIN node_frame nf ON nf.generation_id = l.generation_id AND nf.stack_id = l.stack_id
-  GROUP BY nf.frame_key
-),
-grand AS (SELECT coalesce(sum(value), 0)::DOUBLE AS grand_total FROM leaf)`;
+}
+export const FRAME_INFO = frameInfo();

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
-import { FRAME_INFO, FRAME_TOTALS, LEAF, NODE_FRAME, UP } from "./fragments";
+import { FRAME_INFO, frameValues, grandTotal } from "./fragments";
 
 export const GenerationList = z.array(z.string().regex(/^gen_[0-9a-z]+$/)).max(1000);
 
@@ -20,8 +20,8 @@ export const HotspotRow = z.object({
 export type HotspotRow = z.infer<typeof HotspotRow>;
 
 /**
- * Functions ranked by self value (then frame_key), with inclusive totals that count a frame
- * once per sample even when it recurses. Keyset: rows after (after_self, after_key).
+ * Frames ranked by self value (then frame_key), with inclusive totals that count a frame once
+ * per sample even when it recurses. Keyset: rows after (after_self, after_key).
  */
 export const hotspotsQuery = defineQuery({
   name: "hotspots",
@@ -29,32 +29,26 @@ export const hotspotsQuery = defineQuery({
   params: z.object({
     generations: GenerationList,
     metric: z.string().min(1).max(128),
-    start_ns: z.number().int().nullable().default(null),
-    end_ns: z.number().int().nullable().default(null),
     after_self: z.number().nullable().default(null),
     after_key: z.string().nullable().default(null),
     frame_key: z.string().nullable().default(null),
     limit: z.number().int().min(1).max(10_000),
   }),
   row: HotspotRow,
-  sql: `WITH RECURSIVE
-${LEAF},
-${UP},
-${NODE_FRAME},
-${FRAME_TOTALS},
+  sql: `WITH
+${frameValues()},
+${grandTotal()},
 ${FRAME_INFO}
-SELECT t.frame_key, fi.name, fi.file, fi.line, fi.module, fi.kind,
-       coalesce(s.self, 0)::DOUBLE AS self, t.total::DOUBLE AS total,
-       CASE WHEN g.grand_total > 0 THEN 100.0 * coalesce(s.self, 0) / g.grand_total ELSE 0 END AS self_pct,
-       CASE WHEN g.grand_total > 0 THEN 100.0 * t.total / g.grand_total ELSE 0 END AS total_pct,
+SELECT v.frame_key, fi.name, fi.file, fi.line, fi.module, fi.kind,
+       v.self, v.total,
+       CASE WHEN g.grand_total > 0 THEN 100.0 * v.self / g.grand_total ELSE 0 END AS self_pct,
+       CASE WHEN g.grand_total > 0 THEN 100.0 * v.total / g.grand_total ELSE 0 END AS total_pct,
        g.grand_total
-FROM totals t
-JOIN frame_info fi ON fi.frame_key = t.frame_key
-LEFT JOIN selfs s ON s.frame_key = t.frame_key
+FROM frame_values v
+JOIN frame_info fi ON fi.frame_key = v.frame_key
 CROSS JOIN grand g
-WHERE ($frame_key IS NULL OR t.frame_key = $frame_key)
-  AND ($after_self IS NULL OR coalesce(s.self, 0) < $after_self
-       OR (coalesce(s.self, 0) = $after_self AND t.frame_key > $after_key))
-ORDER BY self DESC, t.frame_key ASC
+WHERE ($frame_key IS NULL OR v.frame_key = $frame_key)
+  AND ($after_self IS NULL OR v.self < $after_self OR (v.self = $after_self AND v.frame_key > $after_key))
+ORDER BY v.self DESC, v.frame_key ASC
 LIMIT $limit`,
 });

@@ -1,12 +1,12 @@
 import { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 import { compareQuery } from "./compare";
 import type { EvidenceQuery } from "./define";
-import { flameTreeQuery } from "./flame-tree";
+import { flameTreeQuery, flameTreeRangeQuery } from "./flame-tree";
 import { hotspotsQuery } from "./hotspots";
 import { metricTotalsQuery, spanTotalsQuery } from "./summary";
 import { traceWindowQuery, tracksQuery } from "./trace-window";
 
-export { addPrunedRemainders, flameTreeQuery, type FlameNode } from "./flame-tree";
+export { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "./flame-tree";
 export { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 export { compareQuery } from "./compare";
 export { renderSql, type EvidenceQuery } from "./define";
@@ -18,6 +18,7 @@ export { traceWindowQuery, tracksQuery } from "./trace-window";
 export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   hotspotsQuery,
   flameTreeQuery,
+  flameTreeRangeQuery,
   callersQuery,
   calleesQuery,
   stackExamplesQuery,

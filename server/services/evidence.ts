@@ -5,6 +5,7 @@ import {
   callersQuery,
   compareQuery,
   flameTreeQuery,
+  flameTreeRangeQuery,
   hotspotsQuery,
   metricTotalsQuery,
   spanTotalsQuery,
@@ -186,9 +187,13 @@ export const flameTree = defineService({
   handler: async (input, { ws }) => {
     const evidence = await runEvidence(ws, input.run_id, input.commit_id);
     const metric = chooseMetric(evidence, input.metric);
-    const raw = metric
-      ? await evidence.reader.run(flameTreeQuery, { generations: evidence.generations, metric: metric.name, budget: input.budget, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null })
-      : [];
+    const ranged = input.start_ns !== undefined || input.end_ns !== undefined;
+    const common = { generations: evidence.generations, budget: input.budget };
+    const raw = !metric
+      ? []
+      : ranged
+        ? await evidence.reader.run(flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null })
+        : await evidence.reader.run(flameTreeQuery, { ...common, metric: metric.name });
     const { nodes, pruned_total } = addPrunedRemainders(raw);
     return { nodes, pruned_total, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: evidence.reader.commit.commit_id, status: statusOf(evidence, input.run_id, nodes.length > 0, "samples") };
   },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
-import { addPrunedRemainders, calleesQuery, callersQuery, compareQuery, flameTreeQuery, hotspotsQuery, metricTotalsQuery, stackExamplesQuery, traceWindowQuery } from "../../analysis/queries";
+import { addPrunedRemainders, calleesQuery, callersQuery, compareQuery, flameTreeQuery, flameTreeRangeQuery, hotspotsQuery, metricTotalsQuery, stackExamplesQuery, traceWindowQuery } from "../../analysis/queries";
 import { openEvidence } from "../../server/evidence/engine";
 import { extractAndPublish } from "../../server/evidence/extract";
 import { registerArtifact } from "../../server/store/artifacts";
@@ -39,7 +39,7 @@ describe("evidence queries over published Parquet", () => {
     const ws = initWorkspace(tempProject());
     try {
       const published = await publish(ws, "base", fixture(BASE));
-      expect(published.summary.rows).toMatchObject({ samples: 7, spans: 3, frames: 5 });
+      expect(published.summary.rows).toMatchObject({ samples: 7, spans: 3, frames: 5, stack_totals: 7, frame_totals: 5 });
       const ev = await openEvidence(ws, "HEAD");
       const rows = await ev.run(hotspotsQuery, { generations: [published.generation_id], metric: "samples", limit: 10 });
       const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
@@ -72,7 +72,10 @@ describe("evidence queries over published Parquet", () => {
       const { nodes, pruned_total } = addPrunedRemainders(pruned);
       expect(pruned_total).toBe(7 - 3);
       expect(nodes.filter((n) => n.frame_key === "(pruned)").map((n) => n.total).sort()).toEqual([1, 3]);
-      const windowed = await ev.run(flameTreeQuery, { generations: [published.generation_id], metric: "samples", budget: 100, start_ns: 0, end_ns: 35 });
+      const windowed = await ev.run(flameTreeRangeQuery, { generations: [published.generation_id], metric: "samples", budget: 100, start_ns: 0, end_ns: 35 });
+      expect(windowed.find((n) => n.name === "b")).toMatchObject({ self: 3, total: 3 });
+      const whole = await ev.run(flameTreeRangeQuery, { generations: [published.generation_id], metric: "samples", budget: 100, start_ns: null, end_ns: null });
+      expect(whole.map((n) => [n.node_id, n.self, n.total]).sort()).toEqual(all.map((n) => [n.node_id, n.self, n.total]).sort());
       expect(windowed.find((n) => n.parent_id === null)!.total).toBe(3);
     } finally {
       ws.close();
