@@ -57,7 +57,7 @@ export function renderCliDoc(): string {
   const globals = Object.entries(GLOBAL_OPTIONS)
     .map(([name, o]) => `| \`--${name}${o.valueName ? ` ${o.valueName}` : ""}\` | ${o.description} |`)
     .join("\n");
-  const commands = COMMANDS.map((c) => {
+  const commands = COMMANDS.filter((c) => !c.hidden).map((c) => {
     const args = c.positionals.map((p) => `| \`${p.name}\` | ${p.description} |`);
     const opts = Object.entries(c.options).map(([name, o]) => `| \`--${name}${o.valueName ? ` ${o.valueName}` : ""}\` | ${o.description} |`);
     const table = [...args, ...opts];

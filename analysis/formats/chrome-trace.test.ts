@@ -4,14 +4,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
 import { EvidenceBuilder, MemorySink } from "../evidence/builder";
 import { gunzip, isGzip } from "../io/bytes";
 import { chromeTraceImporter } from "./chrome-trace";
-import { EvidenceParseError } from "./errors";
 import { importToMemory, sourceFromBytes, type MemoryImport } from "./run";
 import { DEFAULT_IMPORT_LIMITS } from "./types";
-
-type Row = Record<string, unknown>;
 
 const HAND_WRITTEN = [
   { name: "process_name", ph: "M", pid: 1, args: { name: "Browser" } },
@@ -81,28 +79,7 @@ function spans(result: MemoryImport) {
   }));
 }
 
-function sampleRows(result: MemoryImport) {
-  const { frames, stacks, metrics, samples } = result.tables;
-  const frameName = new Map(frames.map((f: Row) => [f.frame_id, f.name as string]));
-  const stackRow = new Map(stacks.map((s: Row) => [s.stack_id, s]));
-  const metricName = new Map(metrics.map((m: Row) => [m.metric_id, m.name as string]));
-  const names = (stackId: unknown): string => {
-    const out: string[] = [];
-    for (let at = stackRow.get(stackId); at; at = at.parent_stack_id === null ? undefined : stackRow.get(at.parent_stack_id)) out.unshift(frameName.get(at.frame_id) as string);
-    return out.join(";");
-  };
-  return samples.map((s: Row) => ({ stack: names(s.stack_id), metric: metricName.get(s.metric_id), time: s.time_ns, value: s.value, track: s.track_id }));
-}
-
-async function parseError(input: string): Promise<EvidenceParseError> {
-  try {
-    await importToMemory(chromeTraceImporter, input);
-  } catch (error) {
-    expect(error).toBeInstanceOf(EvidenceParseError);
-    return error as EvidenceParseError;
-  }
-  throw new Error("expected EvidenceParseError");
-}
+const parseError = (input: string) => parseErrorOf(chromeTraceImporter, input);
 
 const EXPECTED_SPANS = [
   { span_id: 0, track_id: 0, parent_span_id: null, name: "Task", category: "toplevel", start_ns: 0, dur_ns: 100_000, depth: 0, status: null, args: { k: 1 } },

@@ -4,24 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cpuprofileImporter } from "./cpuprofile";
-import { EvidenceParseError } from "./errors";
-import { importToMemory, type MemoryImport } from "./run";
-
-type Row = Record<string, unknown>;
-
-/** Each sample row's stack as root-first frame names, with its metric name. */
-function sampleRows(result: MemoryImport): { stack: string[]; metric: string; time: unknown; value: number; track: unknown }[] {
-  const { frames, stacks, metrics, samples } = result.tables;
-  const frameName = new Map(frames.map((f: Row) => [f.frame_id, f.name as string]));
-  const stackRow = new Map(stacks.map((s: Row) => [s.stack_id, s]));
-  const metricName = new Map(metrics.map((m: Row) => [m.metric_id, m.name as string]));
-  const names = (stackId: unknown): string[] => {
-    const out: string[] = [];
-    for (let at = stackRow.get(stackId); at; at = at.parent_stack_id === null ? undefined : stackRow.get(at.parent_stack_id)) out.unshift(frameName.get(at.frame_id) as string);
-    return out;
-  };
-  return samples.map((s: Row) => ({ stack: names(s.stack_id), metric: metricName.get(s.metric_id) as string, time: s.time_ns, value: s.value as number, track: s.track_id }));
-}
+import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
+import { importToMemory } from "./run";
 
 const HAND_WRITTEN = {
   // samples before nodes, nodes out of order: the importer must not care.
@@ -38,15 +22,7 @@ const HAND_WRITTEN = {
   ],
 };
 
-async function parseError(input: string | Uint8Array): Promise<EvidenceParseError> {
-  try {
-    await importToMemory(cpuprofileImporter, input);
-  } catch (error) {
-    expect(error).toBeInstanceOf(EvidenceParseError);
-    return error as EvidenceParseError;
-  }
-  throw new Error("expected EvidenceParseError");
-}
+const parseError = (input: string | Uint8Array) => parseErrorOf(cpuprofileImporter, input);
 
 describe("cpuprofile importer", () => {
   it("turns a hand-written profile into frames, root-less stacks and time-weighted samples", async () => {
@@ -65,16 +41,16 @@ describe("cpuprofile importer", () => {
       // Sample k lands at the sum of deltas 0..k and weighs the delta to the next sample;
       // the last weighs endTime minus its time (1600 - 1460 µs).
       expect(sampleRows(result)).toEqual([
-        { stack: ["main"], metric: "samples", time: 10_000, value: 1, track: 0 },
-        { stack: ["main"], metric: "wall_ns", time: 10_000, value: 100_000, track: 0 },
-        { stack: ["main", "(anonymous)"], metric: "samples", time: 110_000, value: 1, track: 0 },
-        { stack: ["main", "(anonymous)"], metric: "wall_ns", time: 110_000, value: 100_000, track: 0 },
-        { stack: ["main", "(anonymous)"], metric: "samples", time: 210_000, value: 1, track: 0 },
-        { stack: ["main", "(anonymous)"], metric: "wall_ns", time: 210_000, value: 200_000, track: 0 },
-        { stack: ["(garbage collector)"], metric: "samples", time: 410_000, value: 1, track: 0 },
-        { stack: ["(garbage collector)"], metric: "wall_ns", time: 410_000, value: 50_000, track: 0 },
-        { stack: ["(idle)"], metric: "samples", time: 460_000, value: 1, track: 0 },
-        { stack: ["(idle)"], metric: "wall_ns", time: 460_000, value: 140_000, track: 0 },
+        { stack: "main", metric: "samples", time: 10_000, value: 1, track: 0 },
+        { stack: "main", metric: "wall_ns", time: 10_000, value: 100_000, track: 0 },
+        { stack: "main;(anonymous)", metric: "samples", time: 110_000, value: 1, track: 0 },
+        { stack: "main;(anonymous)", metric: "wall_ns", time: 110_000, value: 100_000, track: 0 },
+        { stack: "main;(anonymous)", metric: "samples", time: 210_000, value: 1, track: 0 },
+        { stack: "main;(anonymous)", metric: "wall_ns", time: 210_000, value: 200_000, track: 0 },
+        { stack: "(garbage collector)", metric: "samples", time: 410_000, value: 1, track: 0 },
+        { stack: "(garbage collector)", metric: "wall_ns", time: 410_000, value: 50_000, track: 0 },
+        { stack: "(idle)", metric: "samples", time: 460_000, value: 1, track: 0 },
+        { stack: "(idle)", metric: "wall_ns", time: 460_000, value: 140_000, track: 0 },
       ]);
       expect(result.tables.tracks).toEqual([{ track_id: 0, process_id: null, process_name: null, thread_id: null, thread_name: null, kind: "thread" }]);
       expect(result.tables.metrics.map((m) => [m.name, m.unit, m.kind])).toEqual([
@@ -92,7 +68,7 @@ describe("cpuprofile importer", () => {
     const { samples: _samples, timeDeltas: _deltas, ...withoutSamples } = HAND_WRITTEN;
     const result = await importToMemory(cpuprofileImporter, JSON.stringify(withoutSamples));
     const rows = sampleRows(result);
-    expect(rows.map((r) => [r.stack.join(";"), r.value, r.time]).sort()).toEqual([
+    expect(rows.map((r) => [r.stack, r.value, r.time]).sort()).toEqual([
       ["(garbage collector)", 1, null],
       ["(idle)", 1, null],
       ["main", 1, null],
@@ -127,7 +103,7 @@ describe("cpuprofile importer", () => {
     const rows = sampleRows(result);
     const samples = rows.filter((r) => r.metric === "samples");
     expect(samples).toHaveLength(raw.samples.length);
-    const hot = samples.filter((r) => r.stack.includes("hotLoop")).length;
+    const hot = samples.filter((r) => r.stack.split(";").includes("hotLoop")).length;
     expect(hot / samples.length).toBeGreaterThan(0.5);
     // The last sample sits at the sum of all deltas; weights sum to the span up to the last sample plus its own.
     const deltaSum = raw.timeDeltas.reduce((a, b) => a + b, 0);

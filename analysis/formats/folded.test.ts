@@ -3,52 +3,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EvidenceParseError } from "./errors";
+import { fixtureWriter, parseErrorOf, totalsByStack as stacksByMetric } from "../../test/helpers/evidence-rows";
 import { foldedImporter } from "./folded";
-import { importToMemory, type MemoryImport } from "./run";
+import { importToMemory } from "./run";
 
-const dir = mkdtempSync(path.join(tmpdir(), "emberscope-folded-"));
-
-/** Writes a fixture file and reads it back, as the import service would hand it over. */
-function fixture(name: string, content: string | Uint8Array): Uint8Array {
-  const file = path.join(dir, name);
-  writeFileSync(file, content);
-  return new Uint8Array(readFileSync(file));
-}
-
-/** Each sample as "root;…;leaf" → value, per metric name. */
-function stacksByMetric(result: MemoryImport): Record<string, Record<string, number>> {
-  const { frames, stacks, samples, metrics } = result.tables;
-  const frameName = new Map(frames.map((f) => [f.frame_id, f.name as string]));
-  const stackRow = new Map(stacks.map((s) => [s.stack_id, s]));
-  const metricName = new Map(metrics.map((m) => [m.metric_id, m.name as string]));
-  const pathOf = (id: unknown): string => {
-    const names: string[] = [];
-    for (let row = stackRow.get(id); row; row = row.parent_stack_id === null ? undefined : stackRow.get(row.parent_stack_id)) {
-      names.unshift(frameName.get(row.frame_id)!);
-    }
-    return names.join(";");
-  };
-  const out: Record<string, Record<string, number>> = {};
-  for (const s of samples) {
-    const metric = metricName.get(s.metric_id)!;
-    out[metric] ??= {};
-    const key = pathOf(s.stack_id);
-    out[metric][key] = (out[metric][key] ?? 0) + (s.value as number);
-  }
-  return out;
-}
-
-async function expectParseError(input: Uint8Array): Promise<EvidenceParseError> {
-  const error = await importToMemory(foldedImporter, input).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(EvidenceParseError);
-  const parseError = error as EvidenceParseError;
-  expect(parseError.at.offset !== undefined || parseError.at.line !== undefined).toBe(true);
-  return parseError;
-}
+const fixture = fixtureWriter("emberscope-folded-");
+const expectParseError = (input: Uint8Array) => parseErrorOf(foldedImporter, input);
 
 function utf16(text: string, order: "le" | "be"): Uint8Array {
   const le = Buffer.from(text, "utf16le");

@@ -3,25 +3,9 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EvidenceParseError } from "./errors";
+import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
 import { heapprofileImporter } from "./heapprofile";
-import { importToMemory, type MemoryImport } from "./run";
-
-type Row = Record<string, unknown>;
-
-/** Sample rows as "root;…;leaf" stacks with their metric, value, time and track. */
-function sampleRows(result: MemoryImport): { stack: string; metric: string; value: number; time: unknown; track: unknown }[] {
-  const { frames, stacks, metrics, samples } = result.tables;
-  const frameName = new Map(frames.map((f: Row) => [f.frame_id, f.name as string]));
-  const stackRow = new Map(stacks.map((s: Row) => [s.stack_id, s]));
-  const metricName = new Map(metrics.map((m: Row) => [m.metric_id, m.name as string]));
-  const names = (stackId: unknown): string => {
-    const out: string[] = [];
-    for (let at = stackRow.get(stackId); at; at = at.parent_stack_id === null ? undefined : stackRow.get(at.parent_stack_id)) out.unshift(frameName.get(at.frame_id) as string);
-    return out.join(";");
-  };
-  return samples.map((s: Row) => ({ stack: names(s.stack_id), metric: metricName.get(s.metric_id) as string, value: s.value as number, time: s.time_ns, track: s.track_id }));
-}
+import { importToMemory } from "./run";
 
 const frame = (functionName: string, url = "", lineNumber = -1, columnNumber = -1, scriptId = "0") => ({ functionName, url, lineNumber, columnNumber, scriptId });
 
@@ -47,15 +31,7 @@ const HAND_WRITTEN = {
   ],
 };
 
-async function parseError(input: string): Promise<EvidenceParseError> {
-  try {
-    await importToMemory(heapprofileImporter, input);
-  } catch (error) {
-    expect(error).toBeInstanceOf(EvidenceParseError);
-    return error as EvidenceParseError;
-  }
-  throw new Error("expected EvidenceParseError");
-}
+const parseError = (input: string) => parseErrorOf(heapprofileImporter, input);
 
 describe("heapprofile importer", () => {
   it("turns a hand-written heap profile into alloc_bytes per node and alloc_count per sampled node", async () => {

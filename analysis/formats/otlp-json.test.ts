@@ -4,28 +4,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EvidenceParseError } from "./errors";
+import { fixtureWriter, parseErrorOf } from "../../test/helpers/evidence-rows";
 import { otlpJsonImporter } from "./otlp-json";
 import { importToMemory } from "./run";
 
-const dir = mkdtempSync(path.join(tmpdir(), "emberscope-otlp-"));
-
-function fixture(name: string, content: string | Uint8Array): Uint8Array {
-  const file = path.join(dir, name);
-  writeFileSync(file, content);
-  return new Uint8Array(readFileSync(file));
-}
-
-async function expectParseError(input: Uint8Array): Promise<EvidenceParseError> {
-  const error = await importToMemory(otlpJsonImporter, input).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(EvidenceParseError);
-  const parseError = error as EvidenceParseError;
-  expect(parseError.at.offset !== undefined || parseError.at.line !== undefined).toBe(true);
-  return parseError;
-}
+const fixture = fixtureWriter("emberscope-otlp-");
+const expectParseError = (input: Uint8Array) => parseErrorOf(otlpJsonImporter, input);
 
 // Epoch nanoseconds beyond 2^53, as OTLP writes them: decimal strings.
 const BASE = 1_700_000_000_123_456_789n;

@@ -8,7 +8,7 @@
 import type { EvidenceBuilder } from "../evidence/builder";
 import { FIELD_LIMITS } from "../evidence/schema";
 import { concatBytes } from "../io/bytes";
-import { detectEncoding } from "../io/text";
+import { utf8Chunks } from "../io/text";
 import { EvidenceParseError, InputBoundError } from "./errors";
 import { MAX_JSON_DOCUMENT_BYTES, parseJsonDocument } from "../io/json-documents";
 import type { FormatImporter, ImportContext } from "./types";
@@ -31,10 +31,7 @@ const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x0a || byte ==
  * tracking brackets outside strings, so each request is parsed alone and memory stays per request.
  */
 export async function* jsonDocuments(format: string, chunks: AsyncIterable<Uint8Array>, maxDocumentBytes = MAX_JSON_DOCUMENT_BYTES): AsyncGenerator<JsonDocument> {
-  let utf16: TextDecoder | null = null;
-  const encoder = new TextEncoder();
-  let first = true;
-  let offset = 0;
+  let end = 0;
   let line = 1;
   let depth = 0;
   let inString = false;
@@ -43,17 +40,8 @@ export async function* jsonDocuments(format: string, chunks: AsyncIterable<Uint8
   let partBytes = 0;
   let documentOffset = 0;
   let documentLine = 1;
-  for await (const raw of chunks) {
-    let chunk = raw;
-    if (first) {
-      first = false;
-      const { encoding, bomLength } = detectEncoding(chunk);
-      if (encoding !== "utf-8") utf16 = new TextDecoder(encoding, { fatal: false });
-      chunk = chunk.subarray(bomLength);
-      offset = bomLength;
-    }
-    // UTF-16 is re-encoded as UTF-8; its offsets are then approximate.
-    if (utf16) chunk = encoder.encode(utf16.decode(chunk, { stream: true }));
+  for await (const { bytes: chunk, offset } of utf8Chunks(chunks)) {
+    end = offset + chunk.length;
     let start = depth > 0 ? 0 : -1;
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i];
@@ -97,9 +85,8 @@ export async function* jsonDocuments(format: string, chunks: AsyncIterable<Uint8
       if (partBytes > maxDocumentBytes) throw new InputBoundError("size", maxDocumentBytes, `One JSON document is larger than ${maxDocumentBytes} bytes.`);
       parts.push(part);
     }
-    offset += chunk.length;
   }
-  if (depth > 0) throw new EvidenceParseError(format, "truncated: the input ends inside a JSON value", { offset, line });
+  if (depth > 0) throw new EvidenceParseError(format, "truncated: the input ends inside a JSON value", { offset: end, line });
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);

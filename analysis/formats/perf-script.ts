@@ -7,8 +7,9 @@
  */
 import type { EvidenceBuilder, FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
-import { detectEncoding, headText as decodeHead } from "../io/text";
-import { EvidenceParseError, InputBoundError } from "./errors";
+import { headText as decodeHead, lineBatches } from "../io/text";
+import { EvidenceParseError } from "./errors";
+import { lowerSnake } from "./metric-names";
 import type { FormatImporter, ImportContext } from "./types";
 
 const FORMAT = "perf-script";
@@ -49,12 +50,6 @@ export function eventName(event: string): string {
   return name;
 }
 
-const lowerSnake = (text: string) =>
-  text
-    .replace(/[^A-Za-z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "")
-    .toLowerCase() || "event";
-
 function isKernelAddress(address: string): boolean {
   // 0xffff800000000000 and above: the kernel half of x86-64 and arm64 address spaces.
   return address.length === 16 && parseInt(address.slice(0, 5), 16) >= 0xffff8;
@@ -75,31 +70,6 @@ function dsoStart(text: string): number {
 function timeNs(seconds: string, fraction: string): number {
   // Micro- (default) or nanosecond (--ns) fractions; both fit a double exactly at boot-relative scales.
   return Number(seconds) * 1e9 + Number(fraction.padEnd(9, "0").slice(0, 9));
-}
-
-/**
- * Lines of the input, decoded a chunk at a time (faster than a decode per line). Also reports
- * whether the input ended with a newline: a file cut mid-line is how truncation shows.
- */
-async function* perfLines(chunks: AsyncIterable<Uint8Array>, maxLineLength: number, end: { newline: boolean }): AsyncGenerator<{ lines: string[]; hasNul: boolean }> {
-  let decoder: TextDecoder | null = null;
-  let carry = "";
-  for await (const raw of chunks) {
-    let chunk = raw;
-    if (decoder === null) {
-      const { encoding, bomLength } = detectEncoding(chunk);
-      decoder = new TextDecoder(encoding, { fatal: false });
-      chunk = chunk.subarray(bomLength);
-    }
-    const text = carry + decoder.decode(chunk, { stream: true });
-    const lines = text.split("\n");
-    carry = lines.pop() ?? "";
-    if (carry.length > maxLineLength) throw new InputBoundError("line_length", maxLineLength, `A line is longer than ${maxLineLength} characters.`);
-    yield { lines, hasNul: text.includes("\u0000") };
-  }
-  const tail = carry + (decoder ? decoder.decode() : "");
-  end.newline = tail.length === 0;
-  if (tail.length > 0) yield { lines: [tail], hasNul: tail.includes("\u0000") };
 }
 
 /**
@@ -208,7 +178,8 @@ export const perfScriptImporter: FormatImporter = {
     let lastTime = -Infinity;
     let invalidLines = 0;
     const firstInvalid: number[] = [];
-    const end = { newline: true };
+    // A file cut mid-line (no final newline) is how truncation shows.
+    let endsWithNewline = true;
     let lastTrack = { pid: null as string | null, tid: "", comm: "", id: -1 };
     let lastLineKind: "blank" | "frame" | "header" | "other" = "blank";
 
@@ -217,7 +188,7 @@ export const perfScriptImporter: FormatImporter = {
       if (id === undefined) {
         const base = eventName(event);
         const unit = hasPeriod ? (NANOSECOND_EVENTS.has(base) ? "ns" : "events") : "events";
-        id = builder.metric({ name: lowerSnake(base), unit, kind: "sampled" });
+        id = builder.metric({ name: lowerSnake(base, "event"), unit, kind: "sampled" });
         eventMetrics.set(event, id);
       }
       return id;
@@ -261,14 +232,16 @@ export const perfScriptImporter: FormatImporter = {
       if (firstInvalid.length < FIRST_INVALID_LINES_SHOWN) firstInvalid.push(lineNo);
     };
 
-    for await (const { lines, hasNul } of perfLines(source.chunks(), limits.maxLineLength, end)) {
-      if (hasNul) {
+    // Decoded a batch at a time: a decode per line costs more than the parsing.
+    for await (const batch of lineBatches(source.chunks(), limits.maxLineLength)) {
+      const lines = batch.texts();
+      endsWithNewline = batch.endsWithNewline;
+      if (batch.bytes.includes(0)) {
         const at = lines.findIndex((l) => l.includes("\u0000"));
-        throw new EvidenceParseError(FORMAT, "the text holds NUL bytes: not perf script output, or corrupted", { line: lineNo + (at < 0 ? lines.length : at + 1) });
+        throw new EvidenceParseError(FORMAT, "the text holds NUL bytes: not perf script output, or corrupted", { line: batch.firstLine + at });
       }
-      for (const raw of lines) {
+      for (const line of lines) {
         lineNo++;
-        const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
         if (line.length === 0 || line.trim() === "") {
           if (lastLineKind === "frame") sawCallChain = true;
           flush();
@@ -331,7 +304,7 @@ export const perfScriptImporter: FormatImporter = {
       }
       await builder.checkpoint();
     }
-    if (!end.newline && sawCallChain && lastLineKind !== "blank") {
+    if (!endsWithNewline && sawCallChain && lastLineKind !== "blank") {
       throw new EvidenceParseError(FORMAT, "the input ends in the middle of a sample: truncated", { line: lineNo });
     }
     flush();

@@ -4,28 +4,11 @@ import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { delimited, int, message, packed, unpacked, type Bytes } from "../../test/helpers/protobuf-writer";
 import { gunzip } from "../io/bytes";
 import { EvidenceParseError } from "./errors";
 import { pprofImporter } from "./pprof";
 import { importToMemory, type MemoryImport } from "./run";
-
-// A tiny protobuf writer (wire format only), enough to hand-build profile.proto messages.
-type Bytes = number[];
-function varint(value: number | bigint): Bytes {
-  let v = BigInt.asUintN(64, BigInt(value));
-  const out: Bytes = [];
-  do {
-    const byte = Number(v & 0x7fn);
-    v >>= 7n;
-    out.push(v > 0n ? byte | 0x80 : byte);
-  } while (v > 0n);
-  return out;
-}
-const int = (field: number, value: number | bigint): Bytes => (value === 0 ? [] : [...varint(field * 8), ...varint(value)]);
-const bytesField = (field: number, body: Bytes): Bytes => [...varint(field * 8 + 2), ...varint(body.length), ...body];
-const message = (field: number, ...parts: Bytes[]): Bytes => bytesField(field, parts.flat());
-const packed = (field: number, values: (number | bigint)[]): Bytes => bytesField(field, values.flatMap((v) => varint(v)));
-const unpacked = (field: number, values: (number | bigint)[]): Bytes => values.flatMap((v) => [...varint(field * 8), ...varint(v)]);
 
 /** The profile the test describes, in the shape of profile.proto, with strings inline. */
 interface Fixture {
@@ -59,7 +42,7 @@ function encodeProfile(f: Fixture): Uint8Array {
   for (const fn of f.functions) parts.push(message(5, int(1, fn.id), int(2, s(fn.name)), int(3, s(fn.name)), int(4, s(fn.file)), int(5, fn.startLine)));
   const tail = [int(9, f.timeNanos), int(10, f.durationNanos), message(11, int(1, s(f.periodType[0])), int(2, s(f.periodType[1]))), int(12, f.period)];
   // Like Go's encoder: the string table comes after everything that refers to it.
-  const table = strings.map((text) => bytesField(6, [...new TextEncoder().encode(text)]));
+  const table = strings.map((text) => delimited(6, [...new TextEncoder().encode(text)]));
   return new Uint8Array([...parts.flat(), ...table.flat(), ...tail.flat()]);
 }
 

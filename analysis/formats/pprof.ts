@@ -11,6 +11,7 @@ import type { FrameKind, MetricKind } from "../evidence/schema";
 import { concatBytes } from "../io/bytes";
 import { ProtoReader, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "../io/protobuf";
 import { EvidenceParseError } from "./errors";
+import { lowerSnake, splitCamelCase } from "./metric-names";
 import type { FormatImporter, ImportContext } from "./types";
 
 const FORMAT = "pprof";
@@ -246,13 +247,6 @@ function stringAt(tables: ProfileTables, index: number, at: number): string {
   return tables.strings[index];
 }
 
-const lowerSnake = (text: string) =>
-  text
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .replace(/[^A-Za-z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "")
-    .toLowerCase() || "value";
-
 /** Go's and Node's conventional sample types, named as the schema names them. */
 const WELL_KNOWN_METRICS: Record<string, { name: string; unit: string; kind: MetricKind }> = {
   "samples/count": { name: "samples", unit: "count", kind: "sampled" },
@@ -281,7 +275,7 @@ const UNIT_SUFFIXES: Record<string, { suffix: string; unit: string }> = {
 export function pprofMetric(type: string, unit: string): { name: string; unit: string; kind: MetricKind } {
   const known = WELL_KNOWN_METRICS[`${type.toLowerCase()}/${unit.toLowerCase()}`];
   if (known) return known;
-  const base = lowerSnake(type);
+  const base = lowerSnake(splitCamelCase(type), "value");
   const suffix = UNIT_SUFFIXES[unit.toLowerCase()];
   if (!suffix) return { name: base, unit: unit || "count", kind: "sampled" };
   const name = base.endsWith(suffix.suffix) ? base : base + suffix.suffix;

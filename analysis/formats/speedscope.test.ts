@@ -4,45 +4,22 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EvidenceParseError } from "./errors";
+import { fixtureWriter, parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
 import { importToMemory, type MemoryImport } from "./run";
 import { speedscopeImporter } from "./speedscope";
 
-const dir = mkdtempSync(path.join(tmpdir(), "emberscope-speedscope-"));
-
-function fixture(name: string, content: string | Uint8Array | object): Uint8Array {
-  const file = path.join(dir, name);
-  writeFileSync(file, typeof content === "string" || content instanceof Uint8Array ? content : JSON.stringify(content, null, 1));
-  return new Uint8Array(readFileSync(file));
-}
+const fixture = fixtureWriter("emberscope-speedscope-");
+const expectParseError = (input: Uint8Array) => parseErrorOf(speedscopeImporter, input);
 
 /** Sample values per "metric track-name root;…;leaf". */
 function samplesByStack(result: MemoryImport): Record<string, number> {
-  const { frames, stacks, samples, metrics, tracks } = result.tables;
-  const frameName = new Map(frames.map((f) => [f.frame_id, f.name as string]));
-  const stackRow = new Map(stacks.map((s) => [s.stack_id, s]));
-  const pathOf = (id: unknown): string => {
-    const names: string[] = [];
-    for (let row = stackRow.get(id); row; row = row.parent_stack_id === null ? undefined : stackRow.get(row.parent_stack_id)) names.unshift(frameName.get(row.frame_id)!);
-    return names.join(";");
-  };
+  const threadName = new Map(result.tables.tracks.map((t) => [t.track_id, t.thread_name]));
   const out: Record<string, number> = {};
-  for (const s of samples) {
-    const key = `${metrics.find((m) => m.metric_id === s.metric_id)!.name} ${tracks.find((t) => t.track_id === s.track_id)!.thread_name} ${pathOf(s.stack_id)}`;
-    out[key] = (out[key] ?? 0) + (s.value as number);
+  for (const row of sampleRows(result)) {
+    const key = `${row.metric} ${threadName.get(row.track)} ${row.stack}`;
+    out[key] = (out[key] ?? 0) + row.value;
   }
   return out;
-}
-
-async function expectParseError(input: Uint8Array): Promise<EvidenceParseError> {
-  const error = await importToMemory(speedscopeImporter, input).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(EvidenceParseError);
-  const parseError = error as EvidenceParseError;
-  expect(parseError.at.offset !== undefined || parseError.at.line !== undefined).toBe(true);
-  return parseError;
 }
 
 const SCHEMA = "https://www.speedscope.app/file-format-schema.json";

@@ -1,20 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { delimited, key, varint } from "../../test/helpers/protobuf-writer";
 import { EvidenceParseError } from "../formats/errors";
 import { ProtoReader, WIRE_FIXED32, WIRE_FIXED64, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "./protobuf";
-
-// A tiny writer of the wire format, written from the spec, so the reader is tested against bytes we control.
-function varint(value: number | bigint): number[] {
-  let v = BigInt.asUintN(64, BigInt(value));
-  const out: number[] = [];
-  do {
-    const byte = Number(v & 0x7fn);
-    v >>= 7n;
-    out.push(v > 0n ? byte | 0x80 : byte);
-  } while (v > 0n);
-  return out;
-}
-const key = (field: number, wireType: number) => varint(field * 8 + wireType);
-const delimited = (field: number, body: number[]) => [...key(field, WIRE_LENGTH_DELIMITED), ...varint(body.length), ...body];
 
 const reader = (bytes: number[]) => new ProtoReader(new Uint8Array(bytes), "test");
 

@@ -1,3 +1,4 @@
+import { concatBytes } from "./bytes";
 import { InputBoundError } from "../formats/errors";
 
 export interface TextLine {
@@ -9,6 +10,9 @@ export interface TextLine {
 }
 
 export type TextEncoding = "utf-8" | "utf-16le" | "utf-16be";
+
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 
 export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomLength: number } {
   if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return { encoding: "utf-8", bomLength: 3 };
@@ -24,63 +28,150 @@ export function headText(head: Uint8Array): string {
 }
 
 /**
- * Splits a chunked input into lines: LF or CRLF endings, UTF-8 or UTF-16 (with BOM), decoding
- * one line at a time so that no string larger than a line is ever built. Offsets are in bytes.
+ * The input as UTF-8 bytes, chunk by chunk, so byte scanners know one encoding: a BOM (decided by
+ * the first chunk) is dropped and UTF-16 is re-encoded. `offset` is where the chunk starts in the
+ * input; for UTF-16 it counts re-encoded bytes after the BOM, so it is approximate.
  */
-export async function* readLines(chunks: AsyncIterable<Uint8Array>, maxLineLength: number): AsyncGenerator<TextLine> {
-  const utf8 = new TextDecoder("utf-8", { fatal: false });
-  let encoding: TextEncoding | null = null;
+export async function* utf8Chunks(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<{ bytes: Uint8Array; offset: number }> {
   let utf16: TextDecoder | null = null;
-  let carry: Uint8Array = new Uint8Array(0);
-  let carryOffset = 0;
-  let lineNo = 0;
-
-  const emit = (bytes: Uint8Array, offset: number): TextLine => {
-    let end = bytes.length;
-    if (end > 0 && bytes[end - 1] === 0x0d) end--;
-    lineNo++;
-    return { text: utf8.decode(bytes.subarray(0, end)), line: lineNo, offset };
-  };
-
+  const encoder = new TextEncoder();
+  let first = true;
+  let offset = 0;
   for await (const raw of chunks) {
-    let chunk = raw;
-    if (encoding === null) {
-      const detected = detectEncoding(chunk);
-      encoding = detected.encoding;
+    let bytes = raw;
+    if (first) {
+      first = false;
+      const { encoding, bomLength } = detectEncoding(raw);
       if (encoding !== "utf-8") utf16 = new TextDecoder(encoding, { fatal: false });
-      chunk = chunk.subarray(detected.bomLength);
-      carryOffset = detected.bomLength;
+      bytes = raw.subarray(bomLength);
+      offset = bomLength;
     }
-    // UTF-16 input is re-encoded as UTF-8 chunk by chunk; its offsets are then approximate.
-    const bytes = utf16 ? new TextEncoder().encode(utf16.decode(chunk, { stream: true })) : chunk;
-    let start = 0;
-    let data = bytes;
-    if (carry.length > 0) {
-      data = new Uint8Array(carry.length + bytes.length);
-      data.set(carry);
-      data.set(bytes, carry.length);
-    }
-    const base = carryOffset;
-    for (;;) {
-      const nl = data.indexOf(0x0a, start);
-      if (nl < 0) break;
-      yield emit(data.subarray(start, nl), base + start);
-      start = nl + 1;
-    }
-    carry = data.slice(start);
-    carryOffset = base + start;
-    if (carry.length > maxLineLength) {
-      throw new InputBoundError("line_length", maxLineLength, `Line ${lineNo + 1} is longer than ${maxLineLength} bytes.`);
-    }
+    if (utf16) bytes = encoder.encode(utf16.decode(bytes, { stream: true }));
+    if (bytes.length === 0) continue;
+    yield { bytes, offset };
+    offset += bytes.length;
   }
   if (utf16) {
-    const tail = new TextEncoder().encode(utf16.decode());
-    if (tail.length) {
-      const data = new Uint8Array(carry.length + tail.length);
-      data.set(carry);
-      data.set(tail, carry.length);
-      carry = data;
+    const tail = encoder.encode(utf16.decode());
+    if (tail.length > 0) yield { bytes: tail, offset };
+  }
+}
+
+/**
+ * Whole lines of the input as UTF-8 bytes, about one input chunk at a time. Nothing is decoded
+ * until asked: byte scanners walk the lines with `nextLine()`, text formats decode the batch in
+ * one call (`texts()`), which is several times faster than a decode per short line.
+ */
+export class LineBatch {
+  /** The current line (after `nextLine()`): `bytes[start, end)`, without its "\n" or "\r\n". */
+  start = 0;
+  end = 0;
+  /** 1-based number of the current line. */
+  line: number;
+  private next = 0;
+  private knownLineCount: number | null = null;
+
+  constructor(
+    /** Whole lines, each ending with "\n" but the input's last line when the input does not. May alias an input chunk. */
+    readonly bytes: Uint8Array,
+    /** Where `bytes` starts in the input (approximate for UTF-16 input, see utf8Chunks). */
+    readonly offset: number,
+    /** 1-based number of the batch's first line. */
+    readonly firstLine: number,
+  ) {
+    this.line = firstLine - 1;
+  }
+
+  /** Moves to the next line of the batch; false after the last. */
+  nextLine(): boolean {
+    const bytes = this.bytes;
+    const start = this.next;
+    if (start >= bytes.length) {
+      this.knownLineCount = this.line - this.firstLine + 1;
+      return false;
+    }
+    const newline = bytes.indexOf(NEWLINE, start);
+    const stop = newline < 0 ? bytes.length : newline;
+    this.start = start;
+    this.end = stop > start && bytes[stop - 1] === CARRIAGE_RETURN ? stop - 1 : stop;
+    this.next = stop + 1;
+    this.line++;
+    return true;
+  }
+
+  /** Byte offset of the current line in the input. */
+  get lineOffset(): number {
+    return this.offset + this.start;
+  }
+
+  /** Whether the batch's last line ends with a newline (only the input's last line may not). */
+  get endsWithNewline(): boolean {
+    return this.bytes[this.bytes.length - 1] === NEWLINE;
+  }
+
+  /** The batch's lines as strings without their "\n" or "\r\n", decoded in one call. */
+  texts(): string[] {
+    const lines = new TextDecoder("utf-8", { fatal: false }).decode(this.bytes).split("\n");
+    if (this.endsWithNewline) lines.pop();
+    if (this.bytes.includes(CARRIAGE_RETURN)) {
+      for (let i = 0; i < lines.length; i++) if (lines[i].endsWith("\r")) lines[i] = lines[i].slice(0, -1);
+    }
+    this.knownLineCount = lines.length;
+    return lines;
+  }
+
+  /** `texts()` with each line's number and byte offset. */
+  textLines(): TextLine[] {
+    const texts = this.texts();
+    const out: TextLine[] = new Array(texts.length);
+    let at = 0;
+    for (let i = 0; i < texts.length; i++) {
+      out[i] = { text: texts[i], line: this.firstLine + i, offset: this.offset + at };
+      at = this.bytes.indexOf(NEWLINE, at) + 1;
+    }
+    return out;
+  }
+
+  /** How many lines the batch holds (known without a scan once the lines were walked or decoded). */
+  lineCount(): number {
+    if (this.knownLineCount === null) {
+      let count = 0;
+      for (let at = this.bytes.indexOf(NEWLINE); at >= 0; at = this.bytes.indexOf(NEWLINE, at + 1)) count++;
+      this.knownLineCount = this.endsWithNewline ? count : count + 1;
+    }
+    return this.knownLineCount;
+  }
+}
+
+/**
+ * Splits a chunked input into batches of whole lines: LF or CRLF endings, UTF-8 or UTF-16 (with
+ * BOM, see utf8Chunks). A line still incomplete after a chunk longer than `maxLineLength` bytes
+ * is refused (InputBoundError "line_length"), so memory stays bounded by chunk and line size.
+ */
+export async function* lineBatches(chunks: AsyncIterable<Uint8Array>, maxLineLength: number): AsyncGenerator<LineBatch> {
+  let carry: Uint8Array = new Uint8Array(0);
+  let carryOffset = 0;
+  let line = 1;
+  for await (const { bytes, offset } of utf8Chunks(chunks)) {
+    const data = carry.length > 0 ? concatBytes([carry, bytes]) : bytes;
+    const dataOffset = carry.length > 0 ? carryOffset : offset;
+    const lastNewline = data.lastIndexOf(NEWLINE);
+    // Copied: the carry must not alias a chunk buffer its producer may reuse.
+    carry = data.slice(lastNewline + 1);
+    carryOffset = dataOffset + lastNewline + 1;
+    if (lastNewline >= 0) {
+      const batch = new LineBatch(data.subarray(0, lastNewline + 1), dataOffset, line);
+      yield batch;
+      line += batch.lineCount();
+    }
+    if (carry.length > maxLineLength) {
+      throw new InputBoundError("line_length", maxLineLength, `Line ${line} is longer than ${maxLineLength} bytes.`);
     }
   }
-  if (carry.length > 0) yield emit(carry, carryOffset);
+  if (carry.length > 0) yield new LineBatch(carry, carryOffset, line);
+}
+
+/** The input's lines one at a time, as strings with their line number and byte offset (see lineBatches). */
+export async function* readLines(chunks: AsyncIterable<Uint8Array>, maxLineLength: number): AsyncGenerator<TextLine> {
+  for await (const batch of lineBatches(chunks, maxLineLength)) yield* batch.textLines();
 }

@@ -9,6 +9,8 @@ export interface OptionSpec {
   /** The service input field this flag fills, when it differs from the flag's snake_case name. */
   field?: string;
   short?: string;
+  /** May be given several times (values collected in order). */
+  multiple?: boolean;
 }
 
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
@@ -33,7 +35,7 @@ export interface GlobalFlags {
 
 export interface ParsedArgs {
   globals: GlobalFlags;
-  values: Record<string, string | boolean | undefined>;
+  values: Record<string, string | boolean | string[] | undefined>;
   positionals: string[];
 }
 
@@ -71,7 +73,7 @@ export function parseCommandLine(argv: string[], options: Record<string, OptionS
     parsed = parseArgs({
       args: argv,
       options: Object.fromEntries(
-        Object.entries(spec).map(([name, o]) => [name, o.short ? { type: o.type, short: o.short } : { type: o.type }]),
+        Object.entries(spec).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
       ),
       allowPositionals: true,
       strict: true,
@@ -84,7 +86,7 @@ export function parseCommandLine(argv: string[], options: Record<string, OptionS
       : `Unknown option ${flag}.`;
     throw invalid(flag, reason);
   }
-  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
   let timeoutSeconds: number | undefined;
   if (values.timeout !== undefined) {
     timeoutSeconds = Number(values.timeout);
@@ -117,4 +119,17 @@ export function integerFlag(values: ParsedArgs["values"], name: string): number 
 export function stringFlag(values: ParsedArgs["values"], name: string): string | undefined {
   const raw = values[name];
   return typeof raw === "string" ? raw : undefined;
+}
+
+/** `--param k=v --param k2=v2` as an object; a value without `=` is INVALID_ARGUMENTS naming the flag. */
+export function keyValueFlags(values: ParsedArgs["values"], name: string): Record<string, string> {
+  const raw = values[name];
+  const list = Array.isArray(raw) ? raw : typeof raw === "string" ? [raw] : [];
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const eq = item.indexOf("=");
+    if (eq <= 0) throw invalid(`--${name}`, `--${name} takes NAME=VALUE (got ${JSON.stringify(item)}).`);
+    out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
 }

@@ -17,6 +17,7 @@ import {
   type ServiceDef,
 } from "../services";
 import { integerFlag, stringFlag, type OptionSpec, type ParsedArgs } from "./args";
+import { CAPTURE_COMMANDS } from "./capture-commands";
 import { EVIDENCE_COMMANDS } from "./evidence-commands";
 import { requirePositionals, serviceCommand, type CliCommand } from "./service-command";
 import { formatBytes, keyValues, pageFooter, table } from "./render";
@@ -174,6 +175,7 @@ export const COMMANDS: CliCommand[] = [
       ]),
   }),
   ...EVIDENCE_COMMANDS,
+  ...CAPTURE_COMMANDS,
   serveCommand,
 ];
 

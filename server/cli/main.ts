@@ -3,7 +3,7 @@ import path from "node:path";
 import { EmberscopeError, exitCodeFor, toEmberscopeError, type ErrorDocument } from "../domain/errors";
 import { GLOBAL_OPTIONS, parseCommandLine, probeCommandLine, type OptionSpec } from "./args";
 import { COMMANDS, commandForService, findCommand, type CliCommand } from "./commands";
-import { PACKAGE_ROOT } from "./package-root";
+import { PACKAGE_ROOT } from "../package-root";
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -31,14 +31,15 @@ export function commandUsage(command: CliCommand): string {
 }
 
 export function generalHelp(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.path.join(" ").length));
+  const shown = COMMANDS.filter((c) => !c.hidden);
+  const width = Math.max(...shown.map((c) => c.path.join(" ").length));
   return [
     "emberscope — a local workbench for performance evidence",
     "",
     "Usage: emberscope <command> [options]",
     "",
     "Commands:",
-    ...COMMANDS.map((c) => `  ${c.path.join(" ").padEnd(width)}  ${c.summary}`),
+    ...shown.map((c) => `  ${c.path.join(" ").padEnd(width)}  ${c.summary}`),
     "",
     "Global options:",
     ...Object.entries(GLOBAL_OPTIONS).map(([n, o]) => optionLine(n, o)),

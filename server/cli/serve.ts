@@ -2,9 +2,13 @@ import { createServer } from "node:http";
 import { EmberscopeError } from "../domain/errors";
 import { locateWorkspace, projectRootForInit, displayPath } from "../store/layout";
 import { initWorkspace, openWorkspace, sweepStaleTmp } from "../store/workspace";
+import { existsSync } from "node:fs";
+import { reconcileOperations } from "../services/operations";
+import { defaultWorkerCount, startSupervisor } from "../../workers/supervisor";
+import { layoutFor } from "../store/layout";
 import { integerFlag, stringFlag } from "./args";
 import type { CliCommand, CliEnv } from "./service-command";
-import { isAppBuilt, PACKAGE_ROOT } from "./package-root";
+import { isAppBuilt, PACKAGE_ROOT } from "../package-root";
 
 export function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
@@ -35,12 +39,18 @@ async function prepareWorkspace(env: CliEnv, init: boolean): Promise<string> {
   }
   const ws = openWorkspace({ cwd: projectRoot, projectRoot });
   try {
+    const ended = reconcileOperations(ws);
+    if (ended.length) env.log(`Marked ${ended.length} operation(s) whose worker had stopped as ended.`);
     const swept = await sweepStaleTmp(ws);
     if (swept) env.log(`Removed ${swept} abandoned staging file(s) from .emberscope/tmp`);
   } finally {
     ws.close();
   }
   return projectRoot;
+}
+
+function hasWorkspace(projectRoot: string): boolean {
+  return existsSync(layoutFor(projectRoot).database);
 }
 
 export const serveCommand: CliCommand = {
@@ -51,6 +61,7 @@ export const serveCommand: CliCommand = {
     host: { type: "string", valueName: "HOST", description: "Address to bind (default 127.0.0.1)." },
     "allow-remote": { type: "boolean", description: "Permit a non-loopback --host (exposes the workbench to the network)." },
     init: { type: "boolean", description: "Create the workspace first when there is none." },
+    workers: { type: "string", valueName: "N", description: "Pool workers for captures (default: cores − 1, at least 1; 0 for none)." },
   },
   positionals: [],
   services: [],
@@ -95,13 +106,16 @@ export const serveCommand: CliCommand = {
     });
     const bound = server.address();
     const boundUrl = typeof bound === "object" && bound ? url.replace(/:\d+$/, `:${bound.port}`) : url;
-    env.log(`Emberscope is serving ${shownRoot} at ${boundUrl}`);
+    const workerCount = integerFlag(args.values, "workers") ?? defaultWorkerCount();
+    const supervisor = hasWorkspace(projectRoot) && workerCount > 0 ? startSupervisor(projectRoot, workerCount, env.log) : null;
+    env.log(`Emberscope is serving ${shownRoot} at ${boundUrl}${supervisor ? ` with ${workerCount} pool worker(s)` : ""}`);
     env.announce?.({ url: boundUrl, project_root: shownRoot, pid: process.pid });
     await new Promise<void>((resolve) => {
       const stop = () => server.close(() => resolve());
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });
+    await supervisor?.stop();
     await app.close?.();
     return { document: { url: boundUrl, stopped: true }, human: "Server stopped.", exitCode: 0 };
   },

@@ -32,6 +32,8 @@ export interface CliCommand {
   summary: string;
   options: Record<string, OptionSpec>;
   positionals: PositionalSpec[];
+  /** Left out of help and docs (internal plumbing such as the pool worker). */
+  hidden?: boolean;
   /** The service operations it calls (for generated docs and recovery hints). */
   services: ServiceDef[];
   execute: (args: ParsedArgs, env: CliEnv) => Promise<CliOutcome>;

@@ -4,6 +4,8 @@ import { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 import { listRuns, showRun } from "./runs";
 import { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
 import { importArtifact } from "./imports";
+import { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
+import { cancelOperation, listOperations, showOperation } from "./operations";
 import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -14,6 +16,8 @@ export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 export { listRuns, showRun } from "./runs";
 export { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
 export { importArtifact } from "./imports";
+export { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
+export { cancelOperation, listOperations, reconcileOperations, showOperation } from "./operations";
 export { callService, type ServiceContext, type ServiceDef } from "./service";
 export { validateWorkspace } from "./validate";
 export { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -42,4 +46,14 @@ export const SERVICES: readonly ServiceDef[] = [
   flameTree,
   traceWindow,
   compareRuns,
+  listWorkloads,
+  showWorkload,
+  listCapabilities,
+  planCapture,
+  executeCapturePlan,
+  runCapture,
+  startCapture,
+  listOperations,
+  showOperation,
+  cancelOperation,
 ] as unknown as ServiceDef[];

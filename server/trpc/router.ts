@@ -1,4 +1,5 @@
 import { artifactsRouter } from "./artifacts";
+import { capturesRouter, operationsRouter, workloadsRouter } from "./captures";
 import { commitsRouter } from "./commits";
 import { evidenceRouter } from "./evidence";
 import { importsRouter } from "./imports";
@@ -14,6 +15,9 @@ export const appRouter = router({
   commits: commitsRouter,
   imports: importsRouter,
   evidence: evidenceRouter,
+  workloads: workloadsRouter,
+  captures: capturesRouter,
+  operations: operationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -3,7 +3,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { CaptureAdapter } from "./types";
-import { probeCommand, whichExecutable } from "./tools";
+import { isNodeExecutable, probeCommand, whichExecutable } from "./tools";
 
 /** Linux perf: `perf record -g`, then `perf script` into text the perf-script importer reads. */
 export const perfAdapter: CaptureAdapter = {
@@ -27,7 +27,9 @@ export const perfAdapter: CaptureAdapter = {
   repetitions: () => ({ runs: 1, warmups: 0 }),
   command: (base, outDir, options) => {
     const perf = whichExecutable("perf", base.env.PATH ?? process.env.PATH ?? "", "/") ?? "perf";
-    return { argv: [perf, "record", "-g", "-q", "-e", String(options.event), "-F", String(options.frequency), "-o", path.join(outDir, "perf.data"), "--", ...base.argv], env: base.env };
+    // Node's JIT frames are only named for perf when it writes /tmp/perf-<pid>.map.
+    const workload = isNodeExecutable(base.argv[0]) || base.argv[0] === "node" ? [base.argv[0], "--perf-basic-prof", ...base.argv.slice(1)] : base.argv;
+    return { argv: [perf, "record", "-g", "-q", "-e", String(options.event), "-F", String(options.frequency), "-o", path.join(outDir, "perf.data"), "--", ...workload], env: base.env };
   },
   collect: async (outDir) => {
     const data = path.join(outDir, "perf.data");
