@@ -114,6 +114,8 @@ export class EvidenceBuilder {
   /** Per metric: summed sample value by leaf stack id (for the derived totals tables). */
   private readonly selfByMetric: number[][] = [];
   private readonly metricIds = new Map<string, number>();
+  private readonly metricRows: unknown[][] = [];
+  private readonly metricStats: { total: number; count: number; first: number | null; last: number | null }[] = [];
   private readonly trackIds = new Map<string, number>();
   private readonly trackRows: (string | null)[][] = [];
   private readonly limitations = new Map<string, Limitation>();
@@ -195,7 +197,8 @@ export class EvidenceBuilder {
     if (known !== undefined) return known;
     const id = this.metricIds.size;
     this.metricIds.set(input.name, id);
-    this.buffers.metrics.push([id, input.name, input.unit, input.kind]);
+    this.metricRows.push([id, input.name, input.unit, input.kind]);
+    this.metricStats.push({ total: 0, count: 0, first: null, last: null });
     return id;
   }
 
@@ -228,6 +231,13 @@ export class EvidenceBuilder {
   sample(stackId: number, trackId: number | null, timeNs: number | null, metricId: number, value: number): void {
     const self = (this.selfByMetric[metricId] ??= []);
     self[stackId] = (self[stackId] ?? 0) + value;
+    const stats = this.metricStats[metricId];
+    stats.total += value;
+    stats.count++;
+    if (timeNs !== null) {
+      if (stats.first === null || timeNs < stats.first) stats.first = timeNs;
+      if (stats.last === null || timeNs > stats.last) stats.last = timeNs;
+    }
     this.buffers.samples.push([stackId, trackId, timeNs === null ? null : Math.round(timeNs), metricId, Math.round(value)]);
   }
 
@@ -321,6 +331,10 @@ export class EvidenceBuilder {
   async finish(): Promise<EvidenceSummary> {
     this.deriveTotals();
     this.trackRows.forEach((row, id) => this.buffers.tracks.push([id, ...row]));
+    this.metricRows.forEach((row, id) => {
+      const stats = this.metricStats[id];
+      this.buffers.metrics.push([...row, stats.total, stats.count, stats.first === null ? null : Math.round(stats.first), stats.last === null ? null : Math.round(stats.last)]);
+    });
     for (const buffer of Object.values(this.buffers)) {
       if (buffer.length > 0) await this.sink.write(buffer.take());
     }

@@ -1,9 +1,9 @@
 /**
- * The normalized evidence schema, v1, written once as code. Parquet schemas (server), docs and
+ * The normalized evidence schema (v1 tables of DESIGN.md §3, plus v2 derived totals), written once as code. Parquet schemas (server), docs and
  * validators derive from TABLES; importers fill it through EvidenceBuilder.
  * Evolution is additive only: new nullable columns or new tables, with the version bumped.
  */
-export const EVIDENCE_SCHEMA_VERSION = 1;
+export const EVIDENCE_SCHEMA_VERSION = 2;
 
 export type ColumnType = "INTEGER" | "BIGINT" | "DOUBLE" | "VARCHAR" | "BOOLEAN";
 
@@ -48,6 +48,10 @@ export const TABLES = {
     col("name", "VARCHAR", false, "samples, cpu_ns, wall_ns, alloc_bytes, alloc_count, instructions, …"),
     col("unit", "VARCHAR", false, "count, ns, bytes, instructions, …"),
     col("kind", "VARCHAR", false, `One of ${METRIC_KINDS.join(", ")}.`),
+    col("total", "DOUBLE", true, "Derived: the sum of this metric's sample values."),
+    col("sample_count", "BIGINT", true, "Derived: how many sample rows carry this metric."),
+    col("first_ns", "BIGINT", true, "Derived: earliest time_ns of its samples (null when untimed)."),
+    col("last_ns", "BIGINT", true, "Derived: latest time_ns of its samples."),
   ],
   samples: [
     col("stack_id", "INTEGER", false, "The leaf stack node."),

@@ -12,17 +12,16 @@ export const MetricTotalRow = z.object({
   last_ns: z.number().nullable(),
 });
 
-/** Per metric: summed value, sample rows and the time span of time-stamped samples. */
+/** Per metric: summed value, sample rows and the time span of time-stamped samples (derived at extraction). */
 export const metricTotalsQuery = defineQuery({
   name: "metric_totals",
   description: "Total value, sample count and time span per metric.",
   params: z.object({ generations: GenerationList }),
   row: MetricTotalRow,
   sql: `SELECT m.name, any_value(m.unit) AS unit, any_value(m.kind) AS kind,
-       coalesce(sum(s.value), 0)::DOUBLE AS total, count(s.stack_id)::INTEGER AS samples,
-       min(s.time_ns)::DOUBLE AS first_ns, max(s.time_ns)::DOUBLE AS last_ns
+       coalesce(sum(m.total), 0)::DOUBLE AS total, coalesce(sum(m.sample_count), 0)::INTEGER AS samples,
+       min(m.first_ns)::DOUBLE AS first_ns, max(m.last_ns)::DOUBLE AS last_ns
 FROM metrics m
-LEFT JOIN samples s ON s.generation_id = m.generation_id AND s.metric_id = m.metric_id
 WHERE list_contains($generations, m.generation_id)
 GROUP BY m.name
 ORDER BY samples DESC, m.name`,

@@ -1,9 +1,10 @@
 // A workload that never finishes on its own and starts a child of its own: used to check that
 // cancel and timeout kill the whole process group.
-const { spawn } = require("node:child_process");
+import { spawn } from "node:child_process";
+
 const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
 console.log(`slow: started child ${child.pid}`);
+let spin = 0;
 setInterval(() => {
-  let x = 0;
-  for (let i = 0; i < 1e6; i++) x += i;
+  for (let i = 0; i < 1e6; i++) spin = (spin + i) % 1000003;
 }, 10);

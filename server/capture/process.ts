@@ -11,6 +11,8 @@ export interface ProcessRequest {
   signal?: AbortSignal;
   /** Grace between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+  /** Called once the child exists, with its pid (= its process group id). */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface ProcessResult {
@@ -62,6 +64,15 @@ export function processGroupAlive(pgid: number): boolean {
   }
 }
 
+/** Kills a whole process group at once (used when its supervising worker is gone). */
+export function killProcessGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
 /**
  * Runs one child as the leader of its own process group, so that a timeout or a cancel can kill
  * everything it started (SIGTERM, then SIGKILL after a grace period).
@@ -81,6 +92,7 @@ export function runProcess(request: ProcessRequest): Promise<ProcessResult> {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const pgid = child.pid ?? null;
+    if (pgid !== null) request.onSpawn?.(pgid);
     const killGroup = () => {
       if (pgid === null) return;
       try {

@@ -98,6 +98,7 @@ export async function runCaptureOperation(ws: Workspace, operationId: string, wo
         timeoutMs: intent.timeout_s * 1000,
         outputBytes: intent.output_bytes,
         signal: abort.signal,
+        onSpawn: (pid) => patchRun(ws, runId, (details) => ({ details: { ...details, pid } })),
       });
       results.push(result);
       reportProgress(ws.db, operationId, "running", index + 1, runs);

@@ -26,11 +26,19 @@ export interface Extraction extends Published {
   summary: EvidenceSummary;
 }
 
+/**
+ * The version recorded for a generation: the extractor's own version and the evidence schema it
+ * wrote, so that a schema change re-extracts instead of reusing files of the older shape.
+ */
+export function extractorVersion(version: string): string {
+  return `${version}+schema${EVIDENCE_SCHEMA_VERSION}`;
+}
+
 /** An existing generation of the same artifact by the same extractor version, if any. */
-export function existingGeneration(ws: Workspace, artifactId: string, extractor: string, extractorVersion: string): string | null {
+export function existingGeneration(ws: Workspace, artifactId: string, extractor: string, version: string): string | null {
   const row = ws.db
     .prepare("SELECT id FROM generations WHERE artifact_id = ? AND extractor = ? AND extractor_version = ?")
-    .get(artifactId, extractor, extractorVersion) as { id: string } | undefined;
+    .get(artifactId, extractor, version) as { id: string } | undefined;
   return row?.id ?? null;
 }
 
@@ -39,6 +47,7 @@ export function existingGeneration(ws: Workspace, artifactId: string, extractor:
  * generation and a new commit. If `produce` throws, nothing is published (staging is removed).
  */
 export async function extractAndPublish(ws: Workspace, request: ExtractionRequest): Promise<Extraction> {
+  const version = extractorVersion(request.extractorVersion);
   const generationId = newId("gen");
   const writer = await ParquetGenerationWriter.open(ws, generationId);
   let summary: EvidenceSummary;
@@ -57,7 +66,7 @@ export async function extractAndPublish(ws: Workspace, request: ExtractionReques
     artifactId: request.artifactId,
     runId: request.runId,
     extractor: request.extractor,
-    extractorVersion: request.extractorVersion,
+    extractorVersion: version,
     evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION,
     files,
     limitations: limitationsOf(summary),
@@ -87,9 +96,9 @@ export async function extractStoredArtifact(
   request: { artifactId: ObjectId; runId: string; importer: FormatImporter; fileName: string; bounds: InputBounds },
 ): Promise<StoredExtraction> {
   const { importer } = request;
-  const existing = existingGeneration(ws, request.artifactId, importer.id, importer.version);
+  const existing = existingGeneration(ws, request.artifactId, importer.id, extractorVersion(importer.version));
   if (existing) {
-    const published = publishGeneration(ws, { artifactId: request.artifactId, runId: request.runId, extractor: importer.id, extractorVersion: importer.version, evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION, files: [] });
+    const published = publishGeneration(ws, { artifactId: request.artifactId, runId: request.runId, extractor: importer.id, extractorVersion: extractorVersion(importer.version), evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION, files: [] });
     const row = ws.db.prepare("SELECT limitations FROM generations WHERE id = ?").get(existing) as { limitations: string };
     return { generation_id: existing, commit_id: published.created ? published.commit_id : headCommit(ws.db).commit_id, limitations: JSON.parse(row.limitations) as Limitation[], reused: true };
   }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { CursorArg, Limit, pageOf } from "../domain/models";
 import { getOperation, listOperationRows, Operation, reconcileExpiredLeases, requestCancel } from "../store/operations";
 import { getRun, updateRun } from "../store/runs";
+import { killProcessGroup, processGroupAlive } from "../capture/process";
 import type { Workspace } from "../store/workspace";
 import { keysetPage } from "./pagination";
 import { defineService } from "./service";
@@ -16,6 +17,9 @@ export function reconcileOperations(ws: Workspace): string[] {
     const op = getOperation(ws.db, id);
     if (!op.run_id) continue;
     const run = getRun(ws.db, op.run_id);
+    // The worker died without cleaning up: its workload's process group may still be running.
+    const pid = typeof run.details.pid === "number" ? run.details.pid : null;
+    if (pid !== null && processGroupAlive(pid)) killProcessGroup(pid);
     if (run.status === "running" || run.status === "pending") {
       updateRun(ws.db, run.run_id, run.revision, {
         status: op.state === "cancelled" ? "cancelled" : "failed",
