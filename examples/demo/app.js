@@ -2,6 +2,7 @@
 // the README walkthrough and the capture tests.
 //   node app.js --seconds 1.5 --mode primes   → most time in countPrimes
 //   node app.js --seconds 1.5 --mode hash     → most time in hashStrings
+//   node app.js --rounds 50 --mode primes     → a fixed amount of work (for benchmarks)
 // Both modes also spend a little time in formatReport (cold).
 
 function countPrimes(limit) {
@@ -39,10 +40,11 @@ function main() {
     return at >= 0 ? args[at + 1] : fallback;
   };
   const seconds = Number(option("seconds", "1.5"));
+  const rounds = Number(option("rounds", "0"));
   const mode = option("mode", "primes");
   const end = Date.now() + seconds * 1000;
   const results = [];
-  while (Date.now() < end) {
+  while (rounds > 0 ? results.length < rounds : Date.now() < end) {
     results.push(mode === "hash" ? hashStrings(20000) : countPrimes(30000));
     if (results.length % 10 === 0) formatReport(results);
   }

@@ -1,12 +1,14 @@
 // `npm run bench`: runs each benchmark, prints its figures and writes them to bench-results/<name>.json.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { captureBenchmark } from "./capture.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
 
 const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   foundation: foundationBenchmark,
   evidence: evidenceBenchmark,
+  capture: captureBenchmark,
 };
 
 const only = process.argv.slice(2);

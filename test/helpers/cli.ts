@@ -13,7 +13,7 @@ export interface CliResult {
 }
 
 /** Runs the real CLI as a child process. */
-export function runCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv } = { cwd: REPO_ROOT }): Promise<CliResult> {
+export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> } = { cwd: REPO_ROOT }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: options.cwd,
