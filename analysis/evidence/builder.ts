@@ -1,11 +1,19 @@
 import { stableKey } from "./hash";
 import { FIELD_LIMITS, TABLES, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
 
-/** A batch of rows of one table, column by column (same order as TABLES[table]). */
+/**
+ * A batch of rows of one table, column by column (same order as TABLES[table]). Numeric columns
+ * are Float64Arrays in which NaN stands for NULL (for nullable columns); text and boolean
+ * columns are plain arrays.
+ */
 export interface RowBatch {
   table: TableName;
-  columns: Record<string, unknown[]>;
+  columns: Record<string, ArrayLike<unknown>>;
   length: number;
+}
+
+export function isNumericColumn(type: string): boolean {
+  return type === "INTEGER" || type === "BIGINT" || type === "DOUBLE";
 }
 
 /** Where finished batches go: Parquet writers on the server, memory in tests and the browser. */
@@ -77,25 +85,55 @@ export interface EvidenceSummary {
 export const DEFAULT_BATCH_ROWS = 65_536;
 
 class TableBuffer {
-  /** One array per column, in TABLES order (indexed, not looked up by name, on the hot path). */
-  private arrays: unknown[][];
+  private numeric: (Float64Array | null)[];
+  private other: (unknown[] | null)[];
+  private capacity: number;
   length = 0;
   total = 0;
-  constructor(readonly table: TableName) {
-    this.arrays = TABLES[table].map(() => []);
+  constructor(
+    readonly table: TableName,
+    private readonly initialCapacity: number,
+  ) {
+    this.capacity = initialCapacity;
+    this.numeric = [];
+    this.other = [];
+    this.reset();
+  }
+  private reset(): void {
+    this.capacity = this.initialCapacity;
+    this.numeric = TABLES[this.table].map((c) => (isNumericColumn(c.type) ? new Float64Array(this.capacity) : null));
+    this.other = TABLES[this.table].map((c) => (isNumericColumn(c.type) ? null : []));
+  }
+  private grow(): void {
+    this.capacity *= 2;
+    this.numeric = this.numeric.map((column) => {
+      if (!column) return null;
+      const bigger = new Float64Array(this.capacity);
+      bigger.set(column);
+      return bigger;
+    });
   }
   push(values: unknown[]): void {
-    const arrays = this.arrays;
-    for (let i = 0; i < values.length; i++) arrays[i].push(values[i]);
+    if (this.length === this.capacity) this.grow();
+    const at = this.length;
+    for (let i = 0; i < values.length; i++) {
+      const numeric = this.numeric[i];
+      if (numeric) {
+        const value = values[i];
+        numeric[at] = value === null || value === undefined ? NaN : (value as number);
+      } else {
+        this.other[i]!.push(values[i]);
+      }
+    }
     this.length++;
     this.total++;
   }
   take(): RowBatch {
     const specs = TABLES[this.table];
-    const columns = Object.fromEntries(specs.map((c, i) => [c.name, this.arrays[i]]));
+    const columns = Object.fromEntries(specs.map((c, i) => [c.name, this.numeric[i] ? this.numeric[i]!.subarray(0, this.length) : this.other[i]!]));
     const batch = { table: this.table, columns, length: this.length };
-    this.arrays = specs.map(() => []);
     this.length = 0;
+    this.reset();
     return batch;
   }
 }
@@ -127,7 +165,8 @@ export class EvidenceBuilder {
     private readonly sink: BatchSink,
     private readonly batchRows = DEFAULT_BATCH_ROWS,
   ) {
-    this.buffers = Object.fromEntries(Object.keys(TABLES).map((t) => [t, new TableBuffer(t as TableName)])) as Record<TableName, TableBuffer>;
+    const capacity = Math.min(batchRows, 4096);
+    this.buffers = Object.fromEntries(Object.keys(TABLES).map((t) => [t, new TableBuffer(t as TableName, capacity)])) as Record<TableName, TableBuffer>;
   }
 
   /** Records a limitation (deduplicated by code; `count` occurrences are added to its count). */
@@ -350,11 +389,14 @@ export class MemorySink implements BatchSink {
   ) as unknown as Record<TableName, Record<string, unknown>[]>;
 
   write(batch: RowBatch): void {
-    const names = Object.keys(batch.columns);
+    const specs = TABLES[batch.table];
     const rows = this.tables[batch.table];
     for (let i = 0; i < batch.length; i++) {
       const row: Record<string, unknown> = {};
-      for (const name of names) row[name] = batch.columns[name][i];
+      for (const spec of specs) {
+        const value = batch.columns[spec.name][i];
+        row[spec.name] = spec.nullable && typeof value === "number" && Number.isNaN(value) ? null : value;
+      }
       rows.push(row);
     }
   }

@@ -1,20 +1,31 @@
-import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBInstance, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
+import { BOOLEAN, DOUBLE, DuckDBDataChunk, VARCHAR, type DuckDBConnection, type DuckDBInstance, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
 import { randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
-import type { BatchSink, RowBatch } from "../../analysis/evidence/builder";
-import { TABLES, TABLE_NAMES, type ColumnType, type TableName } from "../../analysis/evidence/schema";
+import { isNumericColumn, type BatchSink, type RowBatch } from "../../analysis/evidence/builder";
+import { TABLES, TABLE_NAMES, type ColumnSpec, type TableName } from "../../analysis/evidence/schema";
 import type { GenerationFile } from "../domain/models";
 import type { Workspace } from "../store/workspace";
 import { openDuckDb, sqlString } from "./duckdb";
 
-const DUCK_TYPES: Record<ColumnType, DuckDBType> = { INTEGER, BIGINT, DOUBLE, VARCHAR, BOOLEAN };
 const VECTOR_SIZE = 2048;
 
-function toDuck(type: ColumnType, value: unknown): DuckDBValue {
-  if (value === null || value === undefined) return null;
-  if (type === "BIGINT") return BigInt(value as number);
-  return value as DuckDBValue;
+/** Staging type: every number is staged as DOUBLE (copied in bulk; NaN = NULL) and cast on COPY. */
+function stagingType(c: ColumnSpec): DuckDBType {
+  if (isNumericColumn(c.type)) return DOUBLE;
+  return c.type === "BOOLEAN" ? BOOLEAN : VARCHAR;
+}
+
+function stagingSql(c: ColumnSpec): string {
+  return isNumericColumn(c.type) ? "DOUBLE" : c.type;
+}
+
+/** The column as written to Parquet: its declared type, NaN turned back into NULL. */
+function outputExpression(c: ColumnSpec): string {
+  const name = `"${c.name}"`;
+  if (!isNumericColumn(c.type)) return name;
+  const cast = c.type === "DOUBLE" ? name : `CAST(${name} AS ${c.type})`;
+  return c.nullable ? `CASE WHEN isnan(${name}) THEN NULL ELSE ${cast} END AS ${name}` : `${cast} AS ${name}`;
 }
 
 /**
@@ -36,7 +47,7 @@ export class ParquetGenerationWriter implements BatchSink {
     await fsp.mkdir(stagingDir, { recursive: true });
     const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "1GB" });
     for (const table of TABLE_NAMES) {
-      const columns = TABLES[table].map((c) => `"${c.name}" ${c.type}${c.nullable ? "" : " NOT NULL"}`).join(", ");
+      const columns = TABLES[table].map((c) => `"${c.name}" ${stagingSql(c)}`).join(", ");
       await connection.run(`CREATE TABLE "${table}" (${columns})`);
     }
     return new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir);
@@ -44,20 +55,23 @@ export class ParquetGenerationWriter implements BatchSink {
 
   async write(batch: RowBatch): Promise<void> {
     const specs = TABLES[batch.table];
-    const types = specs.map((c) => DUCK_TYPES[c.type]);
+    const types = specs.map(stagingType);
     const appender = await this.connection.createAppender(batch.table);
     try {
       for (let start = 0; start < batch.length; start += VECTOR_SIZE) {
         const end = Math.min(batch.length, start + VECTOR_SIZE);
         const chunk = DuckDBDataChunk.create(types, end - start);
-        chunk.setColumns(
-          specs.map((c) => {
-            const source = batch.columns[c.name];
-            const out: DuckDBValue[] = new Array(end - start);
-            for (let i = start; i < end; i++) out[i - start] = toDuck(c.type, source[i]);
-            return out;
-          }),
-        );
+        specs.forEach((c, i) => {
+          const source = batch.columns[c.name];
+          if (source instanceof Float64Array) {
+            // Numbers go straight into the DOUBLE vector: no per-value conversion or allocation.
+            const vector = chunk.getColumnVector(i);
+            for (let row = start; row < end; row++) vector.setItem(row - start, source[row]);
+            vector.flush();
+          } else {
+            chunk.setColumnValues(i, Array.prototype.slice.call(source, start, end) as DuckDBValue[]);
+          }
+        });
         appender.appendDataChunk(chunk);
       }
     } finally {
@@ -74,7 +88,7 @@ export class ParquetGenerationWriter implements BatchSink {
         const rows = await this.connection.runAndReadAll(`SELECT count(*)::BIGINT FROM "${table}"`);
         const rowCount = Number(rows.getRows()[0][0]);
         await this.connection.run(
-          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, * FROM "${table}") TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
+          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM "${table}") TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
         );
         await this.connection.run(`DROP TABLE "${table}"`);
         const stored = await this.ws.objects.put(createReadStream(target));
