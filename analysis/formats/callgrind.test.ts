@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parseErrorOf, totalsByStack } from "../../test/helpers/evidence-rows";
 import { apportion, callgrindImporter } from "./callgrind";
-import { EvidenceParseError } from "./errors";
 import { importToMemory, type MemoryImport } from "./run";
 
 // main calls func1 once and func2 three times; func1 calls func2 twice; func2 (another object) calls helper.
@@ -58,30 +58,12 @@ fn=(4)
 totals: 870 72
 `;
 
-/** metric → root-first stack → value. */
-function byStack(result: MemoryImport): Map<string, Map<string, number>> {
-  const frames = new Map(result.tables.frames.map((f) => [f.frame_id, String(f.name)]));
-  const stacks = new Map(result.tables.stacks.map((s) => [s.stack_id, s]));
-  const metrics = new Map(result.tables.metrics.map((m) => [m.metric_id, String(m.name)]));
-  const out = new Map<string, Map<string, number>>();
-  for (const s of result.tables.samples) {
-    const names: string[] = [];
-    for (let node = stacks.get(s.stack_id); node; node = node.parent_stack_id === null ? undefined : stacks.get(node.parent_stack_id)) names.unshift(frames.get(node.frame_id)!);
-    const metric = metrics.get(s.metric_id)!;
-    const m = out.get(metric) ?? new Map<string, number>();
-    const key = names.join(";");
-    m.set(key, (m.get(key) ?? 0) + Number(s.value));
-    out.set(metric, m);
-  }
-  return out;
-}
-
 /** metric → leaf function name → self cost. */
 function selfByFunction(result: MemoryImport): Map<string, Map<string, number>> {
   const out = new Map<string, Map<string, number>>();
-  for (const [metric, stacks] of byStack(result)) {
+  for (const [metric, stacks] of Object.entries(totalsByStack(result))) {
     const m = new Map<string, number>();
-    for (const [stack, value] of stacks) {
+    for (const [stack, value] of Object.entries(stacks)) {
       const leaf = stack.split(";").pop()!;
       m.set(leaf, (m.get(leaf) ?? 0) + value);
     }
@@ -90,14 +72,7 @@ function selfByFunction(result: MemoryImport): Map<string, Map<string, number>> 
   return out;
 }
 
-async function parseError(input: string | Uint8Array): Promise<EvidenceParseError> {
-  const error = await importToMemory(callgrindImporter, input).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(EvidenceParseError);
-  return error as EvidenceParseError;
-}
+const parseError = (input: string | Uint8Array) => parseErrorOf(callgrindImporter, input);
 
 /** callgrind_annotate's own self cost table: function name → cost per event (its file:function rows summed by function). */
 function annotateSelf(file: string, events: number): { totals: number[]; functions: Map<string, number[]> } {
@@ -143,8 +118,8 @@ describe("callgrind importer", () => {
     expect(Object.fromEntries(self.get("Dr")!)).toEqual({ main: 2, func1: 10, func2: 50, helper: 10 });
 
     // func2 is entered with 450 of its 750 inclusive Ir from main and 300 via func1: a 60/40 split of its own and its callees' cost.
-    const stacks = byStack(result);
-    expect(Object.fromEntries(stacks.get("Ir")!)).toEqual({
+    const stacks = totalsByStack(result);
+    expect(stacks.Ir).toEqual({
       main: 20,
       "main;func1": 100,
       "main;func2": 426,
@@ -152,7 +127,7 @@ describe("callgrind importer", () => {
       "main;func2;helper": 24,
       "main;func1;func2;helper": 16,
     });
-    expect(Object.fromEntries(stacks.get("Dr")!)).toEqual({
+    expect(stacks.Dr).toEqual({
       main: 2,
       "main;func1": 10,
       "main;func2": 30,
@@ -199,7 +174,7 @@ fn=(2)
 0x40 9 6
 `;
     const result = await importToMemory(callgrindImporter, text);
-    expect(Object.fromEntries(byStack(result).get("Ir")!)).toEqual({ outer: 10, "outer;inner": 6 });
+    expect(totalsByStack(result).Ir).toEqual({ outer: 10, "outer;inner": 6 });
   });
 
   it("folds recursion into the outermost call and still conserves every function's self cost", async () => {
@@ -225,7 +200,7 @@ calls=1 1
 1 5
 `;
     const result = await importToMemory(callgrindImporter, text);
-    expect(Object.fromEntries(byStack(result).get("Ir")!)).toEqual({ main: 1, "main;a": 10, "main;a;b": 100 });
+    expect(totalsByStack(result).Ir).toEqual({ main: 1, "main;a": 10, "main;a;b": 100 });
   });
 
   it("splits a total into integers proportional to weights that sum exactly", () => {
@@ -282,8 +257,8 @@ calls=1 1
       expect([...expected.functions.values()].reduce((n, [ir]) => n + ir, 0)).toBe(total);
 
       // The flame graph: leaf's cost sits under main → mid → leaf.
-      const stacks = byStack(result).get("Ir")!;
-      const leafStacks = [...stacks.keys()].filter((s) => s.endsWith(";leaf"));
+      const stacks = totalsByStack(result).Ir;
+      const leafStacks = Object.keys(stacks).filter((s) => s.endsWith(";leaf"));
       expect(leafStacks.length).toBeGreaterThan(0);
       expect(leafStacks.every((s) => /(^|;)main;mid;leaf$/.test(s))).toBe(true);
       expect(result.tables.frames.find((f) => f.name === "leaf")).toMatchObject({ module: program });

@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { fixtureWriter, parseErrorOf, totalsByStack as stacksByMetric } from "../../test/helpers/evidence-rows";
+import { fixtureWriter, parseErrorOf, totalsByStack } from "../../test/helpers/evidence-rows";
 import { foldedImporter } from "./folded";
 import { importToMemory } from "./run";
 
@@ -21,7 +21,7 @@ const SIMPLE = ["main;parse;lex 3", "main;parse 2", "main;render_[k] 5", "libc.s
 describe("folded stacks importer", () => {
   it("turns each line into one aggregate sample of its stack, frames named as written", async () => {
     const result = await importToMemory(foldedImporter, fixture("simple.folded", SIMPLE));
-    expect(stacksByMetric(result)).toEqual({
+    expect(totalsByStack(result)).toEqual({
       samples: {
         "main;parse;lex": 3,
         "main;parse": 2,
@@ -31,7 +31,7 @@ describe("folded stacks importer", () => {
       },
     });
     expect(result.tables.samples.every((s) => s.time_ns === null && s.track_id === null)).toBe(true);
-    expect(result.tables.metrics).toEqual([{ metric_id: 0, name: "samples", unit: "count", kind: "sampled" }]);
+    expect(result.tables.metrics).toEqual([{ metric_id: 0, name: "samples", unit: "count", kind: "sampled", total: 18, sample_count: 5, first_ns: null, last_ns: null }]);
     const frames = Object.fromEntries(result.tables.frames.map((f) => [f.name, { kind: f.kind, module: f.module }]));
     expect(frames).toEqual({
       main: { kind: "other", module: null },
@@ -74,11 +74,11 @@ describe("folded stacks importer", () => {
     const total = result.tables.samples.reduce((sum, s) => sum + (s.value as number), 0);
     expect(total).toBe(expectedTotal);
     expect(result.tables.samples).toHaveLength(3000);
-    expect(Object.keys(stacksByMetric(result).samples)).toHaveLength(expectedStacks);
+    expect(Object.keys(totalsByStack(result).samples)).toHaveLength(expectedStacks);
   });
 
   it("reads CRLF, a UTF-8 BOM and UTF-16 LE/BE with BOM to the same stacks", async () => {
-    const expected = stacksByMetric(await importToMemory(foldedImporter, fixture("plain.folded", SIMPLE)));
+    const expected = totalsByStack(await importToMemory(foldedImporter, fixture("plain.folded", SIMPLE)));
     const crlf = SIMPLE.replace(/\n/g, "\r\n");
     const variants: [string, Uint8Array][] = [
       ["crlf.folded", fixture("crlf.folded", crlf)],
@@ -88,7 +88,7 @@ describe("folded stacks importer", () => {
     ];
     for (const [name, bytes] of variants) {
       const result = await importToMemory(foldedImporter, bytes, { chunkSize: 5 });
-      expect(stacksByMetric(result), name).toEqual(expected);
+      expect(totalsByStack(result), name).toEqual(expected);
       expect(result.summary.limitations, name).toEqual([]);
     }
   });
@@ -96,7 +96,7 @@ describe("folded stacks importer", () => {
   it("skips invalid lines and reports them as one limitation with their count and first line numbers", async () => {
     const text = ["a;b 1", "a;c", "a;d -4", "a;e 2.5", " 6", "", "a;f 2", ";; 3", "a;g 1 x"].join("\n");
     const result = await importToMemory(foldedImporter, fixture("invalid.folded", text));
-    expect(stacksByMetric(result)).toEqual({ samples: { "a;b": 1, "a;f": 2 } });
+    expect(totalsByStack(result)).toEqual({ samples: { "a;b": 1, "a;f": 2 } });
     expect(result.summary.limitations).toHaveLength(1);
     const [limitation] = result.summary.limitations;
     expect(limitation.code).toBe("FOLDED_INVALID_LINES");
@@ -111,7 +111,7 @@ describe("folded stacks importer", () => {
   it("reads difffolded.pl output as samples (second count, what flamegraph.pl draws) and samples_base (first count)", async () => {
     const text = "main;old 10 0\nmain;same 5 5\nmain;new 0 7\n";
     const result = await importToMemory(foldedImporter, fixture("diff.folded", text));
-    expect(stacksByMetric(result)).toEqual({
+    expect(totalsByStack(result)).toEqual({
       samples: { "main;old": 0, "main;same": 5, "main;new": 7 },
       samples_base: { "main;old": 10, "main;same": 5, "main;new": 0 },
     });
@@ -120,12 +120,13 @@ describe("folded stacks importer", () => {
 
   it("cuts stacks deeper than the depth bound and says so", async () => {
     const result = await importToMemory(foldedImporter, fixture("deep.folded", "a;b;c;d;e 4\na;b;x 1\n"), { limits: { maxDepth: 3 } });
-    expect(stacksByMetric(result)).toEqual({ samples: { "a;b;c": 4, "a;b;x": 1 } });
+    expect(totalsByStack(result)).toEqual({ samples: { "a;b;c": 4, "a;b;x": 1 } });
     expect(result.summary.limitations.map((l) => [l.code, l.count])).toEqual([["STACK_TRUNCATED", 1]]);
   });
 
   it("reads the folded output of perf's own stackcollapse script, keeping perf's sample total", async (context) => {
-    // `perf script report` reads ./perf.data whatever -i says, so perf runs in the fixture folder.
+    // `perf script report` reads ./perf.data whatever -i says, so perf runs in its own folder.
+    const dir = mkdtempSync(path.join(tmpdir(), "emberscope-folded-perf-"));
     const data = path.join(dir, "perf.data");
     let folded: string;
     let reported: number;
@@ -144,7 +145,7 @@ describe("folded stacks importer", () => {
     const total = result.tables.samples.reduce((sum, s) => sum + (s.value as number), 0);
     expect(total).toBe(reported);
     expect(result.tables.samples).toHaveLength(folded.trim().split("\n").length);
-    expect(Object.keys(stacksByMetric(result).samples).every((stack) => stack.startsWith("sh"))).toBe(true);
+    expect(Object.keys(totalsByStack(result).samples).every((stack) => stack.startsWith("sh"))).toBe(true);
   }, 120_000);
 
   it("throws EvidenceParseError on an empty file", async () => {
@@ -159,7 +160,7 @@ describe("folded stacks importer", () => {
 
   it("keeps the whole lines of a file truncated mid-way and reports the cut line", async () => {
     const result = await importToMemory(foldedImporter, fixture("cut.folded", SIMPLE.slice(0, SIMPLE.indexOf("render") + 3)));
-    expect(stacksByMetric(result)).toEqual({ samples: { "main;parse;lex": 3, "main;parse": 2 } });
+    expect(totalsByStack(result)).toEqual({ samples: { "main;parse;lex": 3, "main;parse": 2 } });
     expect(result.summary.limitations[0].message).toContain("line 3 (no count)");
   });
 

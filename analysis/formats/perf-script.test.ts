@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EvidenceParseError } from "./errors";
+import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
 import { perfScriptImporter } from "./perf-script";
 import { importToMemory, type MemoryImport } from "./run";
 
@@ -38,34 +38,13 @@ const NO_CALL_CHAINS = `            perf  1234 [001]  5.000000001: task-clock: f
      kworker/0:1    15 [000]  5.000001000: task-clock: 
 `;
 
-interface Row {
-  stack: string;
-  metric: string;
-  value: number;
-  time: number | null;
-  track: Record<string, unknown>;
-}
-
-function rows(result: MemoryImport): Row[] {
-  const frames = new Map(result.tables.frames.map((f) => [f.frame_id, String(f.name)]));
-  const stacks = new Map(result.tables.stacks.map((s) => [s.stack_id, s]));
-  const metrics = new Map(result.tables.metrics.map((m) => [m.metric_id, String(m.name)]));
+/** Sample rows with their track row, so a test can read its thread and process. */
+function rows(result: MemoryImport) {
   const tracks = new Map(result.tables.tracks.map((t) => [t.track_id, t]));
-  return result.tables.samples.map((s) => {
-    const names: string[] = [];
-    for (let node = stacks.get(s.stack_id); node; node = node.parent_stack_id === null ? undefined : stacks.get(node.parent_stack_id)) names.unshift(frames.get(node.frame_id)!);
-    return { stack: names.join(";"), metric: metrics.get(s.metric_id)!, value: Number(s.value), time: s.time_ns === null ? null : Number(s.time_ns), track: tracks.get(s.track_id)! };
-  });
+  return sampleRows(result).map((row) => ({ ...row, track: tracks.get(row.track)! }));
 }
 
-async function parseError(input: string | Uint8Array): Promise<EvidenceParseError> {
-  const error = await importToMemory(perfScriptImporter, input).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(EvidenceParseError);
-  return error as EvidenceParseError;
-}
+const parseError = (input: string | Uint8Array) => parseErrorOf(perfScriptImporter, input);
 
 describe("perf script importer", () => {
   it("turns each sample into timed samples on its thread, weighted by period and counted, on root-first stacks", async () => {

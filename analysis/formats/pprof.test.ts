@@ -4,11 +4,11 @@ import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { parseErrorOf, totalsByStack } from "../../test/helpers/evidence-rows";
 import { delimited, int, message, packed, unpacked, type Bytes } from "../../test/helpers/protobuf-writer";
 import { gunzip } from "../io/bytes";
-import { EvidenceParseError } from "./errors";
 import { pprofImporter } from "./pprof";
-import { importToMemory, type MemoryImport } from "./run";
+import { importToMemory } from "./run";
 
 /** The profile the test describes, in the shape of profile.proto, with strings inline. */
 interface Fixture {
@@ -82,31 +82,6 @@ const FIXTURE: Fixture = {
   timeNanos: 1_700_000_000_123_456_789n,
 };
 
-/** Root-first frame names of a stack node, read back from the imported tables. */
-function stackNames(result: MemoryImport, stackId: number): string[] {
-  const frames = new Map(result.tables.frames.map((f) => [f.frame_id, f]));
-  const stacks = new Map(result.tables.stacks.map((s) => [s.stack_id, s]));
-  const names: string[] = [];
-  for (let node = stacks.get(stackId); node; node = node.parent_stack_id === null ? undefined : stacks.get(node.parent_stack_id)) {
-    names.unshift(String(frames.get(node.frame_id)?.name));
-  }
-  return names;
-}
-
-/** metric name → (root-first stack joined by ";") → summed value. */
-function totalsByStack(result: MemoryImport): Map<string, Map<string, number>> {
-  const metrics = new Map(result.tables.metrics.map((m) => [m.metric_id, String(m.name)]));
-  const out = new Map<string, Map<string, number>>();
-  for (const sample of result.tables.samples) {
-    const metric = metrics.get(sample.metric_id)!;
-    const byStack = out.get(metric) ?? new Map<string, number>();
-    const key = stackNames(result, Number(sample.stack_id)).join(";");
-    byStack.set(key, (byStack.get(key) ?? 0) + Number(sample.value));
-    out.set(metric, byStack);
-  }
-  return out;
-}
-
 /** What the fixture says, computed from the fixture alone: stack → [samples, cpu]. */
 function expectedFromFixture(f: Fixture): Map<string, number[]> {
   const fnName = new Map(f.functions.map((fn) => [fn.id, fn.name]));
@@ -135,14 +110,7 @@ async function gunzipFile(file: string): Promise<Uint8Array> {
   return new Uint8Array(Buffer.concat(parts));
 }
 
-async function parseError(input: Uint8Array): Promise<EvidenceParseError> {
-  const error = await importToMemory(pprofImporter, input).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(EvidenceParseError);
-  return error as EvidenceParseError;
-}
+const parseError = (input: Uint8Array) => parseErrorOf(pprofImporter, input);
 
 describe("pprof importer", () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "emberscope-pprof-"));
@@ -160,16 +128,16 @@ describe("pprof importer", () => {
     const expected = expectedFromFixture(FIXTURE);
     const actual = totalsByStack(result);
     for (const [stack, [samples, cpu]] of expected) {
-      expect(actual.get("samples")?.get(stack) ?? 0, stack).toBe(samples);
-      expect(actual.get("cpu_ns")?.get(stack), stack).toBe(cpu);
+      expect(actual.samples?.[stack] ?? 0, stack).toBe(samples);
+      expect(actual.cpu_ns?.[stack], stack).toBe(cpu);
     }
     // Exact totals, and no sample rows for zero values.
-    expect([...actual.get("samples")!.values()].reduce((a, b) => a + b)).toBe(8);
-    expect([...actual.get("cpu_ns")!.values()].reduce((a, b) => a + b)).toBe(70_000_006);
+    expect(Object.values(actual.samples).reduce((a, b) => a + b)).toBe(8);
+    expect(Object.values(actual.cpu_ns).reduce((a, b) => a + b)).toBe(70_000_006);
     expect(result.tables.samples).toHaveLength(11);
     expect(result.tables.samples.every((s) => s.time_ns === null && s.track_id === null)).toBe(true);
-    expect(actual.get("cpu_ns")!.get("main.main;main.work;main.helper;compute")).toBe(5);
-    expect(actual.get("cpu_ns")!.get("main.main;0xffffffff81000000")).toBe(10_000_000);
+    expect(actual.cpu_ns["main.main;main.work;main.helper;compute"]).toBe(5);
+    expect(actual.cpu_ns["main.main;0xffffffff81000000"]).toBe(10_000_000);
   });
 
   it("names frames per function, with file, start line, mapping and a kind from simple rules", async () => {

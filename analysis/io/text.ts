@@ -13,6 +13,8 @@ export type TextEncoding = "utf-8" | "utf-16le" | "utf-16be";
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
+/** Lines are decoded verbatim: utf8Chunks already dropped the input's BOM, a later U+FEFF is content. */
+const UTF8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
 export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomLength: number } {
   if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return { encoding: "utf-8", bomLength: 3 };
@@ -111,7 +113,7 @@ export class LineBatch {
 
   /** The batch's lines as strings without their "\n" or "\r\n", decoded in one call. */
   texts(): string[] {
-    const lines = new TextDecoder("utf-8", { fatal: false }).decode(this.bytes).split("\n");
+    const lines = UTF8.decode(this.bytes).split("\n");
     if (this.endsWithNewline) lines.pop();
     if (this.bytes.includes(CARRIAGE_RETURN)) {
       for (let i = 0; i < lines.length; i++) if (lines[i].endsWith("\r")) lines[i] = lines[i].slice(0, -1);
