@@ -1,4 +1,4 @@
-import { BOOLEAN, DOUBLE, DuckDBDataChunk, VARCHAR, type DuckDBConnection, type DuckDBInstance, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
+import { BOOLEAN, DOUBLE, DuckDBDataChunk, VARCHAR, type DuckDBAppender, type DuckDBConnection, type DuckDBInstance, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
 import { randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
@@ -53,11 +53,18 @@ export class ParquetGenerationWriter implements BatchSink {
     return new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir);
   }
 
+  /** One appender per table, kept open across batches (closing one flushes it into the table). */
+  private readonly appenders = new Map<TableName, DuckDBAppender>();
+
   async write(batch: RowBatch): Promise<void> {
     const specs = TABLES[batch.table];
     const types = specs.map(stagingType);
-    const appender = await this.connection.createAppender(batch.table);
-    try {
+    let appender = this.appenders.get(batch.table);
+    if (!appender) {
+      appender = await this.connection.createAppender(batch.table);
+      this.appenders.set(batch.table, appender);
+    }
+    {
       for (let start = 0; start < batch.length; start += VECTOR_SIZE) {
         const end = Math.min(batch.length, start + VECTOR_SIZE);
         const chunk = DuckDBDataChunk.create(types, end - start);
@@ -74,8 +81,6 @@ export class ParquetGenerationWriter implements BatchSink {
         });
         appender.appendDataChunk(chunk);
       }
-    } finally {
-      appender.closeSync();
     }
   }
 
@@ -83,6 +88,8 @@ export class ParquetGenerationWriter implements BatchSink {
   async finish(): Promise<GenerationFile[]> {
     const files: GenerationFile[] = [];
     try {
+      for (const appender of this.appenders.values()) appender.closeSync();
+      this.appenders.clear();
       for (const table of TABLE_NAMES) {
         const target = path.join(this.stagingDir, `${table}.parquet`);
         const rows = await this.connection.runAndReadAll(`SELECT count(*)::BIGINT FROM "${table}"`);
@@ -103,6 +110,8 @@ export class ParquetGenerationWriter implements BatchSink {
 
   async close(): Promise<void> {
     try {
+      for (const appender of this.appenders.values()) appender.closeSync();
+      this.appenders.clear();
       this.connection.closeSync();
       this.instance.closeSync();
     } catch {

@@ -53,7 +53,10 @@ export function chromeTraceFile(file: string, targetBytes: number): Promise<numb
   return writeLines(file, lines());
 }
 
-/** Folded stacks with deep-ish, skewed stacks, about `targetBytes` long. */
+/**
+ * Folded stacks shaped like a real program's: a call tree where each function calls one of a few
+ * callees (branching 3), stacks 5–30 deep, so lines share prefixes the way stackcollapse output does.
+ */
 export function foldedFile(file: string, targetBytes: number): Promise<number> {
   const random = rng(2);
   function* lines() {
@@ -61,7 +64,11 @@ export function foldedFile(file: string, targetBytes: number): Promise<number> {
     while (written < targetBytes) {
       const depth = 5 + Math.floor(random() * 25);
       const frames = ["main"];
-      for (let d = 0; d < depth; d++) frames.push(FUNCTIONS[Math.floor(random() ** 2 * FUNCTIONS.length)]);
+      let at = 0;
+      for (let d = 0; d < depth; d++) {
+        at = (at * 7 + 1 + Math.floor(random() ** 2 * 3) * 131) % FUNCTIONS.length;
+        frames.push(FUNCTIONS[at]);
+      }
       const line = `${frames.join(";")} ${1 + Math.floor(random() * 1000)}\n`;
       written += line.length;
       yield line;
