@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { z } from "zod";
@@ -88,12 +88,6 @@ export function loadProjectConfig(projectRoot: string): ProjectConfig {
     throw new EmberscopeError("CONFIG_INVALID", `${CONFIG_FILE}: ${message}.`, { details: { file: CONFIG_FILE, path: where } });
   }
   return parsed.data;
-}
-
-/** The config file's modification stamp, bound into plans so an edited declaration is noticed. */
-export function configStamp(projectRoot: string): string | null {
-  const file = path.join(projectRoot, CONFIG_FILE);
-  return existsSync(file) ? String(statSync(file).mtimeMs) : null;
 }
 
 export function getWorkload(config: ProjectConfig, name: string): WorkloadSpec {
