@@ -26,6 +26,12 @@ describe("captures through the CLI and the server's worker pool", () => {
     expect(replay.json.code).toBe("PLAN_CONSUMED");
     const bad = await runCli(["capture", "run", "node-cpuprofile", "--workload", "demo", "--param", "seconds", "--json"], { cwd: root });
     expect(bad.json).toMatchObject({ code: "INVALID_ARGUMENTS", details: { argument: "--param" } });
+    const first = await runCli(["capture", "start", "node-cpuprofile", "--workload", "demo", "--param", "seconds=0.2", "--idempotency-key", "cli-key", "--json"], { cwd: root });
+    const second = await runCli(["capture", "start", "node-cpuprofile", "--workload", "demo", "--param", "seconds=0.2", "--idempotency-key", "cli-key", "--json"], { cwd: root });
+    expect(first.json).toMatchObject({ operation_id: expect.stringMatching(/^op_/), run_id: expect.stringMatching(/^run_/), reconnected: false });
+    expect(second.json).toMatchObject({ operation_id: first.json.operation_id, run_id: first.json.run_id, reconnected: true });
+    const shown = await waitFor(() => runCli(["ops", "show", first.json.operation_id, "--json"], { cwd: root }), (r) => r.json?.state === "succeeded", 30_000);
+    expect(shown.json).toMatchObject({ phase: "done", run_id: first.json.run_id });
     const failed = await runCli(["capture", "run", "node-cpuprofile", "--workload", "fail", "--json"], { cwd: root });
     expect(failed.code).toBe(7);
     expect(failed.json).toMatchObject({ code: "PROCESS_FAILED", recovery: { command: expect.stringMatching(/^emberscope runs show run_/) } });
