@@ -1,10 +1,15 @@
 import { AppShell } from "../components/AppShell";
 import { CommitsTable } from "../components/CommitsTable";
 import { ErrorPanel } from "../components/ErrorPanel";
+import { CapturePanel, type Adapter, type Workload } from "../components/home/CapturePanel";
+import "../components/home/home.css";
+import { ImportPanel } from "../components/home/ImportPanel";
+import { LiveOperations } from "../components/home/LiveOperations";
 import { RunsTable } from "../components/RunsTable";
 import { WorkspaceFacts } from "../components/WorkspaceFacts";
-import { toEmberscopeError } from "../server/domain/errors";
-import { callService, listCommits, listRuns, SERVICES, workspaceStatus } from "../server/services";
+import { toEmberscopeError, type ErrorDocument } from "../server/domain/errors";
+import { callService, listCapabilities, listCommits, listOperations, listRuns, listWorkloads, SERVICES, workspaceStatus } from "../server/services";
+import type { ServiceContext } from "../server/services/service";
 import { webServiceContext } from "../server/trpc/context";
 
 export const dynamic = "force-dynamic";
@@ -13,7 +18,21 @@ const RAIL = [
   { href: "/", label: "Workspace", current: true },
   { href: "/#runs", label: "Runs" },
   { href: "/#commits", label: "Commits" },
+  { href: "/sql", label: "SQL" },
+  { href: "/settings", label: "Settings" },
 ];
+
+/** The bundled demo (examples/demo) declares a workload named "demo". */
+const DEMO_WORKLOAD = "demo";
+
+async function captureChoices(ctx: ServiceContext): Promise<{ workloads: Workload[]; adapters: Adapter[]; error: ErrorDocument | null }> {
+  try {
+    const [{ workloads }, { adapters }] = await Promise.all([callService(listWorkloads, ctx, {}), callService(listCapabilities, ctx, {})]);
+    return { workloads, adapters, error: null };
+  } catch (thrown) {
+    return { workloads: [], adapters: [], error: toEmberscopeError(thrown).toDocument() };
+  }
+}
 
 export default async function HomePage() {
   const ctx = webServiceContext();
@@ -21,10 +40,44 @@ export default async function HomePage() {
     const status = await callService(workspaceStatus, ctx, {});
     const runs = await callService(listRuns, ctx, { limit: 25 });
     const commits = await callService(listCommits, ctx, { limit: 10 });
+    const operations = await callService(listOperations, ctx, { active: true, limit: 20 });
+    const choices = await captureChoices(ctx);
+    const firstRun = runs.items.length === 0;
+    const demoDeclared = choices.workloads.some((w) => w.name === DEMO_WORKLOAD);
+    const capture = choices.error ? (
+      <section className="home-panel">
+        <h3>Capture a workload</h3>
+        <ErrorPanel error={choices.error} command="npx emberscope workloads list" />
+      </section>
+    ) : (
+      <CapturePanel
+        workloads={choices.workloads}
+        adapters={choices.adapters}
+        initialWorkload={firstRun && demoDeclared ? DEMO_WORKLOAD : undefined}
+        title={firstRun && demoDeclared ? "Capture the bundled demo" : undefined}
+      />
+    );
     return (
       <AppShell pinnedCommitId={status.head_commit_id} pinnedSeq={status.head.seq} rail={RAIL}>
         <h1>Workspace</h1>
         <WorkspaceFacts status={status} />
+        {/* One structure for both states, so an import in progress keeps its state when the page refreshes. */}
+        <section className={firstRun ? "first-run" : "start-panels"} data-testid={firstRun ? "first-run" : "start-panels"}>
+          <h2>{firstRun ? "Get the first evidence" : "Import or capture"}</h2>
+          {firstRun ? (
+            <p className="muted">
+              {demoDeclared
+                ? "This project declares the bundled demo workload: capture it with a CPU profiler (the plan is shown for review before anything runs), or import a profile you already have."
+                : "Import a profile or trace you already have, or capture a workload declared in emberscope.toml."}
+            </p>
+          ) : null}
+          <div className="home-panels">
+            <ImportPanel />
+            {capture}
+          </div>
+        </section>
+        <h2 id="operations">Live operations</h2>
+        <LiveOperations initial={operations.items} />
         <h2 id="runs">Recent runs</h2>
         <RunsTable runs={runs.items} truncated={runs.truncated} />
         <h2 id="commits">Corpus commits</h2>

@@ -7,7 +7,7 @@ export interface RailLink {
 }
 
 /** The page frame: top bar with the pinned commit, left rail, the view filling the rest. */
-export function AppShell(props: { pinnedCommitId: string | null; pinnedSeq?: number; rail: RailLink[]; children: ReactNode }) {
+export function AppShell(props: { pinnedCommitId: string | null; pinnedSeq?: number; isHead?: boolean; rail: RailLink[]; children: ReactNode }) {
   return (
     <div className="shell">
       <header className="topbar">
@@ -20,7 +20,8 @@ export function AppShell(props: { pinnedCommitId: string | null; pinnedSeq?: num
           pinned commit
           {props.pinnedCommitId ? (
             <code title={props.pinnedCommitId}>
-              HEAD · {props.pinnedCommitId}
+              {props.isHead === false ? "" : "HEAD · "}
+              {props.pinnedCommitId}
               {props.pinnedSeq !== undefined ? ` · #${props.pinnedSeq}` : ""}
             </code>
           ) : (

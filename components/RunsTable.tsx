@@ -35,7 +35,9 @@ export function RunsTable({ runs, truncated }: { runs: Run[]; truncated: boolean
         <tbody>
           {runs.map((run) => (
             <tr key={run.run_id}>
-              <td className="mono">{run.run_id}</td>
+              <td className="mono">
+                <a href={`/runs/${encodeURIComponent(run.run_id)}`}>{run.run_id}</a>
+              </td>
               <td>{run.kind}</td>
               <td>{run.source}</td>
               <td>

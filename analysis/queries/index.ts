@@ -4,6 +4,7 @@ import type { EvidenceQuery } from "./define";
 import { flameTreeQuery, flameTreeRangeQuery } from "./flame-tree";
 import { hotspotsQuery } from "./hotspots";
 import { metricTotalsQuery, spanTotalsQuery } from "./summary";
+import { traceFlowsQuery } from "./trace-flows";
 import { traceWindowQuery, tracksQuery } from "./trace-window";
 
 export { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "./flame-tree";
@@ -12,6 +13,7 @@ export { compareQuery } from "./compare";
 export { renderSql, type EvidenceQuery } from "./define";
 export { hotspotsQuery, type HotspotRow } from "./hotspots";
 export { metricTotalsQuery, spanTotalsQuery } from "./summary";
+export { traceFlowsQuery } from "./trace-flows";
 export { traceWindowQuery, tracksQuery } from "./trace-window";
 
 /** Every named evidence query: the server and the browser run these same definitions. */
@@ -23,6 +25,7 @@ export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   calleesQuery,
   stackExamplesQuery,
   traceWindowQuery,
+  traceFlowsQuery,
   tracksQuery,
   compareQuery,
   metricTotalsQuery,

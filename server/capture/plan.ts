@@ -132,7 +132,8 @@ export async function resolveIntent(
   return { intent, digest: createHash("sha256").update(canonicalJson(intent)).digest("hex") };
 }
 
-function tokenHash(token: string): string {
+/** Plans store only this digest of their token. */
+export function tokenHash(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 

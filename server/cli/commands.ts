@@ -19,6 +19,7 @@ import {
 import { integerFlag, stringFlag, type OptionSpec, type ParsedArgs } from "./args";
 import { CAPTURE_COMMANDS } from "./capture-commands";
 import { EVIDENCE_COMMANDS } from "./evidence-commands";
+import { MCP_COMMANDS } from "./mcp-commands";
 import { requirePositionals, serviceCommand, type CliCommand } from "./service-command";
 import { formatBytes, keyValues, pageFooter, table } from "./render";
 import { serveCommand } from "./serve";
@@ -176,6 +177,7 @@ export const COMMANDS: CliCommand[] = [
   }),
   ...EVIDENCE_COMMANDS,
   ...CAPTURE_COMMANDS,
+  ...MCP_COMMANDS,
   serveCommand,
 ];
 

@@ -1,21 +1,27 @@
+import { agentAccessStatus, agentToken, listAuditEvents, setAgentAccess, setAgentDetail } from "./agent-access";
 import { listArtifacts, showArtifact } from "./artifacts";
 import { listCommits, showCommit, showHead } from "./commits";
 import { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 import { listRuns, showRun } from "./runs";
 import { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
 import { importArtifact } from "./imports";
+import { listCorpusFiles } from "./corpus";
+import { traceFlows } from "./trace-flows";
 import { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 import { cancelOperation, listOperations, showOperation } from "./operations";
 import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
 
+export { agentAccessStatus, agentToken, listAuditEvents, setAgentAccess, setAgentDetail } from "./agent-access";
 export { listArtifacts, showArtifact } from "./artifacts";
 export { listCommits, showCommit, showHead } from "./commits";
 export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 export { listRuns, showRun } from "./runs";
 export { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
 export { importArtifact } from "./imports";
+export { listCorpusFiles, readCorpusObject } from "./corpus";
+export { traceFlows } from "./trace-flows";
 export { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 export { cancelOperation, listOperations, reconcileOperations, showOperation } from "./operations";
 export { callService, type ServiceContext, type ServiceDef } from "./service";
@@ -45,7 +51,9 @@ export const SERVICES: readonly ServiceDef[] = [
   stackExamples,
   flameTree,
   traceWindow,
+  traceFlows,
   compareRuns,
+  listCorpusFiles,
   listWorkloads,
   showWorkload,
   listCapabilities,
@@ -56,4 +64,9 @@ export const SERVICES: readonly ServiceDef[] = [
   listOperations,
   showOperation,
   cancelOperation,
+  agentAccessStatus,
+  setAgentAccess,
+  setAgentDetail,
+  agentToken,
+  listAuditEvents,
 ] as unknown as ServiceDef[];

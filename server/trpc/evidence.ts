@@ -1,4 +1,5 @@
 import { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "../services/evidence";
+import { traceFlows } from "../services/trace-flows";
 import { procedureFor, router } from "./init";
 
 export const evidenceRouter = router({
@@ -9,5 +10,6 @@ export const evidenceRouter = router({
   stack_examples: procedureFor(stackExamples),
   flame_tree: procedureFor(flameTree),
   trace_window: procedureFor(traceWindow),
+  trace_flows: procedureFor(traceFlows),
   compare: procedureFor(compareRuns),
 });

@@ -1,6 +1,8 @@
+import { agentRouter } from "./agent";
 import { artifactsRouter } from "./artifacts";
 import { capturesRouter, operationsRouter, workloadsRouter } from "./captures";
 import { commitsRouter } from "./commits";
+import { corpusRouter } from "./corpus";
 import { evidenceRouter } from "./evidence";
 import { importsRouter } from "./imports";
 import { router } from "./init";
@@ -13,11 +15,13 @@ export const appRouter = router({
   runs: runsRouter,
   artifacts: artifactsRouter,
   commits: commitsRouter,
+  corpus: corpusRouter,
   imports: importsRouter,
   evidence: evidenceRouter,
   workloads: workloadsRouter,
   captures: capturesRouter,
   operations: operationsRouter,
+  agent: agentRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -4,11 +4,17 @@ import path from "node:path";
 import { captureBenchmark } from "./capture.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
+import { mcpBenchmark } from "./mcp.bench";
+import { uiBenchmark } from "./ui.bench";
+import { uiDataBenchmark } from "./ui-data.bench";
 
 const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   foundation: foundationBenchmark,
   evidence: evidenceBenchmark,
+  ui: uiBenchmark,
+  "ui-data": uiDataBenchmark,
   capture: captureBenchmark,
+  mcp: mcpBenchmark,
 };
 
 const only = process.argv.slice(2);

@@ -91,6 +91,11 @@ describe("home page in a real browser", () => {
       expect(JSON.parse(foreignOrigin.body).error.data.error.code).toBe("UNAUTHORIZED");
       const rebound = await rawGet(url, { Host: "attacker.example:3000" });
       expect(rebound.status).toBe(403);
+      const otherLocalPort = await rawGet(url, { Origin: "http://127.0.0.1:1" });
+      expect(otherLocalPort.status).toBe(403);
+      expect(JSON.parse(otherLocalPort.body).error.data.error.details.reason).toBe("origin_not_same");
+      const sameOrigin = await rawGet(url, { Origin: server.url });
+      expect(sameOrigin.status).toBe(200);
     } finally {
       await server.stop();
     }

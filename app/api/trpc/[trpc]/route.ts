@@ -9,7 +9,7 @@ export const runtime = "nodejs";
 
 function handler(req: Request): Promise<Response> | Response {
   try {
-    checkLoopbackRequest(req.headers);
+    checkLoopbackRequest(req.headers, { sameOrigin: true });
   } catch (error) {
     const doc = toEmberscopeError(error).toDocument();
     return Response.json({ error: { message: doc.message, data: { error: doc } } }, { status: 403 });

@@ -1,0 +1,63 @@
+import { randomBytes } from "node:crypto";
+import { createWriteStream, promises as fsp } from "node:fs";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { EmberscopeError } from "../../../server/domain/errors";
+import { DEFAULT_INPUT_BOUNDS } from "../../../server/evidence/input";
+import { checkLoopbackRequest } from "../../../server/http/guard";
+import { callService, importArtifact } from "../../../server/services";
+import { locateWorkspace } from "../../../server/store/layout";
+import { webServiceContext } from "../../../server/trpc/context";
+import { errorResponse } from "../corpus/errors";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** The uploaded file's own name (it becomes the run's title and helps format detection), made safe. */
+function safeFileName(raw: string | null): string {
+  const base = (raw ?? "").split(/[\\/]/).pop() ?? "";
+  const cleaned = base.replace(/[^\w.\-+@ ()]/g, "_").replace(/^\.+/, "").slice(0, 200);
+  return cleaned || "upload.bin";
+}
+
+/**
+ * Upload transport for imports.import: streams the request body into the workspace's tmp/
+ * (bounded by the import size limit), calls the import service as the web actor, removes the copy.
+ * POST /api/imports?name=FILE[&format=F] with the file's bytes as the body.
+ */
+export async function POST(req: Request): Promise<Response> {
+  let staging: string | null = null;
+  try {
+    checkLoopbackRequest(req.headers, { sameOrigin: true });
+    const url = new URL(req.url);
+    const ctx = webServiceContext();
+    const layout = locateWorkspace(ctx.locator);
+    if (!req.body) throw new EmberscopeError("INVALID_ARGUMENTS", "The request has no body; send the file's bytes.", { details: { argument: "body" } });
+    staging = path.join(/*turbopackIgnore: true*/ layout.tmp, `upload-${process.pid}-${randomBytes(8).toString("hex")}`);
+    await fsp.mkdir(staging, { recursive: true });
+    const file = path.join(/*turbopackIgnore: true*/ staging, safeFileName(url.searchParams.get("name")));
+    const limit = DEFAULT_INPUT_BOUNDS.maxBytes;
+    let size = 0;
+    await pipeline(
+      Readable.fromWeb(req.body as import("node:stream/web").ReadableStream<Uint8Array>),
+      async function* (chunks: AsyncIterable<Uint8Array>) {
+        for await (const chunk of chunks) {
+          size += chunk.length;
+          if (size > limit) {
+            throw new EmberscopeError("ARTIFACT_TOO_LARGE", `The file is larger than the ${limit}-byte import limit.`, { details: { bound: "size", limit } });
+          }
+          yield chunk;
+        }
+      },
+      createWriteStream(file, { mode: 0o600 }),
+    );
+    const format = url.searchParams.get("format");
+    const result = await callService(importArtifact, ctx, { path: file, ...(format ? { format } : {}) });
+    return Response.json(result, { headers: { "Cache-Control": "no-store" } });
+  } catch (error) {
+    return errorResponse(error);
+  } finally {
+    if (staging) await fsp.rm(staging, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

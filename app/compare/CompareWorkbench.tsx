@@ -1,0 +1,105 @@
+"use client";
+
+import { useEffect, useState } from "react";
+import type { ErrorDocument } from "../../server/domain/errors";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { CompareCell, type CompareRow } from "../../components/compare/CompareCell";
+import { errorDocumentOf, queryService } from "../../components/trpc-client";
+import type { FlameInputNode } from "../../analysis/flame/tree";
+import { useUrlState } from "../runs/[runId]/url-state";
+
+interface Loaded {
+  base: FlameInputNode[];
+  candidate: FlameInputNode[];
+  unit: string | null;
+  metric: string | null;
+}
+
+export interface CompareWorkbenchProps {
+  base: string;
+  candidate: string;
+  commitId: string;
+  metrics: string[];
+  initial: { metric: string | null; from: string | null; norm: string | null; zoom: string | null; q: string | null };
+}
+
+const DEFAULTS = { from: "candidate", norm: "0" };
+
+/** Fetches both flame trees and the per-function comparison, and keeps the view in the URL. */
+export function CompareWorkbench(props: CompareWorkbenchProps) {
+  const [state, patch] = useUrlState(props.initial, DEFAULTS as never);
+  const [trees, setTrees] = useState<Loaded | ErrorDocument | null>(null);
+  const [table, setTable] = useState<{ rows: CompareRow[] } | ErrorDocument | null>(null);
+  const metric = state.metric ?? undefined;
+  const normalized = state.norm === "1";
+
+  useEffect(() => {
+    let live = true;
+    setTrees(null);
+    const q = (run: string) => queryService("evidence.flame_tree", { run_id: run, metric, commit_id: props.commitId, budget: 20_000 });
+    Promise.all([q(props.base), q(props.candidate)])
+      .then(([b, c]) => {
+        if (!live) return;
+        if (b.status.state === "unavailable" || c.status.state === "unavailable") {
+          const which = b.status.state === "unavailable" ? b : c;
+          setTrees({ code: "INVALID_ARGUMENTS", message: which.status.reason ?? "A run has no evidence in this commit.", retryable: false, details: {} } as ErrorDocument);
+          return;
+        }
+        setTrees({ base: b.nodes, candidate: c.nodes, unit: c.unit ?? b.unit, metric: c.metric ?? b.metric });
+      })
+      .catch((e) => live && setTrees(errorDocumentOf(e)));
+    return () => {
+      live = false;
+    };
+  }, [props.base, props.candidate, props.commitId, metric]);
+
+  useEffect(() => {
+    let live = true;
+    queryService("evidence.compare", { base_run_id: props.base, candidate_run_id: props.candidate, metric, normalize: normalized, collection: "changed", limit: 50, commit_id: props.commitId })
+      .then((r) => live && setTable({ rows: r.rows }))
+      .catch((e) => live && setTable(errorDocumentOf(e)));
+    return () => {
+      live = false;
+    };
+  }, [props.base, props.candidate, props.commitId, metric, normalized]);
+
+  const metricPicker = props.metrics.length ? (
+    <label className="field">
+      <span>Metric</span>
+      <select value={state.metric ?? ""} onChange={(e) => patch({ metric: e.target.value || null, zoom: null })} data-testid="metric-picker">
+        <option value="">default</option>
+        {props.metrics.map((m) => (
+          <option key={m} value={m}>
+            {m}
+          </option>
+        ))}
+      </select>
+    </label>
+  ) : null;
+
+  if (!trees || !table) return <p className="tip-muted" data-testid="loading">Loading both runs at {props.commitId}…</p>;
+  if ("code" in trees) return <ErrorPanel error={trees} />;
+  if ("code" in table) return <ErrorPanel error={table} />;
+  return (
+    <>
+      <div className="flame-toolbar">{metricPicker}</div>
+      <CompareCell
+        baseNodes={trees.base}
+        candidateNodes={trees.candidate}
+        rows={table.rows}
+        unit={trees.unit}
+        metric={trees.metric}
+        baseTotal={0}
+        candidateTotal={0}
+        from={state.from === "base" ? "base" : "candidate"}
+        onFromChange={(from) => patch({ from, zoom: null })}
+        normalized={normalized}
+        onNormalizedChange={(n) => patch({ norm: n ? "1" : "0" })}
+        zoom={state.zoom}
+        onZoomChange={(zoom) => patch({ zoom })}
+        search={state.q ?? ""}
+        onSearchChange={(q) => patch({ q })}
+      />
+    </>
+  );
+}

@@ -1,0 +1,102 @@
+import { AppShell } from "../../components/AppShell";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { toEmberscopeError } from "../../server/domain/errors";
+import { callService, listCommits, listRuns, showRun, summarizeRun } from "../../server/services";
+import { webServiceContext } from "../../server/trpc/context";
+import "../../components/flame/workbench.css";
+import { CommitPicker } from "../runs/[runId]/CommitPicker";
+import { CompareWorkbench } from "./CompareWorkbench";
+
+export const dynamic = "force-dynamic";
+
+type Search = Record<string, string | string[] | undefined>;
+const one = (v: string | string[] | undefined): string | null => (Array.isArray(v) ? (v[0] ?? null) : (v ?? null));
+
+const RAIL = [
+  { href: "/", label: "Workspace" },
+  { href: "/#runs", label: "Runs" },
+  { href: "/compare", label: "Compare", current: true },
+];
+
+/** /compare?base=RUN&candidate=RUN[&commit=&metric=&from=base&norm=1&zoom=&q=] */
+export default async function ComparePage(props: { searchParams: Promise<Search> }) {
+  const search = await props.searchParams;
+  const ctx = webServiceContext();
+  const base = one(search.base);
+  const candidate = one(search.candidate);
+  const commit = one(search.commit) ?? "HEAD";
+  try {
+    const runs = await callService(listRuns, ctx, { limit: 100 });
+    const commits = await callService(listCommits, ctx, { limit: 50 });
+    const headId = commits.items[0]?.commit_id ?? null;
+    const both = base && candidate ? await Promise.all([callService(showRun, ctx, { run_id: base }), callService(showRun, ctx, { run_id: candidate })]) : null;
+    const summary = both ? await callService(summarizeRun, ctx, { run_id: candidate!, commit_id: commit }) : null;
+    const commitId = summary?.commit_id ?? (commit === "HEAD" ? headId : commit);
+    const pinned = commits.items.find((c) => c.commit_id === commitId);
+    const picker = (name: string, value: string | null, label: string) => (
+      <label className="field">
+        <span>{label}</span>
+        <select name={name} defaultValue={value ?? ""} data-testid={`pick-${name}`} required>
+          <option value="" disabled>
+            choose a run
+          </option>
+          {runs.items.map((r) => (
+            <option key={r.run_id} value={r.run_id}>
+              {r.title} · {r.source} · {r.created_at.slice(0, 16).replace("T", " ")}
+            </option>
+          ))}
+        </select>
+      </label>
+    );
+    return (
+      <AppShell pinnedCommitId={commitId} pinnedSeq={pinned?.seq} isHead={commitId === headId} rail={RAIL}>
+        <div className="run-head">
+          <h1>Compare runs</h1>
+          <span className="spacer" />
+          {commitId ? <CommitPicker commits={commits.items.map((c) => ({ commit_id: c.commit_id, seq: c.seq, message: c.message }))} current={commitId} headId={headId} /> : null}
+        </div>
+        {runs.items.length < 2 ? (
+          <div className="empty" data-testid="compare-needs-runs">
+            <strong>Comparing needs two runs.</strong> Import or capture another profile of the same program (for example before and after a change):{" "}
+            <span className="command mono">npx emberscope capture run node-cpuprofile --workload NAME</span>
+          </div>
+        ) : (
+          <form className="compare-form" method="get" action="/compare">
+            {picker("base", base, "Base")}
+            <span aria-hidden="true">→</span>
+            {picker("candidate", candidate, "Candidate")}
+            {commit !== "HEAD" ? <input type="hidden" name="commit" value={commit} /> : null}
+            <button type="submit" className="button">
+              Compare
+            </button>
+          </form>
+        )}
+        {both && summary && commitId ? (
+          <>
+            <p className="tip-muted" data-testid="compare-subject">
+              base <a href={`/runs/${both[0].run_id}`}>{both[0].title}</a> <span className="mono">{both[0].run_id}</span> → candidate <a href={`/runs/${both[1].run_id}`}>{both[1].title}</a>{" "}
+              <span className="mono">{both[1].run_id}</span> · reads commit <code data-testid="view-commit">{commitId}</code>
+            </p>
+            <CompareWorkbench
+              base={both[0].run_id}
+              candidate={both[1].run_id}
+              commitId={commitId}
+              metrics={summary.metrics.filter((m) => m.samples > 0).map((m) => m.name)}
+              initial={{ metric: one(search.metric), from: one(search.from), norm: one(search.norm), zoom: one(search.zoom), q: one(search.q) }}
+            />
+          </>
+        ) : runs.items.length >= 2 ? (
+          <p className="tip-muted">Pick a base and a candidate run. The differential flame graph draws the candidate, coloured red where it grew and blue where it shrank.</p>
+        ) : null}
+      </AppShell>
+    );
+  } catch (thrown) {
+    const error = toEmberscopeError(thrown).toDocument();
+    return (
+      <AppShell pinnedCommitId={null} rail={RAIL}>
+        <h1>Compare runs</h1>
+        <ErrorPanel error={error} command={error.code === "WORKSPACE_NOT_FOUND" ? "npx emberscope init" : error.code === "RUN_NOT_FOUND" ? "npx emberscope runs list" : undefined} />
+      </AppShell>
+    );
+  }
+}

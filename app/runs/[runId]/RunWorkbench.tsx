@@ -1,0 +1,221 @@
+"use client";
+
+import { useEffect, useMemo, useState } from "react";
+import type { ErrorDocument } from "../../../server/domain/errors";
+import { ErrorPanel } from "../../../components/ErrorPanel";
+import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
+import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
+import { SandwichCell, type NeighbourRow, type SandwichFunction } from "../../../components/sandwich/SandwichCell";
+import { errorDocumentOf, queryService } from "../../../components/trpc-client";
+import { formatValue } from "../../../analysis/flame/format";
+import type { FlameInputNode } from "../../../analysis/flame/tree";
+import { useUrlState } from "./url-state";
+import { OtherView } from "./OtherView";
+
+export const VIEWS = [
+  { id: "flame", label: "Flame graph" },
+  { id: "sandwich", label: "Sandwich" },
+  { id: "calltree", label: "Call tree" },
+  { id: "trace", label: "Trace" },
+  { id: "sql", label: "SQL" },
+] as const;
+
+export interface MetricOption {
+  name: string;
+  unit: string;
+  total: number;
+}
+
+interface Status {
+  state: string;
+  reason: string | null;
+  fill_with: string | null;
+}
+
+interface FlameData {
+  nodes: FlameInputNode[];
+  unit: string | null;
+  metric: string | null;
+  pruned_total: number;
+  commit_id: string;
+  status: Status;
+}
+
+interface HotspotData {
+  rows: SandwichFunction[];
+  grand_total: number;
+  truncated: boolean;
+}
+
+export interface RunWorkbenchProps {
+  runId: string;
+  /** The resolved commit the page reads (never "HEAD"). */
+  commitId: string;
+  metrics: MetricOption[];
+  primaryMetric: string | null;
+  initial: { view: string; metric: string | null; zoom: string | null; q: string | null; sel: string | null; orient: string | null; budget: string | null };
+}
+
+const DEFAULTS = { view: "flame", orient: "icicle" };
+const DEFAULT_BUDGET = 20_000;
+
+/** The run page's client side: view tabs, metric selector and the cells, with state in the URL. */
+export function RunWorkbench(props: RunWorkbenchProps) {
+  const [state, patch] = useUrlState({ ...props.initial, metric: props.initial.metric ?? props.primaryMetric }, DEFAULTS as never);
+  const view = VIEWS.some((v) => v.id === state.view) ? state.view! : "flame";
+  const metric = state.metric;
+  const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
+  const [flame, setFlame] = useState<FlameData | ErrorDocument | null>(null);
+  const [hot, setHot] = useState<HotspotData | ErrorDocument | null>(null);
+  const [neighbours, setNeighbours] = useState<{ key: string; callers: NeighbourRow[] | null; callees: NeighbourRow[] | null }>({ key: "", callers: null, callees: null });
+  const needsTree = view === "flame" || view === "sandwich" || view === "calltree";
+
+  useEffect(() => {
+    if (!needsTree) return;
+    let live = true;
+    setFlame(null);
+    queryService("evidence.flame_tree", { run_id: props.runId, metric: metric ?? undefined, commit_id: props.commitId, budget })
+      .then((r) => {
+        if (!live) return;
+        performance.mark("emberscope:flame-data");
+        setFlame(r as FlameData);
+      })
+      .catch((e) => live && setFlame(errorDocumentOf(e)));
+    queryService("evidence.hotspots", { run_id: props.runId, metric: metric ?? undefined, commit_id: props.commitId, limit: 1000 })
+      .then((r) => live && setHot({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null }))
+      .catch((e) => live && setHot(errorDocumentOf(e)));
+    return () => {
+      live = false;
+    };
+  }, [props.runId, props.commitId, metric, budget, needsTree]);
+
+  const sel = state.sel;
+  useEffect(() => {
+    if (view !== "sandwich" || !sel || !/^[0-9a-f]{16}$/.test(sel)) return;
+    let live = true;
+    setNeighbours({ key: sel, callers: null, callees: null });
+    const input = { run_id: props.runId, frame_key: sel, metric: metric ?? undefined, commit_id: props.commitId, limit: 30 };
+    Promise.all([queryService("evidence.callers", input), queryService("evidence.callees", input)])
+      .then(([callers, callees]) => live && setNeighbours({ key: sel, callers: callers.rows, callees: callees.rows }))
+      .catch(() => live && setNeighbours({ key: sel, callers: [], callees: [] }));
+    return () => {
+      live = false;
+    };
+  }, [view, sel, props.runId, props.commitId, metric]);
+
+  const functionTotals = useMemo(() => {
+    const map = new Map<string, FunctionTotals>();
+    if (hot && "rows" in hot) for (const r of hot.rows) map.set(r.frame_key, { self: r.self, total: r.total });
+    return map;
+  }, [hot]);
+
+  const metricPicker = props.metrics.length ? (
+    <label className="field">
+      <span>Metric</span>
+      <select value={metric ?? ""} onChange={(e) => patch({ metric: e.target.value, zoom: null })} data-testid="metric-picker">
+        {props.metrics.map((m) => (
+          <option key={m.name} value={m.name}>
+            {m.name} ({formatValue(m.total, m.unit, m.name)})
+          </option>
+        ))}
+      </select>
+    </label>
+  ) : null;
+
+  const body = () => {
+    if (!needsTree) return <OtherView view={view} runId={props.runId} commitId={props.commitId} />;
+    if (!flame) return <p className="tip-muted" data-testid="loading">Loading the flame tree of {metric ?? "the run"} at {props.commitId}…</p>;
+    if ("code" in flame) return <ErrorPanel error={flame} />;
+    if (flame.status.state === "unavailable" || flame.status.state === "empty") {
+      return (
+        <div className="empty" data-testid="evidence-status">
+          <strong>{flame.status.state === "empty" ? "No samples." : "No evidence."}</strong> {flame.status.reason}{" "}
+          {flame.status.fill_with ? (
+            <>
+              To fill it: <span className="command mono">{flame.status.fill_with === "imports.import" ? "npx emberscope import PATH" : flame.status.fill_with}</span>
+            </>
+          ) : null}
+        </div>
+      );
+    }
+    const prunedNote =
+      flame.pruned_total > 0 ? (
+        <p className="tip-muted pruned-note" data-testid="pruned-note">
+          Drawn from the {flame.nodes.length.toLocaleString("en-US")} largest call paths (budget {budget.toLocaleString("en-US")}); {formatValue(flame.pruned_total, flame.unit, flame.metric)} in smaller paths is shown as “(pruned)” frames.
+        </p>
+      ) : null;
+    if (view === "flame") {
+      return (
+        <>
+          <FlameGraphCell
+            nodes={flame.nodes}
+            unit={flame.unit}
+            metric={flame.metric}
+            zoom={state.zoom}
+            onZoomChange={(zoom) => patch({ zoom })}
+            search={state.q ?? ""}
+            onSearchChange={(q) => patch({ q })}
+            orientation={state.orient === "flame" ? "flame" : "icicle"}
+            onOrientationChange={(orient) => patch({ orient })}
+            functionTotals={functionTotals}
+            toolbar={metricPicker}
+            onOpenFunction={(frameKey) => patch({ view: "sandwich", sel: frameKey })}
+            globalShortcuts
+          />
+          {prunedNote}
+        </>
+      );
+    }
+    if (view === "calltree") {
+      return (
+        <>
+          <div className="flame-toolbar">{metricPicker}</div>
+          <CallTreeCell nodes={flame.nodes} unit={flame.unit} metric={flame.metric} selected={state.zoom} onSelect={(zoom) => patch({ zoom })} />
+          {prunedNote}
+        </>
+      );
+    }
+    if (!hot) return <p className="tip-muted">Loading functions…</p>;
+    if ("code" in hot) return <ErrorPanel error={hot} />;
+    return (
+      <>
+        <div className="flame-toolbar">{metricPicker}</div>
+        <SandwichCell
+          functions={hot.rows}
+          grandTotal={hot.grand_total}
+          unit={flame.unit}
+          metric={flame.metric}
+          nodes={flame.nodes}
+          selected={sel}
+          onSelect={(frameKey) => patch({ sel: frameKey })}
+          callers={neighbours.key === sel ? neighbours.callers : null}
+          callees={neighbours.key === sel ? neighbours.callees : null}
+          truncated={hot.truncated}
+        />
+      </>
+    );
+  };
+
+  return (
+    <>
+      <nav className="view-tabs" aria-label="Views" data-testid="view-tabs">
+        {VIEWS.map((v) => (
+          <a
+            key={v.id}
+            href={`?${new URLSearchParams({ ...(v.id === "flame" ? {} : { view: v.id }), ...(props.initial.budget ? { budget: props.initial.budget } : {}) }).toString()}`}
+            aria-current={v.id === view ? "page" : undefined}
+            onClick={(e) => {
+              if (e.metaKey || e.ctrlKey || e.shiftKey) return;
+              e.preventDefault();
+              patch({ view: v.id });
+            }}
+            data-testid={`tab-${v.id}`}
+          >
+            {v.label}
+          </a>
+        ))}
+      </nav>
+      {body()}
+    </>
+  );
+}

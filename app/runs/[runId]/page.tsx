@@ -1,0 +1,89 @@
+import { AppShell } from "../../../components/AppShell";
+import { ErrorPanel } from "../../../components/ErrorPanel";
+import { toEmberscopeError } from "../../../server/domain/errors";
+import { callService, listCommits, SERVICES, showRun, summarizeRun } from "../../../server/services";
+import { webServiceContext } from "../../../server/trpc/context";
+import "../../../components/flame/workbench.css";
+import { CommitPicker } from "./CommitPicker";
+import { RunWorkbench } from "./RunWorkbench";
+
+export const dynamic = "force-dynamic";
+
+type Search = Record<string, string | string[] | undefined>;
+const one = (v: string | string[] | undefined): string | null => (Array.isArray(v) ? (v[0] ?? null) : (v ?? null));
+
+const RUN_RAIL = (runId: string) => [
+  { href: "/", label: "Workspace" },
+  { href: "/#runs", label: "Runs" },
+  { href: `/runs/${encodeURIComponent(runId)}`, label: "This run", current: true },
+  { href: "/compare", label: "Compare" },
+];
+
+/** /runs/[runId]?view=flame|sandwich|calltree|trace|sql&commit=&metric=&zoom=&q=&sel=&orient= */
+export default async function RunPage(props: { params: Promise<{ runId: string }>; searchParams: Promise<Search> }) {
+  const { runId } = await props.params;
+  const search = await props.searchParams;
+  const ctx = webServiceContext();
+  const commit = one(search.commit) ?? "HEAD";
+  try {
+    const run = await callService(showRun, ctx, { run_id: runId });
+    const summary = await callService(summarizeRun, ctx, { run_id: runId, commit_id: commit });
+    const commits = await callService(listCommits, ctx, { limit: 50 });
+    const headId = commits.items[0]?.commit_id ?? null;
+    const pinned = commits.items.find((c) => c.commit_id === summary.commit_id);
+    const options = commits.items.some((c) => c.commit_id === summary.commit_id) ? commits.items : [...commits.items, { commit_id: summary.commit_id, seq: -1, message: "" }];
+    return (
+      <AppShell pinnedCommitId={summary.commit_id} pinnedSeq={pinned?.seq} isHead={summary.commit_id === headId} rail={RUN_RAIL(runId)}>
+        <div className="run-head">
+          <div>
+            <h1 data-testid="run-title">{run.title}</h1>
+            <p className="tip-muted">
+              <span className="mono">{run.run_id}</span> · {run.kind} · {run.source} · <span className={`status status-${run.status}`}>{run.status}</span> · reads commit{" "}
+              <code data-testid="view-commit">{summary.commit_id}</code>
+              {summary.commit_id !== headId ? <strong className="error-inline"> (not HEAD)</strong> : null}
+            </p>
+          </div>
+          <span className="spacer" />
+          <CommitPicker commits={options.map((c) => ({ commit_id: c.commit_id, seq: c.seq, message: c.message }))} current={summary.commit_id} headId={headId} />
+          <a className="plain-button" href={`/compare?base=${encodeURIComponent(runId)}`}>
+            Compare with…
+          </a>
+        </div>
+        {summary.limitations.length ? (
+          <details className="limitations">
+            <summary>{summary.limitations.length} limitation(s) recorded by the importer</summary>
+            <ul>
+              {summary.limitations.map((l, i) => (
+                <li key={i}>{JSON.stringify(l)}</li>
+              ))}
+            </ul>
+          </details>
+        ) : null}
+        <RunWorkbench
+          runId={runId}
+          commitId={summary.commit_id}
+          metrics={summary.metrics.filter((m) => m.samples > 0).map((m) => ({ name: m.name, unit: m.unit, total: m.total }))}
+          primaryMetric={summary.primary_metric}
+          initial={{ view: one(search.view) ?? "flame", metric: one(search.metric), zoom: one(search.zoom), q: one(search.q), sel: one(search.sel), orient: one(search.orient), budget: one(search.budget) }}
+        />
+      </AppShell>
+    );
+  } catch (thrown) {
+    const error = toEmberscopeError(thrown).toDocument();
+    const recovery = SERVICES.find((s) => s.name === error.recovery?.operation);
+    return (
+      <AppShell pinnedCommitId={null} rail={RUN_RAIL(runId)}>
+        <h1>Run {runId}</h1>
+        <ErrorPanel
+          error={error}
+          command={error.code === "WORKSPACE_NOT_FOUND" ? "npx emberscope init" : error.code === "RUN_NOT_FOUND" ? "npx emberscope runs list" : undefined}
+          recoveryKind={recovery?.kind}
+          recoveryLabel={recovery?.summary.split(/[.(]/)[0].trim()}
+        />
+        <p>
+          <a href="/">Back to the workspace</a>
+        </p>
+      </AppShell>
+    );
+  }
+}

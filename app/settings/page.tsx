@@ -1,0 +1,111 @@
+import { AppShell } from "../../components/AppShell";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { toEmberscopeError } from "../../server/domain/errors";
+import { agentAccessStatus, callService, listAuditEvents, SERVICES, workspaceStatus } from "../../server/services";
+import { webServiceContext } from "../../server/trpc/context";
+import { AgentAccessControls } from "./AgentAccessControls";
+import styles from "./settings.module.css";
+
+export const dynamic = "force-dynamic";
+
+const RAIL = [
+  { href: "/", label: "Workspace" },
+  { href: "/#runs", label: "Runs" },
+  { href: "/#commits", label: "Commits" },
+  { href: "/sql", label: "SQL" },
+  { href: "/settings", label: "Settings", current: true },
+];
+
+function resultClass(code: string): string {
+  return code === "OK" ? "status status-succeeded" : "status status-failed";
+}
+
+/** Settings: agent access (a person's decision, off at every launch), detail level, and the audit log. */
+export default async function SettingsPage() {
+  const ctx = webServiceContext();
+  try {
+    const status = await callService(workspaceStatus, ctx, {});
+    const access = await callService(agentAccessStatus, ctx, {});
+    const audit = await callService(listAuditEvents, ctx, { limit: 100 });
+    return (
+      <AppShell pinnedCommitId={status.head_commit_id} pinnedSeq={status.head.seq} rail={RAIL}>
+        <h1>Settings</h1>
+        <h2 id="agents">Agent access</h2>
+        <p className={styles.lead}>
+          Agents reach this workspace over MCP at <code>/api/mcp</code> with the workspace token, which{" "}
+          <span className="command mono">npx emberscope mcp token</span> prints. Access is off each time the server starts; switch it
+          on here or with <span className="command mono">npx emberscope agent-access on</span>. An agent cannot change these settings.
+        </p>
+        <AgentAccessControls enabled={access.enabled} detail={access.detail} />
+        <dl className="facts">
+          <div className="fact">
+            <dt>Access</dt>
+            <dd data-testid="agent-access-state">{access.enabled ? "on" : "off"}</dd>
+          </div>
+          <div className="fact">
+            <dt>Agents see</dt>
+            <dd>{access.detail === "full" ? "full detail" : "redacted"}</dd>
+          </div>
+          <div className="fact">
+            <dt>Token</dt>
+            <dd className="mono">{access.token_generation ? `generation ${access.token_generation}` : "none yet"}</dd>
+          </div>
+          <div className="fact">
+            <dt>On since</dt>
+            <dd className="mono">{access.enabled && access.enabled_at ? access.enabled_at : "—"}</dd>
+          </div>
+        </dl>
+        <h2 id="audit">Audit log</h2>
+        {audit.items.length === 0 ? (
+          <div className="empty" data-testid="audit-empty">
+            <strong>No audited calls yet.</strong> Every agent tool call and every change of agent access is listed here.
+          </div>
+        ) : (
+          <table className="data" data-testid="audit-table">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Actor</th>
+                <th>Action</th>
+                <th>Via</th>
+                <th>Result</th>
+                <th className="num">Duration</th>
+                <th>Arguments digest</th>
+              </tr>
+            </thead>
+            <tbody>
+              {audit.items.map((e) => (
+                <tr key={e.seq}>
+                  <td className="mono">{e.at.replace("T", " ").replace(/\.\d+Z$/, "Z")}</td>
+                  <td>{e.actor}</td>
+                  <td className="mono">{e.action}</td>
+                  <td>{typeof e.details.transport === "string" ? e.details.transport : "—"}</td>
+                  <td>
+                    <span className={resultClass(e.result_code)}>{e.result_code}</span>
+                  </td>
+                  <td className="num">{e.duration_ms === null ? "—" : `${e.duration_ms.toFixed(1)} ms`}</td>
+                  <td className="mono">{e.arguments_digest ?? "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {audit.truncated ? <p className={styles.lead}>Showing the newest {audit.items.length} events.</p> : null}
+      </AppShell>
+    );
+  } catch (thrown) {
+    const error = toEmberscopeError(thrown).toDocument();
+    const recovery = SERVICES.find((s) => s.name === error.recovery?.operation);
+    return (
+      <AppShell pinnedCommitId={null} rail={RAIL}>
+        <h1>Settings</h1>
+        <ErrorPanel
+          error={error}
+          command={error.code === "WORKSPACE_NOT_FOUND" ? "npx emberscope init" : undefined}
+          recoveryKind={recovery?.kind}
+          recoveryLabel={recovery?.summary.split(/[.(]/)[0].trim()}
+        />
+      </AppShell>
+    );
+  }
+}

@@ -1,0 +1,83 @@
+import { AppShell } from "../../components/AppShell";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { SqlConsole } from "../../components/sql/SqlConsole";
+import { toEmberscopeError } from "../../server/domain/errors";
+import { callService, listCommits, listRuns, SERVICES, showCommit } from "../../server/services";
+import { webServiceContext } from "../../server/trpc/context";
+
+export const dynamic = "force-dynamic";
+
+const RAIL = [
+  { href: "/", label: "Workspace" },
+  { href: "/#runs", label: "Runs" },
+  { href: "/#commits", label: "Commits" },
+  { href: "/sql", label: "SQL", current: true },
+];
+
+function one(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** /sql?commit=ID|HEAD&run=RUN: the SQL console over one pinned commit (HEAD by default). */
+export default async function SqlPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const params = await searchParams;
+  const ctx = webServiceContext();
+  try {
+    const commit = await callService(showCommit, ctx, { commit_id: one(params.commit) ?? "HEAD" });
+    const runs = await callService(listRuns, ctx, { limit: 100 });
+    const commits = await callService(listCommits, ctx, { limit: 50 });
+    const runId = one(params.run) || null;
+    return (
+      <AppShell pinnedCommitId={commit.commit_id} pinnedSeq={commit.seq} rail={RAIL}>
+        <h1>SQL</h1>
+        <form className="sql-scope" method="get" action="/sql">
+          <label>
+            Commit{" "}
+            <select name="commit" defaultValue={commit.commit_id}>
+              {commits.items.map((c) => (
+                <option key={c.commit_id} value={c.commit_id}>
+                  #{c.seq} · {c.commit_id} · {c.message.slice(0, 60)}
+                </option>
+              ))}
+            </select>
+          </label>{" "}
+          <label>
+            Run{" "}
+            <select name="run" defaultValue={runId ?? ""}>
+              <option value="">(every generation in the commit)</option>
+              {runs.items.map((r) => (
+                <option key={r.run_id} value={r.run_id}>
+                  {r.run_id} · {r.title}
+                </option>
+              ))}
+            </select>
+          </label>{" "}
+          <button type="submit" className="button">
+            Pin
+          </button>
+        </form>
+        {commit.generations.length === 0 ? (
+          <div className="empty" data-testid="sql-no-evidence">
+            <strong>This commit has no evidence yet.</strong> Import a profile or capture a workload from the <a href="/">home page</a> (or{" "}
+            <span className="command mono">npx emberscope import PATH</span>), then come back: the new commit&apos;s Parquet files become the views here.
+          </div>
+        ) : null}
+        <SqlConsole key={`${commit.commit_id}/${runId ?? ""}`} commitId={commit.commit_id} runId={runId} initialPreset={one(params.preset)} />
+      </AppShell>
+    );
+  } catch (thrown) {
+    const error = toEmberscopeError(thrown).toDocument();
+    const recovery = SERVICES.find((s) => s.name === error.recovery?.operation);
+    return (
+      <AppShell pinnedCommitId={null} rail={RAIL}>
+        <h1>SQL</h1>
+        <ErrorPanel
+          error={error}
+          command={error.code === "WORKSPACE_NOT_FOUND" ? "npx emberscope init" : undefined}
+          recoveryKind={recovery?.kind}
+          recoveryLabel={recovery?.summary.split(/[.(]/)[0].trim()}
+        />
+      </AppShell>
+    );
+  }
+}

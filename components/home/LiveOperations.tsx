@@ -1,0 +1,56 @@
+"use client";
+
+import { useEffect, useState } from "react";
+import type { listOperations } from "../../server/services/operations";
+import type { Operation } from "../../server/store/operations";
+import { OperationProgress } from "./OperationProgress";
+import { callQuery } from "./trpc-client";
+
+/** Operations still running (captures, long imports), polled every second and a half. */
+export function LiveOperations(props: { initial: Operation[] }) {
+  const [ops, setOps] = useState(props.initial);
+  useEffect(() => {
+    let stopped = false;
+    const tick = async () => {
+      try {
+        const page = await callQuery<typeof listOperations>("operations.list", { active: true, limit: 20 });
+        if (!stopped) setOps(page.items);
+      } catch {
+        // keep the last answer; the next tick retries
+      }
+      if (!stopped) setTimeout(tick, 1500);
+    };
+    const timer = setTimeout(tick, 1500);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, []);
+  if (ops.length === 0) return <p className="muted" data-testid="operations-idle">No operations running.</p>;
+  return (
+    <table className="data" data-testid="operations-table">
+      <thead>
+        <tr>
+          <th>Operation</th>
+          <th>Kind</th>
+          <th>Progress</th>
+          <th>Run</th>
+          <th>Started</th>
+        </tr>
+      </thead>
+      <tbody>
+        {ops.map((op) => (
+          <tr key={op.operation_id}>
+            <td className="mono">{op.operation_id}</td>
+            <td>{op.kind}</td>
+            <td>
+              <OperationProgress op={op} />
+            </td>
+            <td className="mono">{op.run_id ? <a href={`/runs/${op.run_id}`}>{op.run_id}</a> : "—"}</td>
+            <td className="num">{op.created_at.replace("T", " ").slice(0, 19)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

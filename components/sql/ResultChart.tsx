@@ -1,0 +1,95 @@
+"use client";
+
+import { scaleBand, scaleLinear } from "d3";
+import { useMemo, useState } from "react";
+import { formatCell } from "./ResultTable";
+import type { QueryResult } from "./duckdb-session";
+
+const WIDTH = 720;
+const MAX_BARS = 30;
+
+/** A simple chart of a result: bars of one numeric column by a label column, or a line over rows. */
+export function ResultChart({ result }: { result: QueryResult }) {
+  const numeric = useMemo(() => result.columns.filter((c) => result.rows.some((r) => typeof r[c.name] === "number")).map((c) => c.name), [result]);
+  const labels = useMemo(() => result.columns.map((c) => c.name).filter((n) => !numeric.includes(n)), [result, numeric]);
+  const [kind, setKind] = useState<"bar" | "line">("bar");
+  const [measure, setMeasure] = useState<string | null>(null);
+  const y = measure && numeric.includes(measure) ? measure : (numeric.find((n) => n !== numeric[0] || numeric.length === 1) ?? null);
+  if (!y || result.rows.length === 0) return null;
+  const label = labels.includes("name") ? "name" : (labels[0] ?? null);
+  const rows = result.rows.filter((r) => typeof r[y] === "number");
+
+  return (
+    <figure className="sql-chart" data-testid="sql-chart">
+      <figcaption>
+        <label>
+          Chart{" "}
+          <select value={kind} onChange={(e) => setKind(e.target.value as "bar" | "line")} aria-label="Chart kind">
+            <option value="bar">bars</option>
+            <option value="line">line</option>
+          </select>
+        </label>{" "}
+        <label>
+          of{" "}
+          <select value={y} onChange={(e) => setMeasure(e.target.value)} aria-label="Measure">
+            {numeric.map((n) => (
+              <option key={n}>{n}</option>
+            ))}
+          </select>
+        </label>
+        {label ? <span className="muted"> by {label}</span> : <span className="muted"> by row</span>}
+      </figcaption>
+      {kind === "bar" ? <Bars rows={rows.slice(0, MAX_BARS)} y={y} label={label} /> : <Line rows={rows} y={y} />}
+    </figure>
+  );
+}
+
+function Bars({ rows, y, label }: { rows: Record<string, unknown>[]; y: string; label: string | null }) {
+  const barHeight = 18;
+  const left = 220;
+  const height = rows.length * barHeight + 4;
+  const max = Math.max(0, ...rows.map((r) => r[y] as number));
+  const min = Math.min(0, ...rows.map((r) => r[y] as number));
+  const x = scaleLinear().domain([min, max || 1]).range([left, WIDTH - 80]);
+  const band = scaleBand<number>().domain(rows.map((_, i) => i)).range([2, height - 2]).padding(0.15);
+  return (
+    <svg width={WIDTH} height={height} role="img" aria-label={`Bar chart of ${y}`}>
+      {rows.map((r, i) => {
+        const v = r[y] as number;
+        const name = label ? formatCell(r[label]) : `#${i + 1}`;
+        return (
+          <g key={i}>
+            <text x={left - 6} y={(band(i) ?? 0) + band.bandwidth() / 2} dy="0.35em" textAnchor="end" className="chart-label">
+              {name.length > 34 ? `${name.slice(0, 33)}…` : name}
+            </text>
+            <rect x={Math.min(x(0), x(v))} y={band(i)} width={Math.abs(x(v) - x(0))} height={band.bandwidth()} className="chart-bar" />
+            <text x={Math.max(x(0), x(v)) + 4} y={(band(i) ?? 0) + band.bandwidth() / 2} dy="0.35em" className="chart-value">
+              {formatCell(v)}
+            </text>
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
+
+function Line({ rows, y }: { rows: Record<string, unknown>[]; y: string }) {
+  const height = 180;
+  const values = rows.map((r) => r[y] as number);
+  const x = scaleLinear().domain([0, Math.max(1, values.length - 1)]).range([50, WIDTH - 10]);
+  const yScale = scaleLinear().domain([Math.min(0, ...values), Math.max(...values, 1)]).nice().range([height - 20, 10]);
+  const path = values.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${yScale(v).toFixed(1)}`).join("");
+  return (
+    <svg width={WIDTH} height={height} role="img" aria-label={`Line chart of ${y}`}>
+      {yScale.ticks(4).map((t) => (
+        <g key={t}>
+          <line x1={50} x2={WIDTH - 10} y1={yScale(t)} y2={yScale(t)} className="chart-grid" />
+          <text x={44} y={yScale(t)} dy="0.35em" textAnchor="end" className="chart-label">
+            {formatCell(t)}
+          </text>
+        </g>
+      ))}
+      <path d={path} className="chart-line" />
+    </svg>
+  );
+}

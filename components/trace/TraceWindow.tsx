@@ -1,0 +1,578 @@
+"use client";
+
+import { scaleLinear } from "d3";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import "./trace.css";
+import { ErrorPanel } from "../ErrorPanel";
+import { errorDocumentOf } from "../home/trpc-client";
+import type { ErrorDocument } from "../../server/domain/errors";
+import { AXIS, layoutTracks, ROW, TRACK_HEADER } from "./layout";
+import { RangeFlame } from "./RangeFlame";
+import { colourFor, formatNs } from "./time-format";
+import { loadFlows, loadSummary, loadWindow, type Flow, type LoadedWindow, type Span, type Summary } from "./trace-data";
+
+const GUTTER = 190;
+const BUDGET = 60_000;
+const MAX_CANVAS_HEIGHT = 6000;
+
+interface View {
+  start: number;
+  end: number;
+}
+
+function isDark(): boolean {
+  return typeof window !== "undefined" && window.matchMedia?.("(prefers-color-scheme: dark)").matches;
+}
+
+/**
+ * The trace window: one row group per process/thread track, spans by depth on a shared time axis,
+ * zoom (wheel, W/S) and pan (shift+wheel, A/D, minimap), flows as arrows; dragging selects a time
+ * range, which shows the flame graph of that range's samples and its spans. Canvas throughout.
+ */
+export function TraceWindow(props: { runId: string; commitId: string; initialView?: View; onViewChange?: (view: View, selection: View | null) => void }) {
+  const { runId, commitId } = props;
+  const [summary, setSummary] = useState<Summary | null>(null);
+  const [error, setError] = useState<ErrorDocument | null>(null);
+  const [data, setData] = useState<LoadedWindow | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [flows, setFlows] = useState<Flow[]>([]);
+  const [view, setView] = useState<View | null>(null);
+  const [selection, setSelection] = useState<View | null>(null);
+  const [picked, setPicked] = useState<Span | null>(null);
+  const [hover, setHover] = useState<{ span: Span; x: number; y: number } | null>(null);
+  const [width, setWidth] = useState(900);
+  const [openedMs, setOpenedMs] = useState<number | null>(null);
+  const wrapRef = useRef<HTMLDivElement>(null);
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const miniRef = useRef<HTMLCanvasElement>(null);
+  const drag = useRef<{ x0: number; t0: number; moved: boolean } | null>(null);
+  const [dragNow, setDragNow] = useState<View | null>(null);
+  const opened = useRef(performance.now());
+
+  const full = useMemo<View | null>(() => {
+    const s = summary?.spans;
+    if (!s || s.first_ns === null || s.last_ns === null || s.spans === 0) return null;
+    return { start: s.first_ns, end: Math.max(s.last_ns, s.first_ns + 1) };
+  }, [summary]);
+
+  // Summary first (time range, tracks), then the spans of the whole run within the budget.
+  useEffect(() => {
+    let cancelled = false;
+    opened.current = performance.now();
+    setError(null);
+    setLoading(true);
+    loadSummary(runId, commitId)
+      .then((s) => {
+        if (cancelled) return;
+        setSummary(s);
+        if (!s.spans || s.spans.spans === 0 || s.spans.first_ns === null) setLoading(false);
+        else setView(props.initialView ?? { start: s.spans.first_ns, end: Math.max(s.spans.last_ns ?? 0, s.spans.first_ns + 1) });
+      })
+      .catch((e: unknown) => !cancelled && (setError(errorDocumentOf(e)), setLoading(false)));
+    return () => {
+      cancelled = true;
+    };
+  }, [runId, commitId]);
+
+  // (Re)load spans when the view leaves what is loaded, or zooms into a window that was truncated.
+  const needsLoad = useMemo(() => {
+    if (!view || !summary) return false;
+    if (!data) return true;
+    const outside = view.start < data.start_ns || view.end > data.end_ns;
+    const finer = data.truncatedTracks.length > 0 && view.end - view.start < (data.end_ns - data.start_ns) * 0.6;
+    return outside || finer;
+  }, [view, data, summary]);
+
+  useEffect(() => {
+    if (!needsLoad || !view || !summary) return;
+    const signal = { cancelled: false };
+    const timer = setTimeout(() => {
+      setLoading(true);
+      const span = view.end - view.start;
+      const start = full && !data ? full.start : Math.max(full?.start ?? view.start, view.start - span * 0.25);
+      const end = full && !data ? full.end + 1 : Math.min((full?.end ?? view.end) + 1, view.end + span * 0.25);
+      loadWindow({ runId, commitId, tracks: summary.tracks, start_ns: start, end_ns: end, budget: BUDGET, signal })
+        .then((w) => {
+          if (signal.cancelled) return;
+          setData(w);
+          setLoading(false);
+          setOpenedMs((ms) => ms ?? performance.now() - opened.current);
+        })
+        .catch((e: unknown) => !signal.cancelled && (setError(errorDocumentOf(e)), setLoading(false)));
+    }, data ? 200 : 0);
+    return () => {
+      signal.cancelled = true;
+      clearTimeout(timer);
+    };
+  }, [needsLoad, view, summary]);
+
+  useEffect(() => {
+    if (!data || (summary?.spans?.edges ?? 0) === 0) return;
+    let cancelled = false;
+    loadFlows(runId, commitId, data.start_ns, data.end_ns)
+      .then((f) => !cancelled && setFlows(f.flows))
+      .catch(() => undefined);
+    return () => {
+      cancelled = true;
+    };
+  }, [data, runId, commitId, summary]);
+
+  useEffect(() => {
+    if (view) props.onViewChange?.(view, selection);
+  }, [view, selection]);
+
+  useEffect(() => {
+    const el = wrapRef.current;
+    if (!el) return;
+    const observer = new ResizeObserver(() => setWidth(Math.max(400, el.clientWidth)));
+    observer.observe(el);
+    setWidth(Math.max(400, el.clientWidth));
+    return () => observer.disconnect();
+  }, [summary]);
+
+  const layout = useMemo(() => layoutTracks(summary?.tracks ?? [], data?.spans ?? []), [summary, data]);
+  const x = useMemo(() => scaleLinear().domain(view ? [view.start, view.end] : [0, 1]).range([GUTTER, width]), [view, width]);
+  // Draw the tracks, spans, flows, selection and axis.
+  const drawnRef = useRef(0);
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas || !view) return;
+    const dpr = window.devicePixelRatio || 1;
+    const height = Math.min(MAX_CANVAS_HEIGHT, layout.height + 4);
+    canvas.width = width * dpr;
+    canvas.height = height * dpr;
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${height}px`;
+    const ctx = canvas.getContext("2d")!;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const dark = isDark();
+    const css = getComputedStyle(canvas);
+    const fg = css.getPropertyValue("--fg").trim() || "#1d2228";
+    const muted = css.getPropertyValue("--fg-muted").trim() || "#5b6570";
+    const border = css.getPropertyValue("--border").trim() || "#d9dde2";
+    const bgRail = css.getPropertyValue("--bg-rail").trim() || "#f4f5f7";
+    ctx.clearRect(0, 0, width, height);
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    let drawn = 0;
+    const colours = new Map<string, string>();
+    for (const row of layout.tracks) {
+      ctx.fillStyle = bgRail;
+      ctx.fillRect(0, row.y, width, TRACK_HEADER);
+      ctx.fillStyle = fg;
+      ctx.font = "600 11px system-ui, sans-serif";
+      ctx.fillText(`${row.label}`, 8, row.y + TRACK_HEADER / 2, GUTTER - 16);
+      ctx.font = "11px system-ui, sans-serif";
+      ctx.fillStyle = muted;
+      ctx.fillText(`${row.track.spans.toLocaleString("en-US")} spans`, 8, row.y + TRACK_HEADER + 9, GUTTER - 16);
+      ctx.strokeStyle = border;
+      ctx.beginPath();
+      ctx.moveTo(0, row.y + row.height - 0.5);
+      ctx.lineTo(width, row.y + row.height - 0.5);
+      ctx.stroke();
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(GUTTER, row.y, width - GUTTER, row.height);
+      ctx.clip();
+      // Per depth, the last pixel filled: spans narrower than a pixel merge into one mark.
+      const lastPx = new Float64Array(row.depth).fill(-1);
+      for (const s of row.spans) {
+        const x0 = x(s.start_ns);
+        const x1 = x(s.start_ns + s.dur_ns);
+        if (x1 < GUTTER || x0 > width) continue;
+        drawn++;
+        const y = row.y + TRACK_HEADER + s.depth * ROW;
+        const w = x1 - x0;
+        if (w < 1) {
+          if (Math.floor(x0) <= lastPx[s.depth]) continue;
+          lastPx[s.depth] = Math.floor(x0);
+        }
+        let colour = colours.get(s.name);
+        if (!colour) colours.set(s.name, (colour = colourFor(s.name, dark)));
+        ctx.fillStyle = colour;
+        const selected = picked && picked.span_id === s.span_id && picked.generation_id === s.generation_id;
+        ctx.fillRect(Math.max(GUTTER, x0), y, Math.max(1, Math.min(x1, width) - Math.max(GUTTER, x0) - (w > 3 ? 1 : 0)), ROW - 2);
+        if (selected) {
+          ctx.strokeStyle = fg;
+          ctx.lineWidth = 2;
+          ctx.strokeRect(Math.max(GUTTER, x0) + 1, y + 1, Math.max(1, Math.min(x1, width) - Math.max(GUTTER, x0) - 2), ROW - 4);
+          ctx.lineWidth = 1;
+        }
+        if (w > 28) {
+          ctx.fillStyle = dark ? "#f3f4f6" : "#111827";
+          const left = Math.max(GUTTER, x0) + 3;
+          ctx.fillText(s.name, left, y + (ROW - 2) / 2, Math.min(x1, width) - left - 3);
+        }
+      }
+      ctx.restore();
+    }
+    drawnRef.current = drawn;
+    canvas.dataset.drawn = String(drawn);
+    // Flows: an arrow from the end of the source span to the start of the target.
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(GUTTER, AXIS, width - GUTTER, height - AXIS);
+    ctx.clip();
+    ctx.strokeStyle = dark ? "#fbbf24" : "#b45309";
+    ctx.fillStyle = ctx.strokeStyle;
+    let arrows = 0;
+    for (const f of flows) {
+      const from = layout.tracks.find((t) => t.track.track_id === f.from_track_id);
+      const to = layout.tracks.find((t) => t.track.track_id === f.to_track_id);
+      if (!from || !to) continue;
+      const x0 = x(f.from_end_ns);
+      const x1 = x(f.to_start_ns);
+      if ((x0 < GUTTER && x1 < GUTTER) || (x0 > width && x1 > width)) continue;
+      const y0 = from.y + TRACK_HEADER + f.from_depth * ROW + ROW / 2;
+      const y1 = to.y + TRACK_HEADER + f.to_depth * ROW + ROW / 2;
+      ctx.beginPath();
+      ctx.moveTo(x0, y0);
+      ctx.bezierCurveTo(x0 + 30, y0, x1 - 30, y1, x1, y1);
+      ctx.stroke();
+      const angle = Math.atan2(0, 1);
+      ctx.beginPath();
+      ctx.moveTo(x1, y1);
+      ctx.lineTo(x1 - 7 * Math.cos(angle - 0.45), y1 - 7 * Math.sin(angle - 0.45));
+      ctx.lineTo(x1 - 7 * Math.cos(angle + 0.45), y1 - 7 * Math.sin(angle + 0.45));
+      ctx.closePath();
+      ctx.fill();
+      arrows++;
+    }
+    canvas.dataset.arrows = String(arrows);
+    ctx.restore();
+    // Selection (or the range being dragged).
+    const sel = dragNow ?? selection;
+    if (sel) {
+      const a = Math.max(GUTTER, x(sel.start));
+      const b = Math.min(width, x(sel.end));
+      if (b > a) {
+        ctx.fillStyle = dark ? "rgba(96,165,250,0.18)" : "rgba(37,99,235,0.12)";
+        ctx.fillRect(a, AXIS, b - a, height - AXIS);
+        ctx.strokeStyle = dark ? "#60a5fa" : "#2563eb";
+        ctx.strokeRect(a + 0.5, AXIS + 0.5, b - a - 1, height - AXIS - 1);
+      }
+    }
+    // Time axis (relative to the run's first span).
+    const origin = full?.start ?? 0;
+    ctx.fillStyle = bgRail;
+    ctx.fillRect(0, 0, width, AXIS);
+    ctx.fillStyle = muted;
+    ctx.strokeStyle = border;
+    for (const t of x.ticks(Math.max(2, Math.floor((width - GUTTER) / 110)))) {
+      const px = Math.round(x(t)) + 0.5;
+      if (px < GUTTER) continue;
+      ctx.beginPath();
+      ctx.moveTo(px, AXIS - 6);
+      ctx.lineTo(px, height);
+      ctx.globalAlpha = 0.35;
+      ctx.stroke();
+      ctx.globalAlpha = 1;
+      ctx.fillText(formatNs(t - origin), px + 3, AXIS / 2);
+    }
+    ctx.fillStyle = fg;
+    ctx.fillText(`${formatNs(view.end - view.start)} visible`, 8, AXIS / 2);
+  }, [layout, view, width, x, flows, selection, dragNow, picked, full]);
+
+  // Minimap: span density of the whole run per track, with the visible window.
+  useEffect(() => {
+    const canvas = miniRef.current;
+    if (!canvas || !full || !view) return;
+    const h = 36;
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = width * dpr;
+    canvas.height = h * dpr;
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${h}px`;
+    const ctx = canvas.getContext("2d")!;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, h);
+    const mx = scaleLinear().domain([full.start, full.end]).range([GUTTER, width]);
+    const bins = new Float64Array(Math.max(1, width - GUTTER));
+    for (const s of data?.spans ?? []) {
+      if (s.depth !== 0) continue;
+      const a = Math.max(0, Math.floor(mx(s.start_ns) - GUTTER));
+      const b = Math.min(bins.length - 1, Math.floor(mx(s.start_ns + s.dur_ns) - GUTTER));
+      for (let i = a; i <= b; i++) bins[i]++;
+    }
+    const max = Math.max(1, ...bins);
+    const dark = isDark();
+    ctx.fillStyle = dark ? "#fb923c" : "#c2410c";
+    for (let i = 0; i < bins.length; i++) {
+      if (!bins[i]) continue;
+      const bh = Math.max(1, (bins[i] / max) * (h - 6));
+      ctx.globalAlpha = 0.55;
+      ctx.fillRect(GUTTER + i, h - 3 - bh, 1, bh);
+    }
+    ctx.globalAlpha = 1;
+    ctx.strokeStyle = dark ? "#60a5fa" : "#2563eb";
+    ctx.lineWidth = 1.5;
+    const a = mx(view.start);
+    const b = mx(view.end);
+    ctx.fillStyle = dark ? "rgba(96,165,250,0.15)" : "rgba(37,99,235,0.1)";
+    ctx.fillRect(a, 1, Math.max(2, b - a), h - 2);
+    ctx.strokeRect(a, 1, Math.max(2, b - a), h - 2);
+    ctx.fillStyle = getComputedStyle(canvas).getPropertyValue("--fg-muted").trim() || "#5b6570";
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    ctx.fillText(`overview · ${formatNs(full.end - full.start)}`, 8, h / 2, GUTTER - 16);
+  }, [full, view, width, data]);
+
+  const clampView = useCallback(
+    (v: View): View => {
+      if (!full) return v;
+      const span = Math.min(full.end - full.start, Math.max(1000, v.end - v.start));
+      let start = v.start;
+      if (start < full.start) start = full.start;
+      if (start + span > full.end) start = full.end - span;
+      return { start, end: start + span };
+    },
+    [full],
+  );
+
+  const zoom = useCallback(
+    (factor: number, atPx?: number) => {
+      setView((v) => {
+        if (!v) return v;
+        const at = atPx !== undefined ? x.invert(atPx) : (v.start + v.end) / 2;
+        return clampView({ start: at - (at - v.start) * factor, end: at + (v.end - at) * factor });
+      });
+    },
+    [x, clampView],
+  );
+  const pan = useCallback((fraction: number) => setView((v) => (v ? clampView({ start: v.start + (v.end - v.start) * fraction, end: v.end + (v.end - v.start) * fraction }) : v)), [clampView]);
+
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    const onWheel = (e: WheelEvent) => {
+      e.preventDefault();
+      const rect = canvas.getBoundingClientRect();
+      if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) pan((e.shiftKey ? e.deltaY : e.deltaX) / 800);
+      else zoom(Math.exp(e.deltaY / 400), e.clientX - rect.left);
+    };
+    canvas.addEventListener("wheel", onWheel, { passive: false });
+    return () => canvas.removeEventListener("wheel", onWheel);
+  }, [zoom, pan, summary]);
+
+  const spanAt = (px: number, py: number): Span | null => {
+    const row = layout.tracks.find((t) => py >= t.y + TRACK_HEADER && py < t.y + t.height);
+    if (!row) return null;
+    const depth = Math.floor((py - row.y - TRACK_HEADER) / ROW);
+    const t = x.invert(px);
+    const slack = (x.invert(px + 2) - t) || 0;
+    let best: Span | null = null;
+    for (const s of row.spans) {
+      if (s.depth === depth && s.start_ns - slack <= t && s.start_ns + s.dur_ns + slack >= t) best = s;
+      if (s.start_ns > t + slack) break;
+    }
+    return best;
+  };
+
+  const onMouseDown = (e: React.MouseEvent<HTMLCanvasElement>) => {
+    const rect = e.currentTarget.getBoundingClientRect();
+    const px = e.clientX - rect.left;
+    if (px < GUTTER) return;
+    drag.current = { x0: px, t0: x.invert(px), moved: false };
+  };
+  const onMouseMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
+    const rect = e.currentTarget.getBoundingClientRect();
+    const px = e.clientX - rect.left;
+    const py = e.clientY - rect.top;
+    if (drag.current) {
+      if (Math.abs(px - drag.current.x0) > 3) drag.current.moved = true;
+      if (drag.current.moved) {
+        const t = x.invert(Math.max(GUTTER, Math.min(width, px)));
+        setDragNow({ start: Math.min(t, drag.current.t0), end: Math.max(t, drag.current.t0) });
+      }
+      return;
+    }
+    const s = px >= GUTTER ? spanAt(px, py) : null;
+    setHover(s ? { span: s, x: px, y: py } : null);
+  };
+  const onMouseUp = (e: React.MouseEvent<HTMLCanvasElement>) => {
+    const d = drag.current;
+    drag.current = null;
+    if (!d) return;
+    const rect = e.currentTarget.getBoundingClientRect();
+    if (d.moved && dragNow) {
+      setSelection(dragNow);
+      setDragNow(null);
+      return;
+    }
+    setPicked(spanAt(e.clientX - rect.left, e.clientY - rect.top));
+  };
+
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    const k = e.key.toLowerCase();
+    if (k === "w" || k === "+" || k === "=") zoom(0.7);
+    else if (k === "s" || k === "-") zoom(1 / 0.7);
+    else if (k === "a" || e.key === "ArrowLeft") pan(-0.2);
+    else if (k === "d" || e.key === "ArrowRight") pan(0.2);
+    else if (k === "z" && selection) setView(clampView(selection));
+    else if (e.key === "Escape") {
+      if (selection) setSelection(null);
+      else if (full) setView(full);
+    } else return;
+    e.preventDefault();
+  };
+
+  const onMinimap = (e: React.MouseEvent<HTMLCanvasElement>) => {
+    if (!full || !view || (e.type === "mousemove" && e.buttons !== 1)) return;
+    const rect = e.currentTarget.getBoundingClientRect();
+    const mx = scaleLinear().domain([full.start, full.end]).range([GUTTER, width]);
+    const center = mx.invert(e.clientX - rect.left);
+    const half = (view.end - view.start) / 2;
+    setView(clampView({ start: center - half, end: center + half }));
+  };
+
+  const inSelection = useMemo(() => {
+    if (!selection || !data) return [];
+    return data.spans.filter((s) => s.start_ns < selection.end && s.start_ns + s.dur_ns >= selection.start).sort((a, b) => b.dur_ns - a.dur_ns);
+  }, [selection, data]);
+
+  const spanCount = data?.spans.length ?? 0;
+  const totalSpans = summary?.spans?.spans ?? 0;
+  const state = error ? "error" : !summary ? "loading" : totalSpans === 0 ? "empty" : loading && !data ? "loading" : "ready";
+  const trackName = (id: number) => layout.tracks.find((t) => t.track.track_id === id)?.label ?? `track ${id}`;
+  const origin = full?.start ?? 0;
+
+  return (
+    <section
+      className="trace-window"
+      data-testid="trace-window"
+      data-state={state}
+      data-span-count={spanCount}
+      data-track-count={layout.tracks.length}
+      data-opened-ms={openedMs !== null ? Math.round(openedMs) : undefined}
+    >
+      <div className="trace-toolbar">
+        <span className="muted">
+          commit <code data-testid="trace-commit">{summary?.commit_id ?? commitId}</code>
+        </span>
+        {summary && totalSpans > 0 ? (
+          <span data-testid="trace-counts">
+            <strong>{spanCount.toLocaleString("en-US")}</strong> of {totalSpans.toLocaleString("en-US")} spans loaded · {layout.tracks.length} track{layout.tracks.length === 1 ? "" : "s"} ·{" "}
+            {(summary.spans?.edges ?? 0).toLocaleString("en-US")} edges{flows.length ? ` (${flows.length} flows drawn)` : ""}
+            {data && data.truncatedTracks.length ? <span className="muted"> · zoom in to load the rest</span> : null}
+          </span>
+        ) : null}
+        {loading && summary ? <span className="muted">loading spans…</span> : null}
+        <span className="spacer" />
+        {view ? (
+          <span className="trace-buttons">
+            <button type="button" onClick={() => zoom(0.6)} aria-label="Zoom in">
+              +
+            </button>
+            <button type="button" onClick={() => zoom(1 / 0.6)} aria-label="Zoom out">
+              −
+            </button>
+            <button type="button" onClick={() => full && setView(full)}>
+              Reset
+            </button>
+            {selection ? (
+              <button type="button" onClick={() => setView(clampView(selection))}>
+                Zoom to selection
+              </button>
+            ) : null}
+          </span>
+        ) : null}
+      </div>
+      {error ? <ErrorPanel error={error} command={`npx emberscope trace window ${runId}`} /> : null}
+      {state === "empty" ? (
+        <div className="empty" data-testid="trace-empty">
+          <strong>This run has no spans in commit {summary?.commit_id}.</strong> The trace window shows timed spans (Chrome trace JSON, OTLP/JSON, agent traces). A sampled profile
+          is better read as a flame graph (<code>?view=flame</code>); to get spans, import a trace: <span className="command mono">npx emberscope import trace.json</span>, or
+          capture with the <code>node-trace</code> adapter.
+        </div>
+      ) : null}
+      {state === "loading" ? <p className="muted" data-testid="trace-loading">Loading the run&apos;s tracks and spans…</p> : null}
+      {summary && totalSpans > 0 ? (
+        <div className="trace-body" ref={wrapRef}>
+          <canvas ref={miniRef} className="trace-minimap" data-testid="trace-minimap" onMouseDown={onMinimap} onMouseMove={onMinimap} aria-label="Overview: click or drag to move the visible window" />
+          <div className="trace-scroll">
+            <canvas
+              ref={canvasRef}
+              className="trace-canvas"
+              data-testid="trace-canvas"
+              tabIndex={0}
+              role="img"
+              aria-label={`Trace timeline: ${spanCount} spans on ${layout.tracks.length} tracks. Drag to select a range; W/S zoom, A/D pan, Esc resets.`}
+              onMouseDown={onMouseDown}
+              onMouseMove={onMouseMove}
+              onMouseUp={onMouseUp}
+              onMouseLeave={() => {
+                setHover(null);
+                if (drag.current?.moved && dragNow) setSelection(dragNow);
+                drag.current = null;
+                setDragNow(null);
+              }}
+              onKeyDown={onKeyDown}
+            />
+            {hover ? (
+              <div className="trace-tooltip" style={{ left: Math.min(hover.x + 12, width - 280), top: hover.y + 14 }} data-testid="trace-tooltip">
+                <div className="tt-name">{hover.span.name}</div>
+                <div className="num">
+                  {formatNs(hover.span.dur_ns)} · at {formatNs(hover.span.start_ns - origin)}
+                </div>
+                <div className="muted">
+                  {trackName(hover.span.track_id)} · depth {hover.span.depth}
+                  {hover.span.category ? ` · ${hover.span.category}` : ""}
+                </div>
+              </div>
+            ) : null}
+          </div>
+          <p className="muted trace-help">Drag across the timeline to select a range · wheel or W/S to zoom · shift+wheel, A/D or the overview to pan · Z zooms to the selection · Esc resets</p>
+          {picked ? (
+            <div className="trace-picked" data-testid="trace-picked">
+              <strong>{picked.name}</strong> <span className="num">{formatNs(picked.dur_ns)}</span> at <span className="num">{formatNs(picked.start_ns - origin)}</span> on {trackName(picked.track_id)}
+              {picked.category ? <> · category {picked.category}</> : null}
+              {picked.status ? <> · status {picked.status}</> : null}
+              {picked.args ? <pre className="mono">{picked.args.slice(0, 800)}</pre> : null}
+            </div>
+          ) : null}
+          {selection ? (
+            <div className="trace-selection" data-testid="trace-selection">
+              <h3>
+                Selection {formatNs(selection.start - origin)} – {formatNs(selection.end - origin)} <span className="muted">({formatNs(selection.end - selection.start)})</span>
+              </h3>
+              <div className="trace-selection-grid">
+                <div>
+                  <h4>Samples in the range</h4>
+                  <RangeFlame runId={runId} commitId={commitId} start={selection.start} end={selection.end} />
+                </div>
+                <div>
+                  <h4>
+                    Spans in the range <span className="muted" data-testid="trace-selection-count">({inSelection.length.toLocaleString("en-US")})</span>
+                  </h4>
+                  <div className="trace-span-list">
+                    <table className="data">
+                      <thead>
+                        <tr>
+                          <th>Span</th>
+                          <th className="num">Duration</th>
+                          <th className="num">Start</th>
+                          <th>Track</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        {inSelection.slice(0, 300).map((s) => (
+                          <tr key={`${s.generation_id}:${s.span_id}`} onClick={() => setPicked(s)} className={picked?.span_id === s.span_id ? "picked" : undefined}>
+                            <td className="wide">{s.name}</td>
+                            <td className="num">{formatNs(s.dur_ns)}</td>
+                            <td className="num">{formatNs(s.start_ns - origin)}</td>
+                            <td>{trackName(s.track_id)}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                    {inSelection.length > 300 ? <p className="muted">The 300 longest of {inSelection.length.toLocaleString("en-US")} are listed; narrow the selection to see the rest.</p> : null}
+                  </div>
+                </div>
+              </div>
+            </div>
+          ) : null}
+        </div>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,42 @@
+import type { Span, Track } from "./trace-data";
+
+export const TRACK_HEADER = 20;
+export const ROW = 17;
+export const AXIS = 24;
+
+export interface TrackLayout {
+  track: Track;
+  label: string;
+  y: number;
+  depth: number;
+  height: number;
+  spans: Span[];
+}
+
+export function trackLabel(t: Track): string {
+  const proc = t.process_name ?? (t.process_id ? `pid ${t.process_id}` : null);
+  const thread = t.thread_name ?? (t.thread_id ? `tid ${t.thread_id}` : null);
+  return [proc, thread].filter(Boolean).join(" · ") || `${t.kind} ${t.track_id}`;
+}
+
+/** One row group per track with spans: a header, then one row per depth. */
+export function layoutTracks(tracks: Track[], spans: Span[]): { tracks: TrackLayout[]; height: number } {
+  const byTrack = new Map<number, Span[]>();
+  for (const s of spans) {
+    let list = byTrack.get(s.track_id);
+    if (!list) byTrack.set(s.track_id, (list = []));
+    list.push(s);
+  }
+  let y = AXIS;
+  const out: TrackLayout[] = [];
+  for (const track of tracks) {
+    const mine = byTrack.get(track.track_id) ?? [];
+    if (track.spans === 0 && mine.length === 0) continue;
+    mine.sort((a, b) => a.start_ns - b.start_ns);
+    const depth = mine.reduce((m, s) => Math.max(m, s.depth), 0) + 1;
+    const height = TRACK_HEADER + depth * ROW + 6;
+    out.push({ track, label: trackLabel(track), y, depth, height, spans: mine });
+    y += height;
+  }
+  return { tracks: out, height: y };
+}

@@ -1,0 +1,106 @@
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { EmberscopeError } from "../domain/errors";
+import { createEmberscopeMcpServer, mcpProjectRoot, resourceTemplateCatalog, toolCatalog } from "../mcp/server";
+import { agentAccessStatus, agentToken, callService, setAgentAccess, setAgentDetail, type ServiceDef } from "../services";
+import { stringFlag } from "./args";
+import { keyValues, table } from "./render";
+import { requirePositionals, type CliCommand } from "./service-command";
+
+/** The MCP catalog as `emberscope mcp inspect` prints it and docs/mcp.md renders it. */
+export function mcpCatalog() {
+  return { server: "emberscope", transports: ["stdio (emberscope mcp serve)", "streamable-http (/api/mcp)"], tools: toolCatalog(), resource_templates: resourceTemplateCatalog(), prompts: [] as never[] };
+}
+
+const hint = (a: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean }) =>
+  [a.readOnlyHint ? "read-only" : "writes", a.destructiveHint ? "destructive" : "", a.idempotentHint ? "idempotent" : "", a.openWorldHint ? "open-world" : ""].filter(Boolean).join(", ");
+
+export const MCP_COMMANDS: CliCommand[] = [
+  {
+    path: ["mcp", "serve"],
+    summary: "Serve the MCP tools over stdio for one agent (stdout carries protocol only; starting it is consent to agent access).",
+    options: {},
+    positionals: [],
+    services: [],
+    execute: async (args, env) => {
+      requirePositionals(args, []);
+      // stdout belongs to the protocol: anything else that would print there goes to stderr.
+      console.log = console.info = console.debug = (...parts: unknown[]) => console.error(...parts);
+      // Agent paths (import_artifact) are read relative to the project root, whatever the shell's directory.
+      const root = mcpProjectRoot(env.ctx.locator);
+      const server = createEmberscopeMcpServer({ locator: { cwd: root, projectRoot: root }, transport: "stdio", requireAccessSwitch: false });
+      const transport = new StdioServerTransport();
+      const closed = new Promise<void>((resolve) => {
+        transport.onclose = () => resolve();
+        process.stdin.once("end", () => resolve());
+        process.once("SIGTERM", () => resolve());
+        process.once("SIGINT", () => resolve());
+      });
+      await server.connect(transport);
+      env.log("emberscope mcp: serving on stdio");
+      await closed;
+      await server.close().catch(() => undefined);
+      return { document: { stopped: true }, human: "", exitCode: 0 };
+    },
+  },
+  {
+    path: ["mcp", "inspect"],
+    summary: "Print the MCP catalog: tools (input and output schemas, annotations), resource templates.",
+    options: {},
+    positionals: [],
+    services: [],
+    execute: async (args) => {
+      requirePositionals(args, []);
+      const catalog = mcpCatalog();
+      const rows = catalog.tools.map((t) => ({ tool: t.name, service: t._meta["emberscope/service"], hints: hint(t.annotations) }));
+      return {
+        document: catalog,
+        human: `${table(rows, ["tool", "service", "hints"])}\n\nResource templates: ${catalog.resource_templates.map((r) => r.uriTemplate).join(", ")}\nNo prompts.`,
+        exitCode: 0,
+      };
+    },
+  },
+  {
+    path: ["mcp", "token"],
+    summary: "Show the workspace's MCP bearer token for /api/mcp (created on first use), or --rotate it; the token is alone on the last line.",
+    options: { rotate: { type: "boolean", description: "Replace the token; the old one stops working at once." } },
+    positionals: [],
+    services: [agentToken as unknown as ServiceDef],
+    execute: async (args, env) => {
+      requirePositionals(args, []);
+      const r = await callService(agentToken, env.ctx, { rotate: args.values.rotate === true });
+      const lead = r.rotated ? "Rotated the MCP token; the previous one no longer works." : `MCP token (generation ${r.generation}, created ${r.created_at}).`;
+      return {
+        document: r,
+        human: `${lead}\nSend it as \`Authorization: Bearer <token>\` to http://127.0.0.1:PORT/api/mcp; agent access must also be on (emberscope agent-access on).\n${r.token}`,
+        exitCode: 0,
+      };
+    },
+  },
+  {
+    path: ["agent-access"],
+    summary: "Switch agent access on or off for the servers running now, or show it (every launch starts OFF).",
+    options: { detail: { type: "string", valueName: "LEVEL", description: "Also set what agents see: redacted (default) or full." } },
+    positionals: [{ name: "ACTION", description: "on, off or status." }],
+    services: [agentAccessStatus, setAgentAccess, setAgentDetail] as unknown as ServiceDef[],
+    execute: async (args, env) => {
+      const [action] = requirePositionals(args, [{ name: "ACTION", description: "" }]);
+      if (!["on", "off", "status"].includes(action)) {
+        throw new EmberscopeError("INVALID_ARGUMENTS", "ACTION must be on, off or status.", { details: { argument: "ACTION" } });
+      }
+      const detail = stringFlag(args.values, "detail");
+      if (detail !== undefined) await callService(setAgentDetail, env.ctx, { detail });
+      const state =
+        action === "status" ? await callService(agentAccessStatus, env.ctx, {}) : await callService(setAgentAccess, env.ctx, { enabled: action === "on" });
+      return {
+        document: state,
+        human: keyValues([
+          ["agent access", state.enabled ? "on (for servers running now; a new launch starts off)" : "off"],
+          ["detail", state.detail],
+          ["switched on at", state.enabled_at ?? "never"],
+          ["token", state.token_generation ? `generation ${state.token_generation}, created ${state.token_created_at}` : "none yet (emberscope mcp token)"],
+        ]),
+        exitCode: 0,
+      };
+    },
+  },
+];

@@ -1,0 +1,298 @@
+import type { z } from "zod";
+import {
+  analyzeHotspots,
+  cancelOperation,
+  compareRuns,
+  executeCapturePlan,
+  frameCallees,
+  frameCallers,
+  importArtifact,
+  initializeWorkspace,
+  listArtifacts,
+  listCapabilities,
+  listRuns,
+  listWorkloads,
+  planCapture,
+  showArtifact,
+  showCommit,
+  showOperation,
+  showRun,
+  stackExamples,
+  startCapture,
+  summarizeRun,
+  traceWindow,
+  workspaceStatus,
+} from "../services";
+import type { ServiceDef } from "../services/service";
+
+/**
+ * The MCP tool registry: each tool wraps exactly one service operation (called with actor
+ * "agent"), reuses its zod input and output schemas, and adds only what an agent needs to
+ * choose it — honest annotations, when to use it and what usually comes next, a one-line
+ * summary of its result and links to the durable records it names. `emberscope mcp inspect`
+ * and docs/mcp.md are generated from this list.
+ */
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface ResourceLink {
+  uri: string;
+  name: string;
+}
+
+export interface McpTool {
+  name: string;
+  title: string;
+  description: string;
+  service: ServiceDef;
+  annotations: ToolAnnotations;
+  /** Long tools report progress and pass a client's cancellation on to their operation. */
+  long?: boolean;
+  summarize: (result: any) => string;
+  links: (result: any) => ResourceLink[];
+}
+
+function tool<I extends z.ZodType, O extends z.ZodType>(spec: {
+  name: string;
+  title: string;
+  description: string;
+  service: ServiceDef<I, O>;
+  annotations: ToolAnnotations;
+  long?: boolean;
+  summarize: (result: z.output<O>) => string;
+  links?: (result: z.output<O>) => ResourceLink[];
+}): McpTool {
+  return { ...spec, service: spec.service as unknown as ServiceDef, links: (spec.links ?? (() => [])) as McpTool["links"] };
+}
+
+const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+export const runLink = (runId: string | null | undefined): ResourceLink[] => (runId ? [{ uri: `emberscope://runs/${runId}`, name: `run ${runId}` }] : []);
+export const commitLink = (commitId: string | null | undefined): ResourceLink[] => (commitId ? [{ uri: `emberscope://commits/${commitId}`, name: `commit ${commitId}` }] : []);
+export const operationLink = (id: string | null | undefined): ResourceLink[] => (id ? [{ uri: `emberscope://operations/${id}`, name: `operation ${id}` }] : []);
+export const artifactLink = (id: string | null | undefined): ResourceLink[] => (id ? [{ uri: `emberscope://artifacts/${id}`, name: `artifact ${id.slice(0, 19)}…` }] : []);
+
+function topNames(rows: { name: string }[], n = 3): string {
+  return rows.slice(0, n).map((r) => r.name).join(", ");
+}
+
+function statusNote(status: { state: string; reason: string | null }): string {
+  return status.state === "available" ? "" : ` Evidence ${status.state}${status.reason ? `: ${status.reason}` : ""}.`;
+}
+
+export const MCP_TOOLS: readonly McpTool[] = [
+  tool({
+    name: "workspace_status",
+    title: "Workspace status",
+    description:
+      "Start here. Shows the Emberscope workspace of this project: id, schema, pinned HEAD commit and counts of runs, artifacts, commits and active operations. If it fails with WORKSPACE_NOT_FOUND, follow the recovery (initialize_workspace). Next: list_runs to see evidence, or list_workloads to capture new evidence.",
+    service: workspaceStatus,
+    annotations: READ,
+    summarize: (s) => `Workspace ${s.workspace_id}: HEAD ${s.head_commit_id}, ${s.counts.runs} run(s), ${s.counts.operations_active} active operation(s).`,
+    links: (s) => commitLink(s.head_commit_id),
+  }),
+  tool({
+    name: "initialize_workspace",
+    title: "Initialize workspace",
+    description:
+      "Create the workspace (.emberscope/) in the project root. Use only when workspace_status answers WORKSPACE_NOT_FOUND; a second call fails with WORKSPACE_EXISTS. Next: list_workloads, then plan_capture; or import_artifact for an existing profile.",
+    service: initializeWorkspace,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    summarize: (r) => `Initialized workspace ${r.workspace_id} (schema ${r.schema_version}).`,
+    links: (r) => commitLink(r.head_commit_id),
+  }),
+  tool({
+    name: "list_workloads",
+    title: "List workloads",
+    description:
+      "List the workloads a person declared in emberscope.toml (program, parameters, timeout). Agents can only capture declared workloads. Next: list_capabilities to choose an adapter, then plan_capture.",
+    service: listWorkloads,
+    annotations: READ,
+    summarize: (r) => `${r.workloads.length} declared workload(s): ${r.workloads.map((w) => w.name).join(", ") || "none"}.`,
+  }),
+  tool({
+    name: "list_capabilities",
+    title: "List capture capabilities",
+    description:
+      "List the capture adapters (node CPU/heap/trace, callgrind, perf, measure) and whether each is available on this machine, with their options. Next: plan_capture with an available adapter and a declared workload.",
+    service: listCapabilities,
+    annotations: READ,
+    summarize: (r) => `Adapters available: ${r.adapters.filter((a) => a.available).map((a) => a.adapter).join(", ") || "none"}.`,
+  }),
+  tool({
+    name: "plan_capture",
+    title: "Plan a capture",
+    description:
+      "Resolve a capture of a declared workload with an adapter into a reviewable plan: returns a public plan_id and a secret single-use plan_token valid for 10 minutes. Nothing runs yet. Next: execute_capture_plan with the plan_token (and expected_plan_id), or start_capture to queue it instead.",
+    service: planCapture,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    summarize: (r) => `Planned ${r.plan_id}; execute it with its plan_token before ${r.expires_at}.`,
+  }),
+  tool({
+    name: "execute_capture_plan",
+    title: "Execute a capture plan",
+    description:
+      "Run a planned capture with its single-use plan_token (consumed before the process starts) and wait for it to finish: runs the declared workload under the adapter, extracts evidence and publishes a commit. Reports progress when the client sends a progressToken; a client's cancellation cancels the operation. Next: summarize_run or analyze_hotspots on the returned run_id.",
+    service: executeCapturePlan,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    long: true,
+    summarize: (r) => `Capture ${r.status}: run ${r.run_id}${r.commit_id ? `, published in commit ${r.commit_id}` : ""}.`,
+    links: (r) => [...runLink(r.run_id), ...operationLink(r.operation_id), ...commitLink(r.commit_id)],
+  }),
+  tool({
+    name: "start_capture",
+    title: "Start a capture in the background",
+    description:
+      "Queue a capture of a declared workload for the worker pool and return at once with an operation_id. The same idempotency_key with the same request reconnects to the same operation; with another request it fails (IDEMPOTENCY_CONFLICT). Next: poll get_operation until it ends, then analyze_hotspots on its run_id.",
+    service: startCapture,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    summarize: (r) => `Operation ${r.operation_id} ${r.status}${r.reconnected ? " (reconnected)" : ""} for run ${r.run_id}.`,
+    links: (r) => [...operationLink(r.operation_id), ...runLink(r.run_id)],
+  }),
+  tool({
+    name: "get_operation",
+    title: "Get an operation",
+    description:
+      "Show one long-running operation: state, phase, monotonic progress (completed/total) and its run. Poll it after start_capture. Next: when it has succeeded, analyze_hotspots on its run_id; when it failed, get_run for the reason.",
+    service: showOperation,
+    annotations: READ,
+    summarize: (o) => `Operation ${o.operation_id} is ${o.state}${o.phase ? ` (${o.phase})` : ""}${o.progress.total ? `, ${o.progress.completed ?? 0}/${o.progress.total}` : ""}.`,
+    links: (o) => [...operationLink(o.operation_id), ...runLink(o.run_id)],
+  }),
+  tool({
+    name: "cancel_operation",
+    title: "Cancel an operation",
+    description:
+      "Cancel a queued or running operation: recorded durably at once, and its workload's whole process tree is killed; answers `cancelling` if cleanup continues. Use only when the person asked to stop a capture. Next: get_operation to confirm it ended.",
+    service: cancelOperation,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    summarize: (o) => `Operation ${o.operation_id} is ${o.state}.`,
+    links: (o) => operationLink(o.operation_id),
+  }),
+  tool({
+    name: "import_artifact",
+    title: "Import a profile or trace",
+    description:
+      "Import a profile or trace file found inside the project root (path relative to it; paths outside are refused): cpuprofile, heapprofile, Chrome trace, speedscope, folded stacks, pprof, perf script, callgrind, OTLP/JSON. Stores it, extracts evidence and publishes a commit. Next: summarize_run or analyze_hotspots on the returned run_id.",
+    service: importArtifact,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    summarize: (r) => `Imported ${r.format} as run ${r.run_id} (commit ${r.commit_id}).`,
+    links: (r) => [...runLink(r.run_id), ...artifactLink(r.artifact_id), ...commitLink(r.commit_id)],
+  }),
+  tool({
+    name: "list_runs",
+    title: "List runs",
+    description:
+      "List runs (imports and captures), newest first, a page at a time (pass next_cursor back as cursor). Next: summarize_run or analyze_hotspots on a run_id; compare_runs for two runs.",
+    service: listRuns,
+    annotations: READ,
+    summarize: (p) => `${p.items.length} run(s)${p.next_cursor ? "; more with next_cursor" : ""}.`,
+    links: (p) => p.items.slice(0, 20).flatMap((r) => runLink(r.run_id)),
+  }),
+  tool({
+    name: "get_run",
+    title: "Get a run",
+    description: "Show one run: kind, source, status of execution, capture and extraction, limitations and details. Next: summarize_run for its evidence.",
+    service: showRun,
+    annotations: READ,
+    summarize: (r) => `Run ${r.run_id} (${r.kind}, ${r.source}) is ${r.status}.`,
+    links: (r) => runLink(r.run_id),
+  }),
+  tool({
+    name: "list_artifacts",
+    title: "List artifacts",
+    description:
+      "List stored artifacts (metadata only: content address, size, sensitivity, registrations), newest first, a page at a time. Bytes are never served to agents. Next: get_run on a registration's run_id.",
+    service: listArtifacts,
+    annotations: READ,
+    summarize: (p) => `${p.items.length} artifact(s)${p.next_cursor ? "; more with next_cursor" : ""}.`,
+    links: (p) => p.items.slice(0, 20).flatMap((a) => artifactLink(a.artifact_id)),
+  }),
+  tool({
+    name: "summarize_run",
+    title: "Summarize a run's evidence",
+    description:
+      "A run's evidence at a glance: totals per metric, time span, tracks, top frames and limitations, with an evidence status (available, empty, unavailable, partial). Next: analyze_hotspots for the full ranking, get_trace_window for spans.",
+    service: summarizeRun,
+    annotations: READ,
+    summarize: (s) => `Run ${s.run_id}: primary metric ${s.primary_metric ?? "none"}; top frames ${topNames(s.top_frames) || "none"}.${statusNote(s.status)}`,
+    links: (s) => [...runLink(s.run_id), ...commitLink(s.commit_id)],
+  }),
+  tool({
+    name: "analyze_hotspots",
+    title: "Analyze hotspots",
+    description:
+      "Rank a run's functions by self value of a metric (the run's primary metric by default), with inclusive totals and percentages, a page at a time. Next: get_frame_callers / get_frame_callees / get_stack_examples with a row's frame_key to see why it is hot; compare_runs against another run.",
+    service: analyzeHotspots,
+    annotations: READ,
+    summarize: (r) => `Top by self ${r.metric ?? "(no metric)"}: ${r.rows.slice(0, 3).map((x) => `${x.name} ${x.self_pct.toFixed(1)}%`).join(", ") || "none"}.${statusNote(r.status)}`,
+    links: (r) => commitLink(r.commit_id),
+  }),
+  tool({
+    name: "get_frame_callers",
+    title: "Get a frame's callers",
+    description: "Who calls a frame (by frame_key from analyze_hotspots), weighted by the frame's inclusive value along each caller. Next: get_stack_examples for whole stacks, or get_frame_callees.",
+    service: frameCallers,
+    annotations: READ,
+    summarize: (r) => `Callers of ${r.frame_key}: ${topNames(r.rows) || "none"}.${statusNote(r.status)}`,
+    links: (r) => commitLink(r.commit_id),
+  }),
+  tool({
+    name: "get_frame_callees",
+    title: "Get a frame's callees",
+    description: "What a frame (by frame_key) calls, weighted by each callee's inclusive value. Next: get_frame_callers or get_stack_examples.",
+    service: frameCallees,
+    annotations: READ,
+    summarize: (r) => `Callees of ${r.frame_key}: ${topNames(r.rows) || "none"}.${statusNote(r.status)}`,
+    links: (r) => commitLink(r.commit_id),
+  }),
+  tool({
+    name: "get_stack_examples",
+    title: "Get example stacks",
+    description: "The heaviest complete stacks through a frame (by frame_key), root first. Use to explain a hotspot. Next: compare_runs to see whether it changed.",
+    service: stackExamples,
+    annotations: READ,
+    summarize: (r) => `${r.rows.length} example stack(s) through ${r.frame_key}.${statusNote(r.status)}`,
+    links: (r) => commitLink(r.commit_id),
+  }),
+  tool({
+    name: "get_trace_window",
+    title: "Get a trace window",
+    description:
+      "Spans of a run overlapping a time window [start_ns, end_ns), by track, a page at a time (next_cursor), with the run's tracks. Use for traces (Chrome trace, OTLP, node trace). Next: narrow the window, or summarize_run for totals.",
+    service: traceWindow,
+    annotations: READ,
+    summarize: (r) => `${r.spans.length} span(s) on ${r.tracks.length} track(s)${r.next_cursor ? "; more with next_cursor" : ""}.${statusNote(r.status)}`,
+    links: (r) => commitLink(r.commit_id),
+  }),
+  tool({
+    name: "compare_runs",
+    title: "Compare two runs",
+    description:
+      "Compare a base and a candidate run per frame: values on each side, absolute and relative change, sorted by magnitude (normalize=true compares shares of each total). Next: get_frame_callers on a changed frame_key in the candidate run.",
+    service: compareRuns,
+    annotations: READ,
+    summarize: (r) => `Totals ${r.base_total} → ${r.candidate_total} ${r.unit ?? ""}; biggest changes: ${topNames(r.rows) || "none"}.${statusNote(r.status)}`,
+    links: (r) => commitLink(r.commit_id),
+  }),
+];
+
+/** Resource templates: durable records by id (metadata only; never artifact bytes or host paths). */
+export const MCP_RESOURCES = [
+  { name: "run", uriTemplate: "emberscope://runs/{run_id}", param: "run_id", service: showRun, description: "A run record: kind, source, states, limitations, details." },
+  { name: "artifact", uriTemplate: "emberscope://artifacts/{artifact_id}", param: "artifact_id", service: showArtifact, description: "An artifact's metadata: content address, size, sensitivity, registrations. Never its bytes." },
+  { name: "commit", uriTemplate: "emberscope://commits/{commit_id}", param: "commit_id", service: showCommit, description: "A corpus commit and the evidence generations it pins." },
+  { name: "operation", uriTemplate: "emberscope://operations/{operation_id}", param: "operation_id", service: showOperation, description: "A long-running operation: state, phase, progress, result or error." },
+] as const satisfies readonly { name: string; uriTemplate: string; param: string; service: ServiceDef<any, any>; description: string }[];
+
+/** Service operation → tool, for recovery hints (service names never reach agents). */
+export function toolForOperation(operation: string): string | undefined {
+  return MCP_TOOLS.find((t) => t.service.name === operation)?.name;
+}
+
+export const MCP_TOOL_NAMES = MCP_TOOLS.map((t) => t.name);

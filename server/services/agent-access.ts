@@ -1,0 +1,200 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import { EmberscopeError } from "../domain/errors";
+import { CursorArg, Limit, pageOf } from "../domain/models";
+import { nowIso } from "../domain/ids";
+import { recordAudit } from "../store/audit";
+import { writeTransaction } from "../store/control-store";
+import type { Workspace } from "../store/workspace";
+import { keysetPage } from "./pagination";
+import { defineService, type ServiceContext } from "./service";
+
+/**
+ * Agent access to one workspace, decided by a person: whether agents may call tools on the
+ * running server, how much detail they see, and the bearer token of the HTTP endpoint.
+ * The state is kept in `workspace_meta`; nothing here is reachable by an agent.
+ */
+
+export const AgentDetail = z.enum(["redacted", "full"]);
+export type AgentDetail = z.infer<typeof AgentDetail>;
+
+const META = {
+  enabledAt: "agent_access_enabled_at",
+  detail: "agent_detail",
+  tokenHash: "mcp_token_hash",
+  tokenGeneration: "mcp_token_generation",
+  tokenCreatedAt: "mcp_token_created_at",
+} as const;
+
+function readMeta(ws: Workspace, key: string): string | undefined {
+  return (ws.db.prepare("SELECT value FROM workspace_meta WHERE key = ?").get(key) as { value: string } | undefined)?.value;
+}
+
+function writeMeta(ws: Workspace, key: string, value: string): void {
+  ws.db.prepare("INSERT INTO workspace_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
+}
+
+/**
+ * When this process started. Access switched on before it does not count: agent access is
+ * OFF at every server launch until a person switches it on again.
+ */
+export const PROCESS_STARTED_AT = new Date(Date.now() - process.uptime() * 1000).toISOString();
+
+export function agentDetail(ws: Workspace): AgentDetail {
+  return readMeta(ws, META.detail) === "full" ? "full" : "redacted";
+}
+
+/** Whether a person switched agent access on since this server process started. */
+export function agentAccessEnabled(ws: Workspace, launchedAt = PROCESS_STARTED_AT): boolean {
+  const at = readMeta(ws, META.enabledAt);
+  return !!at && at >= launchedAt;
+}
+
+function refusePeopleOnly(ctx: ServiceContext, what: string): void {
+  if (ctx.actor === "agent") {
+    throw new EmberscopeError("POLICY_DENIED", `Only a person can ${what}; agents cannot widen their own access.`, { details: { actor: ctx.actor } });
+  }
+}
+
+/** The usable token is derived from the workspace secret and a generation; only its hash is stored. */
+function tokenFor(ws: Workspace, generation: number): string {
+  return `es_${createHmac("sha256", ws.secret).update(`emberscope-mcp-token\0${generation}`).digest("base64url")}`;
+}
+
+function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+/** Checks a presented bearer token against the stored hash (constant time). */
+export function verifyAgentToken(ws: Workspace, presented: string): boolean {
+  const stored = readMeta(ws, META.tokenHash);
+  if (!stored) return false;
+  const a = Buffer.from(hashToken(presented), "hex");
+  const b = Buffer.from(stored, "hex");
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+const AccessState = z.object({
+  enabled: z.boolean().describe("Whether agents may call tools on servers running now."),
+  enabled_at: z.string().nullable().describe("When a person last switched access on (servers launched later start OFF)."),
+  detail: AgentDetail.describe("redacted (default): paths, names, addresses and secrets become typed tokens; full: only instruction-like text is neutralized."),
+  token_created_at: z.string().nullable(),
+  token_generation: z.number().int(),
+});
+
+function stateOf(ws: Workspace): z.infer<typeof AccessState> {
+  const enabledAt = readMeta(ws, META.enabledAt) || null;
+  return {
+    enabled: agentAccessEnabled(ws),
+    enabled_at: enabledAt,
+    detail: agentDetail(ws),
+    token_created_at: readMeta(ws, META.tokenCreatedAt) ?? null,
+    token_generation: Number(readMeta(ws, META.tokenGeneration) ?? 0),
+  };
+}
+
+export const agentAccessStatus = defineService({
+  name: "agent.status",
+  summary: "Show whether agents may use this workspace now, the detail they see, and the token's age.",
+  kind: "query",
+  input: z.object({}).strict(),
+  output: AccessState,
+  handler: (_input, { ws }) => stateOf(ws),
+});
+
+export const setAgentAccess = defineService({
+  name: "agent.set_access",
+  summary: "Switch agent access on or off for the servers running now (a person's decision; recorded in the audit log).",
+  kind: "mutation",
+  input: z.object({ enabled: z.boolean() }).strict(),
+  output: AccessState,
+  handler: (input, { ws, ctx }) => {
+    refusePeopleOnly(ctx, "switch agent access");
+    writeTransaction(ws.db, () => {
+      writeMeta(ws, META.enabledAt, input.enabled ? nowIso() : "");
+      recordAudit(ws.db, { actor: ctx.actor, action: input.enabled ? "agent.access_on" : "agent.access_off", resultCode: "OK" });
+    });
+    return stateOf(ws);
+  },
+});
+
+export const setAgentDetail = defineService({
+  name: "agent.set_detail",
+  summary: "Choose what agents see: redacted (default) or full detail.",
+  kind: "mutation",
+  input: z.object({ detail: AgentDetail }).strict(),
+  output: AccessState,
+  handler: (input, { ws, ctx }) => {
+    refusePeopleOnly(ctx, "change the detail agents see");
+    writeTransaction(ws.db, () => {
+      writeMeta(ws, META.detail, input.detail);
+      recordAudit(ws.db, { actor: ctx.actor, action: "agent.set_detail", target: input.detail, resultCode: "OK" });
+    });
+    return stateOf(ws);
+  },
+});
+
+export const agentToken = defineService({
+  name: "agent.token",
+  summary: "Show the workspace's MCP bearer token (created on first use), or rotate it so the old one stops working.",
+  kind: "mutation",
+  input: z.object({ rotate: z.boolean().default(false) }).strict(),
+  output: z.object({ token: z.string(), generation: z.number().int(), created_at: z.string(), rotated: z.boolean() }),
+  handler: (input, { ws, ctx }) => {
+    refusePeopleOnly(ctx, "read or rotate the agent token");
+    return writeTransaction(ws.db, () => {
+      const current = Number(readMeta(ws, META.tokenGeneration) ?? 0);
+      const rotate = input.rotate || current === 0;
+      const generation = rotate ? current + 1 : current;
+      const token = tokenFor(ws, generation);
+      if (rotate) {
+        writeMeta(ws, META.tokenGeneration, String(generation));
+        writeMeta(ws, META.tokenHash, hashToken(token));
+        writeMeta(ws, META.tokenCreatedAt, nowIso());
+        recordAudit(ws.db, { actor: ctx.actor, action: current === 0 ? "agent.token_created" : "agent.token_rotated", resultCode: "OK" });
+      }
+      return { token, generation, created_at: readMeta(ws, META.tokenCreatedAt)!, rotated: input.rotate && current > 0 };
+    });
+  },
+});
+
+export const AuditEvent = z.object({
+  seq: z.number().int(),
+  at: z.string(),
+  actor: z.string(),
+  action: z.string(),
+  target: z.string().nullable(),
+  arguments_digest: z.string().nullable(),
+  result_code: z.string(),
+  duration_ms: z.number().nullable(),
+  details: z.record(z.string(), z.unknown()),
+});
+export type AuditEvent = z.infer<typeof AuditEvent>;
+
+export const listAuditEvents = defineService({
+  name: "agent.audit",
+  summary: "List audit events, newest first (every agent tool call, access changes, workspace changes).",
+  kind: "query",
+  input: z.object({ limit: Limit, cursor: CursorArg, actor: z.string().min(1).max(32).optional() }).strict(),
+  output: pageOf(AuditEvent),
+  handler: (input, { ws }) => {
+    const filters = { actor: input.actor };
+    return keysetPage({
+      ws,
+      binding: { query: "agent.audit", filters, order: "seq desc", commit: null },
+      cursor: input.cursor,
+      limit: input.limit,
+      restart: { operation: "agent.audit", arguments: { ...filters, limit: input.limit } },
+      fetch: (after: [number] | null, limit) => {
+        const rows = ws.db
+          .prepare(
+            `SELECT seq, at, actor, action, target, arguments_digest, result_code, duration_ms, details FROM audit_events
+             WHERE (? IS NULL OR actor = ?) AND (? IS NULL OR seq < ?) ORDER BY seq DESC LIMIT ?`,
+          )
+          .all(filters.actor ?? null, filters.actor ?? null, after?.[0] ?? null, after?.[0] ?? null, limit) as (Omit<AuditEvent, "details"> & { details: string })[];
+        return rows.map((r) => ({ ...r, details: JSON.parse(r.details) as Record<string, unknown> }));
+      },
+      keyOf: (e): [number] => [e.seq],
+    });
+  },
+});

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { agentToken, analyzeHotspots, callService, importArtifact, setAgentAccess, traceWindow, type ServiceContext } from "../../server/services";
+import { initWorkspace } from "../../server/store/workspace";
+import { startServer } from "../helpers/server";
+import { chromeTraceFile, cpuprofileFile } from "./generators";
+
+const MB = 1024 * 1024;
+
+function percentiles(samples: number[]) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return { n: sorted.length, p50_ms: round(at(0.5)), p99_ms: round(at(0.99)), max_ms: round(sorted[sorted.length - 1]) };
+}
+
+async function connect(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: "emberscope-bench", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+/** `clients` connected agents each make `calls` calls back to back; latency per call (ms). */
+async function load(url: string, token: string, clients: number, calls: number, tool: string, args: () => Record<string, unknown>) {
+  const agents = await Promise.all(Array.from({ length: clients }, () => connect(url, token)));
+  const samples: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  await Promise.all(
+    agents.map(async (agent) => {
+      for (let i = 0; i < calls; i++) {
+        const t = performance.now();
+        const result = await agent.callTool({ name: tool, arguments: args() });
+        samples.push(performance.now() - t);
+        if (result.isError) errors++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await Promise.all(agents.map((a) => a.close()));
+  return { clients, ...percentiles(samples), errors, calls_per_s: Math.round(samples.length / seconds) };
+}
+
+/**
+ * MCP over HTTP on loopback against the built app: p50/p99 of analyze_hotspots (a cpuprofile run
+ * of 1.2 M samples) and get_trace_window (a Chrome trace run) with 1, 8 and 32 concurrent clients.
+ * Goal (issue 6): p50 ≤ 20 ms and p99 ≤ 100 ms at 8 clients.
+ */
+export async function mcpBenchmark(): Promise<Record<string, unknown>> {
+  const dir = mkdtempSync(path.join(tmpdir(), "emberscope-bench-mcp-"));
+  const ctx: ServiceContext = { locator: { cwd: dir, projectRoot: dir }, actor: "cli" };
+  try {
+    initWorkspace(dir).close();
+    const samples = 1_200_000;
+    await cpuprofileFile(path.join(dir, "big.cpuprofile"), samples, 20_000);
+    const traceBytes = await chromeTraceFile(path.join(dir, "trace.json"), 40 * MB);
+    const profile = await callService(importArtifact, ctx, { path: "big.cpuprofile" });
+    const trace = await callService(importArtifact, ctx, { path: "trace.json" });
+    const { token } = await callService(agentToken, ctx, {});
+    const server = await startServer(dir, ["--workers", "0"]);
+    try {
+      await callService(setAgentAccess, ctx, { enabled: true });
+      const spanCount = trace.rows.spans ?? 0;
+      // Windows of 2 ms at random places in the trace's first 2 s (the generator advances ~25 µs per span).
+      let seed = 7;
+      const windowArgs = () => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        const start = (seed % 2_000_000) * 1000;
+        return { run_id: trace.run_id, start_ns: start, end_ns: start + 2_000_000, limit: 200 };
+      };
+      const hotspotArgs = () => ({ run_id: profile.run_id, limit: 20 });
+      // The same calls straight into the services in this process: what the query itself costs.
+      const direct = async (fn: () => Promise<unknown>, n: number) => {
+        await fn();
+        const xs: number[] = [];
+        for (let i = 0; i < n; i++) {
+          const t = performance.now();
+          await fn();
+          xs.push(performance.now() - t);
+        }
+        return percentiles(xs);
+      };
+      const baseline = {
+        analyze_hotspots: await direct(() => callService(analyzeHotspots, ctx, hotspotArgs()), 50),
+        get_trace_window: await direct(() => callService(traceWindow, ctx, windowArgs()), 50),
+      };
+      await load(server.url, token, 1, 5, "analyze_hotspots", hotspotArgs); // warm the server's readers
+      await load(server.url, token, 1, 5, "get_trace_window", windowArgs);
+      const results: Record<string, unknown[]> = { analyze_hotspots: [], get_trace_window: [] };
+      for (const clients of [1, 8, 32]) {
+        const calls = clients === 1 ? 100 : clients === 8 ? 25 : 8;
+        results.analyze_hotspots.push(await load(server.url, token, clients, calls, "analyze_hotspots", hotspotArgs));
+        results.get_trace_window.push(await load(server.url, token, clients, calls, "get_trace_window", windowArgs));
+      }
+      return {
+        transport: "streamable-http (stateless, loopback, bearer token, redacted results, audited)",
+        runs: { cpuprofile_samples: samples, trace_bytes: traceBytes, trace_spans: spanCount },
+        goal: "p50 <= 20 ms and p99 <= 100 ms at 8 clients",
+        direct_service_call_1_client: baseline,
+        results,
+      };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

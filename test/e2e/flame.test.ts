@@ -1,0 +1,198 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatPercent, formatValue } from "../../analysis/flame/format";
+import { layoutFlame } from "../../analysis/flame/layout";
+import { buildFlameTree } from "../../analysis/flame/tree";
+import { ROW_HEIGHT } from "../../components/flame/constants";
+import { analyzeHotspots, callService, flameTree, frameCallers, importArtifact, type ServiceContext } from "../../server/services";
+import { initWorkspace } from "../../server/store/workspace";
+import { launchChromium, screenshotPath } from "../helpers/browser";
+import { startServer, type RunningServer } from "../helpers/server";
+
+// A profile whose shape is known: tokenize is called from parse and from measureText.
+const FOLDED = `main;parse;tokenize 30
+main;parse 5
+main;render;layout;measureText 40
+main;render;layout;measureText;tokenize 4
+main;render;paint 15
+main;render 3
+main;gc 7
+idle 6
+`;
+
+/** Page coordinates of the centre of a node in the icicle drawing, for the current viewport. */
+async function nodeCentre(page: Page, depth: number, fx: number): Promise<{ x: number; y: number }> {
+  const box = (await page.locator("[data-testid=flame-canvas]").first().boundingBox())!;
+  return { x: box.x + fx * box.width, y: box.y + depth * ROW_HEIGHT + ROW_HEIGHT / 2 };
+}
+
+async function pixel(page: Page, at: { x: number; y: number }): Promise<number[]> {
+  return page.evaluate(({ x, y }) => {
+    const canvas = document.querySelector<HTMLCanvasElement>("[data-testid=flame-canvas]")!;
+    const r = canvas.getBoundingClientRect();
+    const dpr = canvas.width / r.width;
+    return Array.from(canvas.getContext("2d")!.getImageData(Math.round((x - r.left) * dpr), Math.round((y - r.top) * dpr), 1, 1).data);
+  }, at);
+}
+
+describe("run page: flame graph, sandwich and call tree in a real browser", () => {
+  let browser: Browser;
+  let server: RunningServer;
+  let root: string;
+  let runId: string;
+  let ctx: ServiceContext;
+
+  beforeAll(async () => {
+    // One project for the whole file (tempProject() is removed after each test).
+    root = mkdtempSync(path.join(tmpdir(), "emberscope-flame-"));
+    initWorkspace(root).close();
+    const file = path.join(root, "ui.folded");
+    writeFileSync(file, FOLDED);
+    ctx = { locator: { cwd: root, projectRoot: root }, actor: "test" };
+    runId = (await callService(importArtifact, ctx, { path: file })).run_id;
+    server = await startServer(root);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("zooms into a known function: breadcrumb, URL and tooltip values equal the server's hotspots", async () => {
+    const tree = await callService(flameTree, ctx, { run_id: runId });
+    const hot = await callService(analyzeHotspots, ctx, { run_id: runId, limit: 50 });
+    const built = buildFlameTree(tree.nodes);
+    const layout = layoutFlame(built);
+    const target = built.names.indexOf("measureText");
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`${server.url}/runs/${runId}`);
+    await page.locator("[data-testid=flame-canvas]").waitFor();
+    expect(await page.locator("[data-testid=pinned-commit]").innerText()).toContain(tree.commit_id);
+    expect(await page.locator("[data-testid=view-commit]").innerText()).toBe(tree.commit_id);
+    await page.screenshot({ path: screenshotPath("flame-overview") });
+
+    const centre = await nodeCentre(page, built.depth[target], layout.x[target] + layout.w[target] / 2);
+    await page.mouse.click(centre.x, centre.y);
+    await expect.poll(() => page.locator("[data-testid=flame-breadcrumb]").innerText()).toMatch(/all\s*›\s*main\s*›\s*render\s*›\s*layout\s*›\s*measureText/);
+    await expect.poll(() => new URL(page.url()).searchParams.get("zoom")).toBe(built.ids[target]);
+
+    // Zoomed, the node spans the full width: hover its row.
+    const zoomed = await nodeCentre(page, built.depth[target], 0.3);
+    await page.mouse.move(zoomed.x, zoomed.y);
+    const tip = page.locator("[data-testid=flame-tooltip]");
+    await tip.waitFor();
+    const row = hot.rows.find((r) => r.name === "measureText")!;
+    expect(await tip.locator("[data-testid=tooltip-name]").innerText()).toBe("measureText");
+    expect(await tip.locator("[data-testid=tooltip-fn-self]").innerText()).toBe(formatValue(row.self, hot.unit, hot.metric));
+    expect(await tip.locator("[data-testid=tooltip-fn-total]").innerText()).toBe(formatValue(row.total, hot.unit, hot.metric));
+    // measureText has one call path, so the node's own values are the function's.
+    expect(await tip.locator("[data-testid=tooltip-self]").innerText()).toBe(formatValue(row.self, hot.unit, hot.metric));
+    expect(await tip.locator("[data-testid=tooltip-total]").innerText()).toBe("44 samples");
+    await page.screenshot({ path: screenshotPath("flame-zoomed-tooltip") });
+
+    // A copied link reproduces the zoom.
+    const again = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await again.goto(page.url());
+    await expect.poll(() => again.locator("[data-testid=flame-breadcrumb]").innerText()).toContain("measureText");
+    await again.close();
+
+    await page.mouse.move(5, 5);
+    await page.keyboard.press("Escape");
+    await expect.poll(() => page.locator("[data-testid=flame-breadcrumb]").innerText()).not.toContain("main");
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("search highlights the matching frames, dims the rest and reports their share", async () => {
+    const tree = await callService(flameTree, ctx, { run_id: runId });
+    const hot = await callService(analyzeHotspots, ctx, { run_id: runId, limit: 50 });
+    const built = buildFlameTree(tree.nodes);
+    const layout = layoutFlame(built);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${server.url}/runs/${runId}`);
+    await page.locator("[data-testid=flame-canvas]").waitFor();
+    await page.waitForTimeout(200);
+    const at = (name: string, nth = 0) => {
+      const i = built.names.map((n, k) => (n === name ? k : -1)).filter((k) => k >= 0)[nth];
+      return nodeCentre(page, built.depth[i], layout.x[i] + layout.w[i] / 2);
+    };
+    const paintBefore = await pixel(page, await at("paint"));
+    const tokenizeBefore = await pixel(page, await at("tokenize"));
+    await page.keyboard.press("/");
+    await page.keyboard.type("tokenize");
+    const status = page.locator("[data-testid=flame-search-status]");
+    await expect.poll(() => status.innerText()).toContain("2 frames");
+    const tokenize = hot.rows.find((r) => r.name === "tokenize")!;
+    expect(await page.locator("[data-testid=flame-search-share]").innerText()).toBe(formatPercent(tokenize.total, hot.grand_total));
+    expect(new URL(page.url()).searchParams.get("q")).toBe("tokenize");
+    await page.waitForTimeout(200);
+    const paintAfter = await pixel(page, await at("paint"));
+    const gcAfter = await pixel(page, await at("gc"));
+    expect(paintAfter).not.toEqual(paintBefore); // dimmed
+    expect(paintAfter).toEqual(gcAfter); // every non-match has the one dimmed colour
+    expect(await pixel(page, await at("tokenize"))).toEqual(tokenizeBefore); // matches keep their colour
+    expect(await pixel(page, await at("tokenize", 1))).not.toEqual(gcAfter);
+    await page.screenshot({ path: screenshotPath("flame-search") });
+    await page.locator("[data-testid=flame-cell]").focus();
+    await page.keyboard.press("?");
+    await page.locator("[data-testid=flame-help]").waitFor();
+    expect(await page.locator("[data-testid=flame-help]").innerText()).toContain("Walk the stack");
+    await page.screenshot({ path: screenshotPath("flame-help") });
+    await page.close();
+  });
+
+  it("the sandwich shows the server's callers of the selected function; the call tree expands", async () => {
+    const hot = await callService(analyzeHotspots, ctx, { run_id: runId, limit: 50 });
+    const tokenize = hot.rows.find((r) => r.name === "tokenize")!;
+    const callers = await callService(frameCallers, ctx, { run_id: runId, frame_key: tokenize.frame_key });
+    expect(callers.rows.map((r) => r.name).sort()).toEqual(["measureText", "parse"]);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${server.url}/runs/${runId}?view=sandwich`);
+    await page.locator("[data-testid=sandwich-table]").waitFor();
+    expect(await page.locator("[data-testid=sandwich-row]").count()).toBe(hot.rows.length);
+    await page.locator(`[data-testid=sandwich-row][data-frame-key="${tokenize.frame_key}"] button`).click();
+    await expect.poll(() => page.locator("[data-testid=sandwich-callers-row]").count()).toBe(2);
+    const shown = await page.locator("[data-testid=sandwich-callers-row]").allInnerTexts();
+    callers.rows.forEach((r, i) => {
+      expect(shown[i]).toContain(r.name);
+      expect(shown[i]).toContain(formatValue(r.value, hot.unit, hot.metric));
+    });
+    expect(new URL(page.url()).searchParams.get("sel")).toBe(tokenize.frame_key);
+    await page.locator("[data-testid=sandwich-callers-flame] [data-testid=flame-canvas]").waitFor();
+    // Sorting by total puts main (everything but idle) first.
+    await page.locator("[data-testid=sort-total]").click();
+    expect(await page.locator("[data-testid=sandwich-row] button").first().innerText()).toBe("main");
+    await page.screenshot({ path: screenshotPath("sandwich"), fullPage: true });
+
+    await page.locator("[data-testid=tab-calltree]").click();
+    await page.locator("[data-testid=calltree-cell]").waitFor();
+    const rows = page.locator("[data-testid=calltree-row]");
+    const before = await rows.count();
+    await rows.filter({ hasText: "render" }).first().focus();
+    // The heaviest path starts expanded: collapse render, then expand it again from the keyboard.
+    expect(await rows.filter({ hasText: "measureText" }).count()).toBe(1);
+    await page.keyboard.press("ArrowLeft");
+    await expect.poll(() => rows.count()).toBeLessThan(before);
+    expect(await rows.filter({ hasText: "layout" }).count()).toBe(0);
+    await page.keyboard.press("ArrowRight");
+    await expect.poll(() => rows.count()).toBeGreaterThan(before - 4);
+    expect(await rows.filter({ hasText: "layout" }).count()).toBe(1);
+    await page.screenshot({ path: screenshotPath("calltree") });
+    await page.close();
+  });
+
+  it("an unknown run says so and points at the runs list", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/runs/run_doesnotexist`);
+    const panel = page.locator("[data-testid=error-panel]");
+    expect(await panel.innerText()).toContain("RUN_NOT_FOUND");
+    expect(await panel.innerText()).toContain("npx emberscope runs list");
+    await page.close();
+  });
+});

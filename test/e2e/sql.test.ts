@@ -1,0 +1,176 @@
+import { request } from "node:http";
+import path from "node:path";
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { hotspotsQuery } from "../../analysis/queries";
+import { openEvidence } from "../../server/evidence/engine";
+import { analyzeHotspots, callService, importArtifact, listCorpusFiles } from "../../server/services";
+import { initWorkspace, openWorkspace } from "../../server/store/workspace";
+import { cpuprofileFile } from "../bench/generators";
+import { launchChromium, screenshotPath } from "../helpers/browser";
+import { tempProject } from "../helpers/project";
+import { startServer } from "../helpers/server";
+
+function rawRequest(url: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: options.method ?? "GET", headers: options.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (d: Buffer) => chunks.push(d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const ctxFor = (root: string) => ({ locator: { cwd: root, projectRoot: root }, actor: "test" as const });
+
+/** The result table as rows of exact values (each cell keeps its value in data-value). */
+async function resultRows(page: Page): Promise<Record<string, unknown>[]> {
+  return page.locator("[data-testid=sql-result] tbody tr").evaluateAll((trs) =>
+    trs.map((tr) => Object.fromEntries([...tr.querySelectorAll("td")].map((td) => [td.dataset.column!, JSON.parse(td.dataset.value!)]))),
+  );
+}
+
+describe("SQL over a pinned commit with DuckDB-WASM in the browser", () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it("the hotspots preset run by DuckDB-WASM returns exactly the rows the server's engine returns for the same query and parameters", async () => {
+    const root = tempProject();
+    initWorkspace(root).close();
+    const file = path.join(root, "busy.cpuprofile");
+    await cpuprofileFile(file, 20_000, 400);
+    const ctx = ctxFor(root);
+    const imported = await callService(importArtifact, ctx, { path: file });
+    const serverHotspots = await callService(analyzeHotspots, ctx, { run_id: imported.run_id, limit: 20 });
+
+    const server = await startServer(root);
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      await page.goto(`${server.url}/sql?run=${imported.run_id}&preset=hotspots`);
+      await page.locator("[data-testid=sql-console][data-state=ready]").waitFor({ timeout: 60_000 });
+      const params = JSON.parse(await page.locator("[data-testid=sql-preset-params]").innerText());
+      expect(params).toMatchObject({ generations: [imported.generation_id], metric: serverHotspots.metric, limit: 20 });
+      await page.locator("[data-testid=sql-run]").click();
+      await page.locator("[data-testid=sql-result]").waitFor({ timeout: 30_000 });
+
+      const meta = await page.locator("[data-testid=sql-result-meta]").innerText();
+      expect(meta).toContain("duckdb-wasm");
+      expect(meta).toContain(imported.commit_id);
+      expect(meta).toContain("rows match the hotspots row schema");
+
+      const ws = openWorkspace(ctx.locator);
+      try {
+        const reader = await openEvidence(ws, imported.commit_id);
+        const expected = await reader.run(hotspotsQuery, params);
+        const actual = await resultRows(page);
+        expect(actual.length).toBe(expected.length);
+        expect(actual.length).toBe(20);
+        for (let i = 0; i < expected.length; i++) {
+          for (const [key, value] of Object.entries(expected[i])) {
+            if (typeof value === "number" && !Number.isInteger(value)) expect(actual[i][key] as number).toBeCloseTo(value, 9);
+            else expect(actual[i][key], `${key} of row ${i}`).toEqual(value);
+          }
+        }
+        // The service the rest of the app uses agrees too (same frames, same order).
+        expect(actual.map((r) => r.frame_key)).toEqual(serverHotspots.rows.map((r) => r.frame_key));
+      } finally {
+        ws.close();
+      }
+      await page.screenshot({ path: screenshotPath("sql-hotspots-preset"), fullPage: true });
+
+      // Free SQL over the registered views, with an error state that says what to do.
+      await page.locator("[data-testid=sql-preset]").selectOption("");
+      await page.locator("[data-testid=sql-editor]").fill("SELECT count(*) AS samples FROM samples");
+      await page.locator("[data-testid=sql-run]").click();
+      await expect.poll(async () => (await resultRows(page))[0]?.samples).toBe(imported.rows.samples);
+      await page.locator("[data-testid=sql-editor]").fill("SELECT nope FROM samples");
+      await page.locator("[data-testid=sql-run]").click();
+      expect(await page.locator("[data-testid=sql-error]").innerText()).toContain("Fix the SQL");
+      expect(errors).toEqual([]);
+      await page.close();
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
+  it("an empty commit says how to get evidence", async () => {
+    const root = tempProject();
+    initWorkspace(root).close();
+    const server = await startServer(root);
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 700 } });
+      await page.goto(`${server.url}/sql`);
+      expect(await page.locator("[data-testid=sql-no-evidence]").innerText()).toContain("npx emberscope import");
+      await page.locator("[data-testid=sql-console][data-state=ready]").waitFor({ timeout: 60_000 });
+      await page.locator("[data-testid=sql-run]").click();
+      await page.locator("[data-testid=sql-empty]").waitFor();
+      await page.screenshot({ path: screenshotPath("sql-empty-commit") });
+      await page.close();
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+
+  it("serves each evidence file by content hash: immutable, ETag, byte ranges, loopback only, nothing else", async () => {
+    const root = tempProject();
+    initWorkspace(root).close();
+    const file = path.join(root, "stacks.folded");
+    await import("node:fs").then((fs) => fs.writeFileSync(file, "main;work 5\nmain;idle 2\n"));
+    const ctx = ctxFor(root);
+    const imported = await callService(importArtifact, ctx, { path: file });
+    const listing = await callService(listCorpusFiles, ctx, { commit_id: "HEAD", run_id: imported.run_id });
+    expect(listing.run_generations).toEqual([imported.generation_id]);
+    const frames = listing.files.find((f) => f.table === "frames")!;
+    const ws = openWorkspace(ctx.locator);
+    const bytes = readFileSync(ws.objects.pathOf(frames.object_id as `sha256:${string}`));
+    ws.close();
+    const server = await startServer(root);
+    try {
+      const url = `${server.url}${frames.url}`;
+      const whole = await rawRequest(url);
+      expect(whole.status).toBe(200);
+      expect(whole.body.equals(bytes)).toBe(true);
+      expect(whole.headers["cache-control"]).toContain("immutable");
+      expect(whole.headers["accept-ranges"]).toBe("bytes");
+      const etag = whole.headers.etag as string;
+      expect(etag).toContain(frames.object_id.slice(7));
+      // Parquet readers start at the footer: the last 8 bytes are the footer length and "PAR1".
+      const tail = await rawRequest(url, { headers: { Range: "bytes=-8" } });
+      expect(tail.status).toBe(206);
+      expect(tail.headers["content-range"]).toBe(`bytes ${bytes.length - 8}-${bytes.length - 1}/${bytes.length}`);
+      expect(tail.body.subarray(4).toString()).toBe("PAR1");
+      const middle = await rawRequest(url, { headers: { Range: "bytes=4-9" } });
+      expect(middle.body.equals(bytes.subarray(4, 10))).toBe(true);
+      expect((await rawRequest(url, { headers: { Range: `bytes=${bytes.length + 5}-` } })).status).toBe(416);
+      expect((await rawRequest(url, { headers: { "If-None-Match": etag } })).status).toBe(304);
+      const head = await rawRequest(url, { method: "HEAD" });
+      expect(head.status).toBe(200);
+      expect(head.body.length).toBe(0);
+      // Native artifacts are not evidence files: not served. Neither are unknown or malformed hashes.
+      const native = await rawRequest(`${server.url}/api/corpus/objects/sha256/${imported.artifact_id.slice(7)}`);
+      expect(native.status).toBe(404);
+      expect(JSON.parse(native.body.toString()).error.code).toBe("ARTIFACT_NOT_FOUND");
+      expect((await rawRequest(`${server.url}/api/corpus/objects/sha256/${"0".repeat(64)}`)).status).toBe(404);
+      expect((await rawRequest(`${server.url}/api/corpus/objects/sha256/xyz`)).status).toBe(400);
+      expect((await rawRequest(url, { headers: { Host: "attacker.example" } })).status).toBe(403);
+      expect((await rawRequest(url, { headers: { Origin: "http://attacker.example" } })).status).toBe(403);
+      // The upload transport is guarded the same way.
+      const upload = await rawRequest(`${server.url}/api/imports?name=x.folded`, { method: "POST", headers: { Origin: "http://attacker.example" } });
+      expect(upload.status).toBe(403);
+      const otherLocalPort = await rawRequest(`${server.url}/api/imports?name=x.folded`, { method: "POST", headers: { Origin: "http://127.0.0.1:1" } });
+      expect(otherLocalPort.status).toBe(403);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
