@@ -43,6 +43,8 @@ async function createReader(ws: Workspace, commit: PinnedCommit): Promise<Cached
         await connection.run(`CREATE TABLE "${table}" (${columns})`);
       }
     }
+    // Parquet footers are read once per reader, not on every query (the files never change).
+    await connection.run("SET enable_object_cache = true");
     await confineToFiles(connection, allFiles);
   } finally {
     connection.closeSync();

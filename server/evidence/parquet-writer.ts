@@ -29,6 +29,14 @@ function outputExpression(c: ColumnSpec): string {
 }
 
 /**
+ * Row order in the Parquet files: spans by start time, so that a time window's query skips row
+ * groups by their min/max statistics instead of scanning every span.
+ */
+const SORT_ORDER: Partial<Record<TableName, string>> = {
+  spans: '"start_ns", "track_id", "span_id"',
+};
+
+/**
  * Receives the evidence batches of one generation, stages them in an in-memory DuckDB (spilling
  * to the workspace's tmp/ when large), and on finish writes one Parquet file per table into the
  * object store. Every file carries `generation_id` so readers can union generations by name.
@@ -95,7 +103,7 @@ export class ParquetGenerationWriter implements BatchSink {
         const rows = await this.connection.runAndReadAll(`SELECT count(*)::BIGINT FROM "${table}"`);
         const rowCount = Number(rows.getRows()[0][0]);
         await this.connection.run(
-          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM "${table}") TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
+          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM "${table}"${SORT_ORDER[table] ? ` ORDER BY ${SORT_ORDER[table]}` : ""}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
         );
         await this.connection.run(`DROP TABLE "${table}"`);
         const stored = await this.ws.objects.put(createReadStream(target));
