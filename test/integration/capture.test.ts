@@ -199,7 +199,7 @@ describe("process safety", () => {
   it("a timeout kills the workload's whole process group with PROCESS_TIMEOUT", async () => {
     const root = demoProject();
     const toml = path.join(root, "emberscope.toml");
-    writeFileSync(toml, readFileSync(toml, "utf8").replace('argv = ["node", "slow.js"]\ntimeout = 30', 'argv = ["node", "slow.js"]\ntimeout = 1'));
+    writeFileSync(toml, readFileSync(toml, "utf8").replace('argv = ["node", "slow.mjs"]\ntimeout = 30', 'argv = ["node", "slow.mjs"]\ntimeout = 1'));
     const ctx = ctxFor(root);
     const error = await failure(callService(runCapture, ctx, { adapter: "node-cpuprofile", workload: "slow" }));
     expect(error.code).toBe("PROCESS_TIMEOUT");

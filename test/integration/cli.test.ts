@@ -1,10 +1,11 @@
 import { LATEST_SCHEMA_VERSION } from "../../server/store/migrations";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../server/cli/commands";
 import { openWorkspace } from "../../server/store/workspace";
-import { runCli } from "../helpers/cli";
+import { REPO_ROOT, runCli } from "../helpers/cli";
 import { seedImport } from "../helpers/seed";
 import { tempProject } from "../helpers/project";
 
@@ -16,6 +17,14 @@ describe("emberscope CLI", () => {
     const sub = await runCli(["runs", "list", "--help"], { cwd: tempProject() });
     expect(sub.stdout).toContain("Usage: emberscope runs list");
     expect(sub.stdout).toContain("--cursor CURSOR");
+  });
+
+  it("works as `npx emberscope` inside the repository, also from examples/demo", () => {
+    for (const cwd of [REPO_ROOT, path.join(REPO_ROOT, "examples", "demo")]) {
+      const result = spawnSync("npx", ["--no-install", "emberscope", "--version"], { cwd, encoding: "utf8" });
+      expect(result.status, `${cwd}: ${result.stderr}`).toBe(0);
+      expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    }
   });
 
   it("init then status --json prints the workspace document", async () => {

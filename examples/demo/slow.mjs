@@ -1,5 +1,5 @@
 // A workload that never finishes on its own and starts a child of its own: used to check that
-// cancel and timeout kill the whole process group.
+// cancel and timeout kill the whole process group. (.mjs: an ES module wherever the demo is copied.)
 import { spawn } from "node:child_process";
 
 const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
