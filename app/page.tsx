@@ -1,6 +1,7 @@
+import { ErrorPanel } from "../components/ErrorPanel";
+import { TypedErrorPanel } from "../components/TypedErrorPanel";
 import { AppShell } from "../components/AppShell";
 import { CommitsTable } from "../components/CommitsTable";
-import { ErrorPanel } from "../components/ErrorPanel";
 import { CapturePanel, type Adapter, type Workload } from "../components/home/CapturePanel";
 import "../components/home/home.css";
 import { ImportPanel } from "../components/home/ImportPanel";
@@ -8,7 +9,7 @@ import { LiveOperations } from "../components/home/LiveOperations";
 import { RunsTable } from "../components/RunsTable";
 import { WorkspaceFacts } from "../components/WorkspaceFacts";
 import { toEmberscopeError, type ErrorDocument } from "../server/domain/errors";
-import { callService, listCapabilities, listCommits, listOperations, listRuns, listWorkloads, SERVICES, workspaceStatus } from "../server/services";
+import { callService, listCapabilities, listCommits, listOperations, listRuns, listWorkloads, workspaceStatus } from "../server/services";
 import type { ServiceContext } from "../server/services/service";
 import { webServiceContext } from "../server/trpc/context";
 
@@ -47,7 +48,7 @@ export default async function HomePage() {
     const capture = choices.error ? (
       <section className="home-panel">
         <h3>Capture a workload</h3>
-        <ErrorPanel error={choices.error} command="npx emberscope workloads list" />
+        <ErrorPanel error={choices.error} command="npx emberscope workload list" />
       </section>
     ) : (
       <CapturePanel
@@ -85,18 +86,10 @@ export default async function HomePage() {
       </AppShell>
     );
   } catch (thrown) {
-    const error = toEmberscopeError(thrown).toDocument();
-    const command = error.code === "WORKSPACE_NOT_FOUND" ? "npx emberscope init" : undefined;
-    const recovery = SERVICES.find((s) => s.name === error.recovery?.operation);
     return (
       <AppShell pinnedCommitId={null} rail={RAIL}>
         <h1>Workspace</h1>
-        <ErrorPanel
-          error={error}
-          command={command}
-          recoveryKind={recovery?.kind}
-          recoveryLabel={recovery?.summary.split(/[.(]/)[0].trim()}
-        />
+        <TypedErrorPanel thrown={thrown} />
       </AppShell>
     );
   }

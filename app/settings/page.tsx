@@ -1,7 +1,6 @@
+import { TypedErrorPanel } from "../../components/TypedErrorPanel";
 import { AppShell } from "../../components/AppShell";
-import { ErrorPanel } from "../../components/ErrorPanel";
-import { toEmberscopeError } from "../../server/domain/errors";
-import { agentAccessStatus, callService, listAuditEvents, SERVICES, workspaceStatus } from "../../server/services";
+import { agentAccessStatus, callService, listAuditEvents, workspaceStatus } from "../../server/services";
 import { webServiceContext } from "../../server/trpc/context";
 import { AgentAccessControls } from "./AgentAccessControls";
 import styles from "./settings.module.css";
@@ -94,17 +93,10 @@ export default async function SettingsPage() {
       </AppShell>
     );
   } catch (thrown) {
-    const error = toEmberscopeError(thrown).toDocument();
-    const recovery = SERVICES.find((s) => s.name === error.recovery?.operation);
     return (
       <AppShell pinnedCommitId={null} rail={RAIL}>
         <h1>Settings</h1>
-        <ErrorPanel
-          error={error}
-          command={error.code === "WORKSPACE_NOT_FOUND" ? "npx emberscope init" : undefined}
-          recoveryKind={recovery?.kind}
-          recoveryLabel={recovery?.summary.split(/[.(]/)[0].trim()}
-        />
+        <TypedErrorPanel thrown={thrown} />
       </AppShell>
     );
   }

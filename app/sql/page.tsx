@@ -1,8 +1,7 @@
+import { TypedErrorPanel } from "../../components/TypedErrorPanel";
 import { AppShell } from "../../components/AppShell";
-import { ErrorPanel } from "../../components/ErrorPanel";
 import { SqlConsole } from "../../components/sql/SqlConsole";
-import { toEmberscopeError } from "../../server/domain/errors";
-import { callService, listCommits, listRuns, SERVICES, showCommit } from "../../server/services";
+import { callService, listCommits, listRuns, showCommit } from "../../server/services";
 import { webServiceContext } from "../../server/trpc/context";
 
 export const dynamic = "force-dynamic";
@@ -66,17 +65,10 @@ export default async function SqlPage({ searchParams }: { searchParams: Promise<
       </AppShell>
     );
   } catch (thrown) {
-    const error = toEmberscopeError(thrown).toDocument();
-    const recovery = SERVICES.find((s) => s.name === error.recovery?.operation);
     return (
       <AppShell pinnedCommitId={null} rail={RAIL}>
         <h1>SQL</h1>
-        <ErrorPanel
-          error={error}
-          command={error.code === "WORKSPACE_NOT_FOUND" ? "npx emberscope init" : undefined}
-          recoveryKind={recovery?.kind}
-          recoveryLabel={recovery?.summary.split(/[.(]/)[0].trim()}
-        />
+        <TypedErrorPanel thrown={thrown} />
       </AppShell>
     );
   }

@@ -1,7 +1,6 @@
+import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell } from "../../../components/AppShell";
-import { ErrorPanel } from "../../../components/ErrorPanel";
-import { toEmberscopeError } from "../../../server/domain/errors";
-import { callService, listCommits, SERVICES, showRun, summarizeRun } from "../../../server/services";
+import { callService, listCommits, showRun, summarizeRun } from "../../../server/services";
 import { webServiceContext } from "../../../server/trpc/context";
 import "../../../components/flame/workbench.css";
 import { CommitPicker } from "./CommitPicker";
@@ -69,17 +68,10 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
       </AppShell>
     );
   } catch (thrown) {
-    const error = toEmberscopeError(thrown).toDocument();
-    const recovery = SERVICES.find((s) => s.name === error.recovery?.operation);
     return (
       <AppShell pinnedCommitId={null} rail={RUN_RAIL(runId)}>
         <h1>Run {runId}</h1>
-        <ErrorPanel
-          error={error}
-          command={error.code === "WORKSPACE_NOT_FOUND" ? "npx emberscope init" : error.code === "RUN_NOT_FOUND" ? "npx emberscope runs list" : undefined}
-          recoveryKind={recovery?.kind}
-          recoveryLabel={recovery?.summary.split(/[.(]/)[0].trim()}
-        />
+        <TypedErrorPanel thrown={thrown} />
         <p>
           <a href="/">Back to the workspace</a>
         </p>
