@@ -70,6 +70,20 @@ async function readerFor(ws: Workspace, commit: PinnedCommit): Promise<CachedRea
   return reader;
 }
 
+/**
+ * Query results per (workspace, commit, SQL text). A commit's files never change, so the same
+ * statement over the same commit always returns the same rows; small results are kept (LRU).
+ */
+const results = new Map<string, unknown[]>();
+const MAX_CACHED_RESULTS = 256;
+const MAX_CACHED_ROWS = 5000;
+
+function rememberResult(key: string, rows: unknown[]): void {
+  if (rows.length > MAX_CACHED_ROWS) return;
+  results.set(key, rows);
+  if (results.size > MAX_CACHED_RESULTS) results.delete(results.keys().next().value!);
+}
+
 /** One pinned commit's evidence: run named queries over exactly its files. */
 export interface EvidenceReader {
   commit: PinnedCommit;
@@ -84,6 +98,13 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
     async run(query, params) {
       const parsed = query.params.parse(params) as Record<string, unknown>;
       const sql = renderSql(query.sql, parsed);
+      const cacheKey = `${ws.layout.dir}\u0000${commit.commit_id}\u0000${sql}`;
+      const cached = results.get(cacheKey);
+      if (cached) {
+        results.delete(cacheKey);
+        results.set(cacheKey, cached);
+        return structuredClone(cached) as z.output<typeof query.row>[];
+      }
       const connection = await reader.instance.connect();
       let timedOut = false;
       const timer = setTimeout(() => {
@@ -92,7 +113,9 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
       }, QUERY_BUDGET_MS);
       try {
         const result = await connection.runAndReadAll(sql);
-        return result.getRowObjectsJS().map((row) => query.row.parse(toPlain(row)));
+        const rows = result.getRowObjectsJS().map((row) => query.row.parse(toPlain(row)));
+        rememberResult(cacheKey, rows);
+        return rows;
       } catch (error) {
         if (timedOut) {
           throw new EmberscopeError("QUERY_BUDGET_EXCEEDED", `The ${query.name} query exceeded its ${QUERY_BUDGET_MS / 1000} s budget.`, {
