@@ -1,15 +1,9 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
 import { FRAME_INFO, METRIC, NODE_TOTALS } from "./fragments";
-import { GenerationList } from "./hotspots";
+import { FrameColumns, GenerationList } from "./columns";
 
-export const NeighbourRow = z.object({
-  frame_key: z.string(),
-  name: z.string(),
-  file: z.string().nullable(),
-  line: z.number().int().nullable(),
-  module: z.string().nullable(),
-  kind: z.string(),
+export const NeighbourRow = FrameColumns.extend({
   value: z.number().describe("Inclusive value of the target frame along this caller / of this callee."),
 });
 export type NeighbourRow = z.infer<typeof NeighbourRow>;

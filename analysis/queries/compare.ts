@@ -1,14 +1,9 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
 import { frameInfo, frameValues, grandTotal } from "./fragments";
-import { GenerationList } from "./hotspots";
+import { FrameColumns, GenerationList } from "./columns";
 
-export const CompareRow = z.object({
-  frame_key: z.string(),
-  name: z.string(),
-  file: z.string().nullable(),
-  module: z.string().nullable(),
-  kind: z.string(),
+export const CompareRow = FrameColumns.omit({ line: true }).extend({
   base_self: z.number(),
   candidate_self: z.number(),
   base_total: z.number(),

@@ -1,17 +1,11 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
 import { FRAME_INFO, LEAF, METRIC, NODE_FRAME, NODE_TOTALS, UP } from "./fragments";
-import { GenerationList } from "./hotspots";
+import { FrameColumns, GenerationList } from "./columns";
 
-export const FlameNode = z.object({
+export const FlameNode = FrameColumns.extend({
   node_id: z.string(),
   parent_id: z.string().nullable(),
-  frame_key: z.string(),
-  name: z.string(),
-  file: z.string().nullable(),
-  line: z.number().int().nullable(),
-  module: z.string().nullable(),
-  kind: z.string(),
   depth: z.number().int(),
   self: z.number(),
   total: z.number(),

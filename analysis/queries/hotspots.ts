@@ -1,16 +1,10 @@
 import { z } from "zod";
+import { FrameColumns, GenerationList } from "./columns";
 import { defineQuery } from "./define";
 import { FRAME_INFO, frameValues, grandTotal } from "./fragments";
 
-export const GenerationList = z.array(z.string().regex(/^gen_[0-9a-z]+$/)).max(1000);
 
-export const HotspotRow = z.object({
-  frame_key: z.string(),
-  name: z.string(),
-  file: z.string().nullable(),
-  line: z.number().int().nullable(),
-  module: z.string().nullable(),
-  kind: z.string(),
+export const HotspotRow = FrameColumns.extend({
   self: z.number(),
   total: z.number(),
   self_pct: z.number(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
-import { GenerationList } from "./hotspots";
+import { GenerationList } from "./columns";
 
 export const MetricTotalRow = z.object({
   name: z.string(),

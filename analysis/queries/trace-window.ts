@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
-import { GenerationList } from "./hotspots";
+import { GenerationList } from "./columns";
 
 export const WindowSpan = z.object({
   generation_id: z.string(),

@@ -4,26 +4,14 @@ import { useMemo, useState } from "react";
 import { formatLocation, formatPercent, formatValue } from "../../analysis/flame/format";
 import { callersTree, calleesTree } from "../../analysis/flame/sandwich";
 import { buildFlameTree, type FlameInputNode } from "../../analysis/flame/tree";
+import type { NeighbourRow as QueryNeighbourRow } from "../../analysis/queries/callers";
 import { FlameGraphCell } from "../flame/FlameGraphCell";
 
-export interface SandwichFunction {
-  frame_key: string;
-  name: string;
-  file: string | null;
-  line: number | null;
-  module: string | null;
-  kind: string;
-  self: number;
-  total: number;
-}
+/** A function with self and total over all call paths: a flame node without its place in the tree. */
+export type SandwichFunction = Omit<FlameInputNode, "node_id" | "parent_id">;
 
-export interface NeighbourRow {
-  frame_key: string;
-  name: string;
-  file: string | null;
-  line: number | null;
-  value: number;
-}
+/** A direct caller or callee (the fields of evidence.callers / evidence.callees rows this cell reads). */
+export type NeighbourRow = Pick<QueryNeighbourRow, "frame_key" | "name" | "file" | "line" | "value">;
 
 export interface SandwichCellProps {
   /** Functions with self and total over all call paths (evidence.hotspots rows). */
