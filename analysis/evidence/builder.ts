@@ -143,14 +143,37 @@ class TableBuffer {
  * (deduplicated) and written at finish(); samples, spans, edges and measurements stream out in
  * batches whenever an importer awaits checkpoint(), so memory stays bounded for huge inputs.
  */
+/** A growable column of int32 values. */
+class IntList {
+  data = new Int32Array(1024);
+  length = 0;
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Int32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = value;
+  }
+}
+
+/**
+ * Builds one generation of normalized evidence. Frames, stacks, metrics and tracks are interned
+ * (deduplicated) and written at finish(); samples, spans, edges and measurements stream out in
+ * batches whenever an importer awaits checkpoint(), so memory stays bounded for huge inputs.
+ */
 export class EvidenceBuilder {
   private readonly frameIds = new Map<string, number>();
-  private readonly stackIds = new Map<number, Map<number, number>>();
-  private readonly stackDepth: number[] = [];
-  private readonly stackParent: number[] = [];
-  private readonly stackFrame: number[] = [];
+  // The stack prefix tree: per node its parent (-1 at a root), frame and depth, and an
+  // open-addressing table from (parent, frame) to node, so millions of nodes stay typed arrays.
+  private readonly stackParent = new IntList();
+  private readonly stackFrame = new IntList();
+  private readonly stackDepth = new IntList();
+  private stackSlots = new Int32Array(1 << 12);
   /** Per metric: summed sample value by leaf stack id (for the derived totals tables). */
-  private readonly selfByMetric: number[][] = [];
+  private readonly selfByMetric: Float64Array[] = [];
+  private readonly sampleRow: number[] = [0, 0, 0, 0, 0];
+  private readonly stackRow: (number | null)[] = [0, null, 0, 0];
   private readonly metricIds = new Map<string, number>();
   private readonly metricRows: unknown[][] = [];
   private readonly metricStats: { total: number; count: number; first: number | null; last: number | null }[] = [];
@@ -206,21 +229,37 @@ export class EvidenceBuilder {
 
   /** The prefix-tree node for `frameId` under `parentStackId` (null: a root). */
   stack(parentStackId: number | null, frameId: number): number {
-    const parentKey = parentStackId === null ? -1 : parentStackId;
-    let children = this.stackIds.get(parentKey);
-    if (!children) {
-      children = new Map();
-      this.stackIds.set(parentKey, children);
+    const parent = parentStackId === null ? -1 : parentStackId;
+    const parents = this.stackParent.data;
+    const frames = this.stackFrame.data;
+    let slots = this.stackSlots;
+    let mask = slots.length - 1;
+    let slot = stackSlot(parent, frameId) & mask;
+    for (let entry = slots[slot]; entry !== 0; entry = slots[slot]) {
+      if (parents[entry - 1] === parent && frames[entry - 1] === frameId) return entry - 1;
+      slot = (slot + 1) & mask;
     }
-    const known = children.get(frameId);
-    if (known !== undefined) return known;
-    const id = this.stackDepth.length;
-    const depth = parentStackId === null ? 0 : this.stackDepth[parentStackId] + 1;
-    this.stackDepth.push(depth);
-    this.stackParent.push(parentStackId === null ? -1 : parentStackId);
+    const id = this.stackParent.length;
+    const depth = parent < 0 ? 0 : this.stackDepth.data[parent] + 1;
+    this.stackParent.push(parent);
     this.stackFrame.push(frameId);
-    children.set(frameId, id);
-    this.buffers.stacks.push([id, parentStackId, frameId, depth]);
+    this.stackDepth.push(depth);
+    slots[slot] = id + 1;
+    if ((id + 1) * 2 > slots.length) {
+      slots = this.stackSlots = new Int32Array(slots.length * 2);
+      mask = slots.length - 1;
+      for (let known = 0; known <= id; known++) {
+        let at = stackSlot(this.stackParent.data[known], this.stackFrame.data[known]) & mask;
+        while (slots[at] !== 0) at = (at + 1) & mask;
+        slots[at] = known + 1;
+      }
+    }
+    const row = this.stackRow;
+    row[0] = id;
+    row[1] = parentStackId;
+    row[2] = frameId;
+    row[3] = depth;
+    this.buffers.stacks.push(row);
     return id;
   }
 
@@ -268,8 +307,13 @@ export class EvidenceBuilder {
   }
 
   sample(stackId: number, trackId: number | null, timeNs: number | null, metricId: number, value: number): void {
-    const self = (this.selfByMetric[metricId] ??= []);
-    self[stackId] = (self[stackId] ?? 0) + value;
+    let self = this.selfByMetric[metricId];
+    if (self === undefined || stackId >= self.length) {
+      const grown = new Float64Array(Math.max(1024, stackId + 1, (self?.length ?? 0) * 2));
+      if (self) grown.set(self);
+      self = this.selfByMetric[metricId] = grown;
+    }
+    self[stackId] += value;
     const stats = this.metricStats[metricId];
     stats.total += value;
     stats.count++;
@@ -277,7 +321,13 @@ export class EvidenceBuilder {
       if (stats.first === null || timeNs < stats.first) stats.first = timeNs;
       if (stats.last === null || timeNs > stats.last) stats.last = timeNs;
     }
-    this.buffers.samples.push([stackId, trackId, timeNs === null ? null : Math.round(timeNs), metricId, Math.round(value)]);
+    const row = this.sampleRow;
+    row[0] = stackId;
+    row[1] = trackId === null ? NaN : trackId;
+    row[2] = timeNs === null ? NaN : Math.round(timeNs);
+    row[3] = metricId;
+    row[4] = Math.round(value);
+    this.buffers.samples.push(row);
   }
 
   allocateSpanId(): number {
@@ -337,25 +387,27 @@ export class EvidenceBuilder {
    */
   private deriveTotals(): void {
     const nodes = this.stackParent.length;
-    this.selfByMetric.forEach((selfSparse, metricId) => {
-      if (!selfSparse) return;
+    const stackParent = this.stackParent.data;
+    const stackFrame = this.stackFrame.data;
+    this.selfByMetric.forEach((selfByStack, metricId) => {
+      if (!selfByStack) return;
       const total = new Float64Array(nodes);
-      for (let id = 0; id < nodes; id++) total[id] = selfSparse[id] ?? 0;
+      total.set(selfByStack.subarray(0, Math.min(nodes, selfByStack.length)));
       for (let id = nodes - 1; id >= 0; id--) {
-        const parent = this.stackParent[id];
+        const parent = stackParent[id];
         if (parent >= 0) total[parent] += total[id];
       }
       const frameSelf = new Map<number, number>();
       const frameTotal = new Map<number, number>();
       for (let id = 0; id < nodes; id++) {
         if (total[id] === 0) continue;
-        const self = selfSparse[id] ?? 0;
+        const self = id < selfByStack.length ? selfByStack[id] : 0;
         this.buffers.stack_totals.push([id, metricId, self, total[id]]);
-        const frame = this.stackFrame[id];
+        const frame = stackFrame[id];
         if (self !== 0) frameSelf.set(frame, (frameSelf.get(frame) ?? 0) + self);
         let outermost = true;
-        for (let up = this.stackParent[id]; up >= 0; up = this.stackParent[up]) {
-          if (this.stackFrame[up] === frame) {
+        for (let up = stackParent[id]; up >= 0; up = stackParent[up]) {
+          if (stackFrame[up] === frame) {
             outermost = false;
             break;
           }
@@ -380,6 +432,11 @@ export class EvidenceBuilder {
     const rows = Object.fromEntries(Object.entries(this.buffers).map(([t, b]) => [t, b.total])) as Record<TableName, number>;
     return { rows, limitations: [...this.limitations.values()], metadata: this.metadata };
   }
+}
+
+/** Hash of a (parent, frame) pair for the stack table. */
+function stackSlot(parent: number, frame: number): number {
+  return Math.imul(parent + 1, 0x9e3779b1) ^ Math.imul(frame + 1, 0x85ebca77) ^ (parent >>> 15);
 }
 
 /** Collects batches in memory, as row objects per table (tests, the browser, small inputs). */

@@ -84,12 +84,16 @@ export function v8Frame(builder: EvidenceBuilder, callFrame: JsonObject): number
  * The nodes of one V8 profile (cpuprofile `nodes`, or a trace's ProfileChunk nodes), in any order,
  * linked by `children` or by `parent`; stacks are resolved once every node is known.
  */
+const MAX_CACHED_NODE_ID = 1 << 24;
+
 export class V8NodeTree {
   /** Frame id per node; null for a "(root)" node, whose frame is made only if a sample lands on it. */
   private readonly frames = new Map<number, number | null>();
   private readonly rootFrames = new Map<number, JsonObject>();
   private readonly parents = new Map<number, number>();
   private readonly stacks = new Map<number, number | null>();
+  /** stackOf's answers by node id (+1; 0 = not yet resolved): samples ask millions of times. */
+  private stackCache = new Int32Array(0);
 
   constructor(
     private readonly builder: EvidenceBuilder,
@@ -123,6 +127,21 @@ export class V8NodeTree {
 
   /** The stack of a node (root-first, "(root)" left out); undefined for an unknown node. */
   stackOf(nodeId: number): number | undefined {
+    const cached = nodeId >= 0 && nodeId < this.stackCache.length ? this.stackCache[nodeId] : 0;
+    if (cached !== 0) return cached - 1;
+    const stack = this.resolveStack(nodeId);
+    if (stack !== undefined && Number.isInteger(nodeId) && nodeId >= 0 && nodeId < MAX_CACHED_NODE_ID) {
+      if (nodeId >= this.stackCache.length) {
+        const grown = new Int32Array(Math.max(1024, 2 ** Math.ceil(Math.log2(nodeId + 1))));
+        grown.set(this.stackCache);
+        this.stackCache = grown;
+      }
+      this.stackCache[nodeId] = stack + 1;
+    }
+    return stack;
+  }
+
+  private resolveStack(nodeId: number): number | undefined {
     const known = this.stacks.get(nodeId);
     if (known !== undefined) return known ?? this.rootOnlyStack(nodeId);
     if (!this.frames.has(nodeId)) return undefined;

@@ -92,12 +92,6 @@ class FoldedStacks {
   private readonly frameIds: number[] = [];
   private readonly frameNext: number[] = [];
   private readonly frameHeads = new Map<number, number>();
-  /** Trie entries: parent node, frame (index into the above), the builder's stack node, hash chains. */
-  private readonly childParent: number[] = [];
-  private readonly childFrame: number[] = [];
-  private readonly childStack: number[] = [];
-  private readonly childNext: number[] = [];
-  private readonly childHeads = new Map<number, number>();
   /** The previous line's stack, and per `;`-separated segment: where it ends (from the line start), the node after it, frames so far. */
   private previous: Uint8Array = new Uint8Array(0);
   private previousStart = 0;
@@ -160,21 +154,9 @@ class FoldedStacks {
     return node;
   }
 
-  /** The stack node of frame `bytes[start, end)` under `parent`, created on first sight. */
+  /** The stack node of frame `bytes[start, end)` under `parent` (the builder interns the pair). */
   private child(parent: number, bytes: Uint8Array, start: number, end: number, hash: number): number {
-    const key = (hash ^ Math.imul(parent + 2, 0x9e3779b1)) & 0x3fffffff;
-    const head = this.childHeads.get(key);
-    for (let i = head ?? -1; i >= 0; i = this.childNext[i]) {
-      if (this.childParent[i] === parent && sameBytes(this.frameBytes[this.childFrame[i]], bytes, start, end)) return this.childStack[i];
-    }
-    const frame = this.frame(bytes, start, end, hash);
-    const stack = this.builder.stack(parent === NO_STACK ? null : parent, this.frameIds[frame]);
-    this.childNext.push(head ?? -1);
-    this.childHeads.set(key, this.childParent.length);
-    this.childParent.push(parent);
-    this.childFrame.push(frame);
-    this.childStack.push(stack);
-    return stack;
+    return this.builder.stack(parent === NO_STACK ? null : parent, this.frameIds[this.frame(bytes, start, end, hash)]);
   }
 
   private frame(bytes: Uint8Array, start: number, end: number, hash: number): number {

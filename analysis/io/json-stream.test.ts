@@ -177,6 +177,35 @@ describe("JsonStreamParser", () => {
     }
   });
 
+  it("materializes the elements of a streamed array whole (the JSON.parse fast path) with the state machine's values, errors and bounds", () => {
+    const stream = { select: (p: JsonPath): JsonSelection => (p.length === 0 ? "stream" : "materialize") };
+    const texts = [SAMPLE_DOCUMENT, String.raw`{"name":"a\u0000b","args":{"i":[1,{"x":null}]}}`, "[]", "{}", '[[["deep"]]]'];
+    const elements = texts.map((t) => JSON.parse(t) as JsonValue);
+    const bytes = encode(`[${texts.join(",\n")}]`);
+    for (const cuts of [[], [1], [bytes.length >> 1], Array.from({ length: 40 }, (_, i) => i * 23)]) {
+      const heard = parseSplit(bytes, cuts.filter((c) => c <= bytes.length), stream);
+      expect(heard.map((h) => h.value)).toEqual(elements);
+      expect(heard.map((h) => h.path)).toEqual(elements.map((_, i) => [i]));
+    }
+    // Offsets are where each element starts.
+    expect(parseSplit(encode('[{"a":1}, {"b":2}]'), [], stream).map((h) => h.offset)).toEqual([1, 10]);
+    // A malformed element is reported at the same offset as without the fast path.
+    for (const [text, offset] of [['[{"a":1}, {"a":1,}]', 17], ['[{"a":"x\u0001"}]', 8], ['[{"a":01}]', 6], ['[{"a":1]]', 7]] as [string, number][]) {
+      try {
+        parseSplit(encode(text), [], stream);
+        throw new Error(`expected a parse error for ${text}`);
+      } catch (error) {
+        expect(error, text).toBeInstanceOf(EvidenceParseError);
+        expect((error as EvidenceParseError).at.offset, text).toBe(offset);
+      }
+    }
+    // Bounds hold for whole elements: a long string or number cut by a chunk boundary, and nesting.
+    expect(() => parseSplit(encode(`[{"a":"${"x".repeat(100)}"}]`), [20], { ...stream, maxTokenBytes: 50 })).toThrow(InputBoundError);
+    expect(() => parseSplit(encode(`[{"a":${"1".repeat(100)}}]`), [20], { ...stream, maxTokenBytes: 50 })).toThrow(InputBoundError);
+    expect(() => parseSplit(encode("[[[[[1]]]]]"), [], { ...stream, maxDepth: 4 })).toThrow(InputBoundError);
+    expect(parseSplit(encode("[[[[1]]]]"), [], { ...stream, maxDepth: 4 })[0].value).toEqual([[[1]]]);
+  });
+
   it("parses an async chunk stream and runs afterChunk between chunks", async () => {
     const chunks = [encode('{"x":[1,'), encode("2,3]}")];
     let afterChunks = 0;

@@ -1,4 +1,4 @@
-import { BOOLEAN, DOUBLE, DuckDBDataChunk, VARCHAR, type DuckDBAppender, type DuckDBConnection, type DuckDBInstance, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
+import { BOOLEAN, DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBAppender, type DuckDBConnection, type DuckDBInstance, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
 import { randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
@@ -10,20 +10,26 @@ import { openDuckDb, sqlString } from "./duckdb";
 
 const VECTOR_SIZE = 2048;
 
-/** Staging type: every number is staged as DOUBLE (copied in bulk; NaN = NULL) and cast on COPY. */
+/**
+ * Staging types: INTEGER columns as INTEGER (NaN becomes NULL on the way in); BIGINT and DOUBLE as
+ * DOUBLE, copied without conversion (NaN = NULL) and cast on COPY. Narrower staging appends
+ * faster: DuckDB's appender moves half the bytes for an INTEGER column.
+ */
 function stagingType(c: ColumnSpec): DuckDBType {
+  if (c.type === "INTEGER") return INTEGER;
   if (isNumericColumn(c.type)) return DOUBLE;
   return c.type === "BOOLEAN" ? BOOLEAN : VARCHAR;
 }
 
 function stagingSql(c: ColumnSpec): string {
+  if (c.type === "INTEGER") return "INTEGER";
   return isNumericColumn(c.type) ? "DOUBLE" : c.type;
 }
 
 /** The column as written to Parquet: its declared type, NaN turned back into NULL. */
 function outputExpression(c: ColumnSpec): string {
   const name = `"${c.name}"`;
-  if (!isNumericColumn(c.type)) return name;
+  if (!isNumericColumn(c.type) || c.type === "INTEGER") return name;
   const cast = c.type === "DOUBLE" ? name : `CAST(${name} AS ${c.type})`;
   return c.nullable ? `CASE WHEN isnan(${name}) THEN NULL ELSE ${cast} END AS ${name}` : `${cast} AS ${name}`;
 }
@@ -79,9 +85,16 @@ export class ParquetGenerationWriter implements BatchSink {
         specs.forEach((c, i) => {
           const source = batch.columns[c.name];
           if (source instanceof Float64Array) {
-            // Numbers go straight into the DOUBLE vector: no per-value conversion or allocation.
+            // Numbers go straight into the vector: no per-value conversion or allocation.
             const vector = chunk.getColumnVector(i);
-            for (let row = start; row < end; row++) vector.setItem(row - start, source[row]);
+            if (c.type === "INTEGER") {
+              for (let row = start; row < end; row++) {
+                const value = source[row];
+                vector.setItem(row - start, value === value ? value : null);
+              }
+            } else {
+              for (let row = start; row < end; row++) vector.setItem(row - start, source[row]);
+            }
             vector.flush();
           } else {
             chunk.setColumnValues(i, Array.prototype.slice.call(source, start, end) as DuckDBValue[]);
