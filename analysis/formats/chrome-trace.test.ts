@@ -145,6 +145,21 @@ describe("chrome-trace importer", () => {
     }
   });
 
+  it("stores args as the JSON text of their value, whatever their spacing, escapes or numbers, at every chunk size", async () => {
+    const argsTexts = ['{"k":1}', '{ "k" : 1.50 }', String.raw`{"s":"a\"b\u00e9","n":[1,2e3,-0.5]}`, '{"big":12345678901234567890,"neg":-7}', "{}", "[1,2]", '{"nested":{"deep":[true,false,null]}}'];
+    const lines = argsTexts.map((args, i) => `{"name":"E${i}","ph":"${i % 2 ? "X" : "i"}","pid":1,"tid":1,"ts":${i * 10},"dur":1,"args":${args}}`);
+    const text = `[${lines.join(",\n")}]`;
+    const expected = argsTexts.map((args) => {
+      const value = JSON.parse(args);
+      return Array.isArray(value) || Object.keys(value).length === 0 ? null : JSON.stringify(value);
+    });
+    for (const chunkSize of [7, 64, 1 << 16]) {
+      const result = await importToMemory(chromeTraceImporter, text, { chunkSize });
+      const spans = [...result.tables.spans].sort((a, b) => Number(a.start_ns) - Number(b.start_ns));
+      expect(spans.map((s) => s.args), `chunk ${chunkSize}`).toEqual(expected);
+    }
+  });
+
   it("records unmatched, unfinished, reversed and overlapping events as limitations and keeps going", async () => {
     const trace = [
       { name: "Orphan", ph: "E", pid: 1, tid: 1, ts: 5 },

@@ -443,9 +443,11 @@ class TraceCollector {
     const n = slices.length;
     const order = new Int32Array(n);
     for (let k = 0; k < n; k++) order[k] = k;
-    const { track, start, dur } = slices;
+    const track = slices.track.toFloat64();
+    const start = slices.start.toFloat64();
+    const dur = slices.dur.toFloat64();
     // Per track by start; the longer of two slices starting together encloses the shorter.
-    order.sort((a, b) => track.get(a) - track.get(b) || start.get(a) - start.get(b) || dur.get(b) - dur.get(a) || a - b);
+    order.sort((a, b) => track[a] - track[b] || start[a] - start[b] || dur[b] - dur[a] || a - b);
 
     const parent = new Int32Array(n).fill(-1);
     const depth = new Int32Array(n);
@@ -454,17 +456,17 @@ class TraceCollector {
     let currentTrack = -1;
     for (let p = 0; p < n; p++) {
       const index = order[p];
-      const s = start.get(index);
-      const end = s + dur.get(index);
-      if (track.get(index) !== currentTrack) {
-        currentTrack = track.get(index);
+      const s = start[index];
+      const end = s + dur[index];
+      if (track[index] !== currentTrack) {
+        currentTrack = track[index];
         stack.length = 0;
       }
       // Slices that ended by this one's start are done; what remains on the stack encloses it.
-      while (stack.length > 0 && start.get(stack[stack.length - 1]) + dur.get(stack[stack.length - 1]) <= s) stack.pop();
+      while (stack.length > 0 && start[stack[stack.length - 1]] + dur[stack[stack.length - 1]] <= s) stack.pop();
       if (stack.length > 0) {
         const top = stack[stack.length - 1];
-        if (end > start.get(top) + dur.get(top)) {
+        if (end > start[top] + dur[top]) {
           builder.limit("OVERLAPPING_SLICES", "Some slices on a track overlap without nesting; each was placed under the slice it starts in.");
         }
         parent[index] = top;
@@ -479,12 +481,12 @@ class TraceCollector {
       const status = slices.status.get(index);
       builder.span({
         spanId: spanIds[index],
-        trackId: track.get(index),
+        trackId: track[index],
         parentSpanId: parent[index] < 0 ? null : spanIds[parent[index]],
         name: this.strings.values[slices.name.get(index)],
         category: slices.category.get(index) < 0 ? null : this.strings.values[slices.category.get(index)],
-        startNs: (start.get(index) - origin) * 1000,
-        durNs: dur.get(index) * 1000,
+        startNs: (start[index] - origin) * 1000,
+        durNs: dur[index] * 1000,
         depth: depth[index],
         status: STATUS_TEXT[status],
         args: slices.args[index],

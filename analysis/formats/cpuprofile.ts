@@ -35,6 +35,13 @@ export class NumberColumn {
     return this.data[index];
   }
 
+  /** A copy of the values as doubles (one array type, so hot loops over it stay monomorphic). */
+  toFloat64(): Float64Array {
+    const copy = new Float64Array(this.length);
+    copy.set(this.data.subarray(0, this.length));
+    return copy;
+  }
+
   set(index: number, value: number): void {
     if (this.data instanceof Int32Array && (value | 0) !== value) this.widen();
     this.data[index] = value;

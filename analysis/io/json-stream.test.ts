@@ -177,7 +177,7 @@ describe("JsonStreamParser", () => {
     }
   });
 
-  it("materializes the elements of a streamed array whole (the JSON.parse fast path) with the state machine's values, errors and bounds", () => {
+  it("materializes the elements of a streamed array with the values, errors and bounds of a whole document", () => {
     const stream = { select: (p: JsonPath): JsonSelection => (p.length === 0 ? "stream" : "materialize") };
     const texts = [SAMPLE_DOCUMENT, String.raw`{"name":"a\u0000b","args":{"i":[1,{"x":null}]}}`, "[]", "{}", '[[["deep"]]]'];
     const elements = texts.map((t) => JSON.parse(t) as JsonValue);

@@ -114,8 +114,6 @@ export class JsonStreamParser {
   /** The last number read by readNumber. */
   private number = 0;
   private scanEscaped = false;
-  /** The value wholeValue parsed. */
-  private whole: JsonValue = null;
 
   private readonly utf8 = new TextDecoder("utf-8");
   private readonly interned: (string | null)[] = new Array<string | null>(INTERN_SLOTS).fill(null);
@@ -234,15 +232,6 @@ export class JsonStreamParser {
     const offset = this.base + i;
     const mode = this.enterValue();
     if (b === 0x7b || b === 0x5b) {
-      if (mode === MATERIALIZE && this.depth > 0 && this.modes[this.depth - 1] === STREAM) {
-        const end = this.wholeValue(buf, i, n);
-        if (end >= 0) {
-          this.deliver(this.whole as JsonValue, offset);
-          this.whole = null;
-          this.state = EXPECT_COMMA_OR_CLOSE;
-          return end;
-        }
-      }
       this.open(b === 0x7b ? OBJECT : ARRAY, mode, offset);
       return i + 1;
     }
@@ -266,46 +255,6 @@ export class JsonStreamParser {
       return end;
     }
     throw this.fail(`unexpected ${describeByte(b)} where a value was expected`, offset);
-  }
-
-  /**
-   * Fast path for an object or array to be materialized under a streamed parent (one trace event,
-   * one profile node): finds its end within this chunk and hands the bytes to the native
-   * JSON.parse, which builds values several times faster than the state machine. Returns the index
-   * after the value (the value in `this.whole`), or -1 to take the state machine instead: when the
-   * value continues in the next chunk (tokens cut by a chunk boundary are where maxTokenBytes
-   * applies), nests too deep, or is not valid JSON — the state machine then reports the same
-   * error at its precise offset.
-   */
-  private wholeValue(buf: Uint8Array, s: number, n: number): number {
-    const maxNesting = this.maxDepth - this.depth;
-    let nesting = 0;
-    let i = s;
-    while (i < n) {
-      const b = buf[i++];
-      if (b === 0x22) {
-        while (i < n) {
-          const c = buf[i];
-          if (c === 0x22) break;
-          if (c === 0x5c) i += 2;
-          else if (c < 0x20) return -1;
-          else i++;
-        }
-        if (i >= n) return -1;
-        i++;
-      } else if (b === 0x7b || b === 0x5b) {
-        if (++nesting > maxNesting) return -1;
-      } else if ((b === 0x7d || b === 0x5d) && --nesting === 0) {
-        break;
-      }
-    }
-    if (nesting !== 0) return -1;
-    try {
-      this.whole = JSON.parse(this.utf8.decode(buf.subarray(s, i))) as JsonValue;
-    } catch {
-      return -1;
-    }
-    return i;
   }
 
   /** Reads the property name at buf[i] (a '"'); returns the index after it. */

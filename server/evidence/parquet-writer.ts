@@ -46,6 +46,7 @@ const SORT_ORDER: Partial<Record<TableName, string>> = {
  * Receives the evidence batches of one generation, stages them in an in-memory DuckDB (spilling
  * to the workspace's tmp/ when large), and on finish writes one Parquet file per table into the
  * object store. Every file carries `generation_id` so readers can union generations by name.
+ * zstd at level 1: about twice as fast to write as the default level, for files about a fifth larger.
  */
 export class ParquetGenerationWriter implements BatchSink {
   private constructor(
@@ -116,7 +117,7 @@ export class ParquetGenerationWriter implements BatchSink {
         const rows = await this.connection.runAndReadAll(`SELECT count(*)::BIGINT FROM "${table}"`);
         const rowCount = Number(rows.getRows()[0][0]);
         await this.connection.run(
-          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM "${table}"${SORT_ORDER[table] ? ` ORDER BY ${SORT_ORDER[table]}` : ""}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
+          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM "${table}"${SORT_ORDER[table] ? ` ORDER BY ${SORT_ORDER[table]}` : ""}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 122880)`,
         );
         await this.connection.run(`DROP TABLE "${table}"`);
         const stored = await this.ws.objects.put(createReadStream(target));
