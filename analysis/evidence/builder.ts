@@ -1,13 +1,43 @@
 import { stableKey } from "./hash";
-import { FIELD_LIMITS, TABLES, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
+import { FIELD_LIMITS, TABLES, type ColumnSpec, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
+
+const draftColumn = (name: string, type: ColumnSpec["type"], nullable: boolean): ColumnSpec => ({ name, type, nullable, description: "" });
 
 /**
- * A batch of rows of one table, column by column (same order as TABLES[table]). Numeric columns
- * are Float64Arrays in which NaN stands for NULL (for nullable columns); text and boolean
+ * Two staging tables that never become files: spans whose nesting is known only once the whole
+ * input is read (traces) go out early as drafts (their text: name, args, …) and at the end as
+ * places (ids, times, depth), so that millions of spans' strings do not wait in memory. Sinks
+ * join them into `spans` by draft_id; every draft gets exactly one place.
+ */
+export const DRAFT_TABLES = {
+  span_drafts: [
+    draftColumn("draft_id", "BIGINT", false),
+    draftColumn("name", "VARCHAR", false),
+    draftColumn("category", "VARCHAR", true),
+    draftColumn("status", "VARCHAR", true),
+    draftColumn("args", "VARCHAR", true),
+  ],
+  span_places: [
+    draftColumn("draft_id", "BIGINT", false),
+    draftColumn("span_id", "BIGINT", false),
+    draftColumn("track_id", "INTEGER", false),
+    draftColumn("parent_span_id", "BIGINT", true),
+    draftColumn("start_ns", "BIGINT", false),
+    draftColumn("dur_ns", "BIGINT", false),
+    draftColumn("depth", "INTEGER", false),
+  ],
+} as const satisfies Record<string, ColumnSpec[]>;
+
+export type StagingTableName = TableName | keyof typeof DRAFT_TABLES;
+export const STAGING_TABLES: Record<StagingTableName, readonly ColumnSpec[]> = { ...TABLES, ...DRAFT_TABLES };
+
+/**
+ * A batch of rows of one table, column by column (same order as STAGING_TABLES[table]). Numeric
+ * columns are Float64Arrays in which NaN stands for NULL (for nullable columns); text and boolean
  * columns are plain arrays.
  */
 export interface RowBatch {
-  table: TableName;
+  table: StagingTableName;
   columns: Record<string, ArrayLike<unknown>>;
   length: number;
 }
@@ -91,7 +121,7 @@ class TableBuffer {
   length = 0;
   total = 0;
   constructor(
-    readonly table: TableName,
+    readonly table: StagingTableName,
     private readonly initialCapacity: number,
   ) {
     this.capacity = initialCapacity;
@@ -101,8 +131,8 @@ class TableBuffer {
   }
   private reset(): void {
     this.capacity = this.initialCapacity;
-    this.numeric = TABLES[this.table].map((c) => (isNumericColumn(c.type) ? new Float64Array(this.capacity) : null));
-    this.other = TABLES[this.table].map((c) => (isNumericColumn(c.type) ? null : []));
+    this.numeric = STAGING_TABLES[this.table].map((c) => (isNumericColumn(c.type) ? new Float64Array(this.capacity) : null));
+    this.other = STAGING_TABLES[this.table].map((c) => (isNumericColumn(c.type) ? null : []));
   }
   private grow(): void {
     this.capacity *= 2;
@@ -129,7 +159,7 @@ class TableBuffer {
     this.total++;
   }
   take(): RowBatch {
-    const specs = TABLES[this.table];
+    const specs = STAGING_TABLES[this.table];
     const columns = Object.fromEntries(specs.map((c, i) => [c.name, this.numeric[i] ? this.numeric[i]!.subarray(0, this.length) : this.other[i]!]));
     const batch = { table: this.table, columns, length: this.length };
     this.length = 0;
@@ -180,7 +210,7 @@ export class EvidenceBuilder {
   private readonly trackIds = new Map<string, number>();
   private readonly trackRows: (string | null)[][] = [];
   private readonly limitations = new Map<string, Limitation>();
-  private readonly buffers: Record<TableName, TableBuffer>;
+  private readonly buffers: Record<StagingTableName, TableBuffer>;
   private nextSpanId = 0;
   readonly metadata: Record<string, string> = {};
 
@@ -189,7 +219,7 @@ export class EvidenceBuilder {
     private readonly batchRows = DEFAULT_BATCH_ROWS,
   ) {
     const capacity = Math.min(batchRows, 4096);
-    this.buffers = Object.fromEntries(Object.keys(TABLES).map((t) => [t, new TableBuffer(t as TableName, capacity)])) as Record<TableName, TableBuffer>;
+    this.buffers = Object.fromEntries(Object.keys(STAGING_TABLES).map((t) => [t, new TableBuffer(t as StagingTableName, capacity)])) as Record<StagingTableName, TableBuffer>;
   }
 
   /** Records a limitation (deduplicated by code; `count` occurrences are added to its count). */
@@ -334,13 +364,14 @@ export class EvidenceBuilder {
     return this.nextSpanId++;
   }
 
+  private argsText(args: unknown): string | null {
+    if (args === undefined || args === null) return null;
+    return this.bound(typeof args === "string" ? args : JSON.stringify(args), "args");
+  }
+
   span(input: SpanInput): number {
     const id = input.spanId ?? this.allocateSpanId();
-    let args: string | null = null;
-    if (input.args !== undefined && input.args !== null) {
-      const text = typeof input.args === "string" ? input.args : JSON.stringify(input.args);
-      args = this.bound(text, "args");
-    }
+    const args = this.argsText(input.args);
     this.buffers.spans.push([
       id,
       input.trackId,
@@ -354,6 +385,16 @@ export class EvidenceBuilder {
       args,
     ]);
     return id;
+  }
+
+  /** A span's text, before its place is known (see DRAFT_TABLES); `draftId` is the importer's own. */
+  spanDraft(draftId: number, input: { name: string; category?: string | null; status?: string | null; args?: unknown }): void {
+    this.buffers.span_drafts.push([draftId, this.bound(input.name, "name"), this.bound(input.category, "category"), input.status ?? null, this.argsText(input.args)]);
+  }
+
+  /** The place of a drafted span: its id, track, parent, times and depth. */
+  placeSpan(draftId: number, place: { spanId: number; trackId: number; parentSpanId: number | null; startNs: number; durNs: number; depth: number }): void {
+    this.buffers.span_places.push([draftId, place.spanId, place.trackId, place.parentSpanId, Math.round(place.startNs), Math.max(0, Math.round(place.durNs)), place.depth]);
   }
 
   edge(fromSpanId: number, toSpanId: number, kind: EdgeKind): void {
@@ -374,9 +415,12 @@ export class EvidenceBuilder {
 
   /** Hands every full batch of the streaming tables to the sink. Importers await it between input chunks. */
   async checkpoint(): Promise<void> {
-    for (const table of ["samples", "spans", "edges", "measurements", "stacks", "frames", "stack_totals", "frame_totals"] as const) {
+    for (const table of ["samples", "spans", "edges", "measurements", "stacks", "frames", "stack_totals", "frame_totals", "span_drafts", "span_places"] as const) {
       const buffer = this.buffers[table];
-      if (buffer.length >= this.batchRows) await this.sink.write(buffer.take());
+      if (buffer.length < this.batchRows) continue;
+      // Sinks join places to drafts as they come: every draft goes out before any later place.
+      if (table === "span_places" && this.buffers.span_drafts.length > 0) await this.sink.write(this.buffers.span_drafts.take());
+      await this.sink.write(buffer.take());
     }
   }
 
@@ -429,7 +473,11 @@ export class EvidenceBuilder {
     for (const buffer of Object.values(this.buffers)) {
       if (buffer.length > 0) await this.sink.write(buffer.take());
     }
-    const rows = Object.fromEntries(Object.entries(this.buffers).map(([t, b]) => [t, b.total])) as Record<TableName, number>;
+    if (this.buffers.span_drafts.total !== this.buffers.span_places.total) {
+      throw new Error(`${this.buffers.span_drafts.total} span drafts but ${this.buffers.span_places.total} places`);
+    }
+    const rows = Object.fromEntries(Object.keys(TABLES).map((t) => [t, this.buffers[t as TableName].total])) as Record<TableName, number>;
+    rows.spans += this.buffers.span_places.total;
     return { rows, limitations: [...this.limitations.values()], metadata: this.metadata };
   }
 }
@@ -444,17 +492,28 @@ export class MemorySink implements BatchSink {
   readonly tables: Record<TableName, Record<string, unknown>[]> = Object.fromEntries(
     Object.keys(TABLES).map((t) => [t, []]),
   ) as unknown as Record<TableName, Record<string, unknown>[]>;
+  /** Span drafts waiting for their place, by draft_id. */
+  private readonly drafts = new Map<number, Record<string, unknown>>();
 
   write(batch: RowBatch): void {
-    const specs = TABLES[batch.table];
-    const rows = this.tables[batch.table];
+    const specs = STAGING_TABLES[batch.table];
     for (let i = 0; i < batch.length; i++) {
       const row: Record<string, unknown> = {};
       for (const spec of specs) {
         const value = batch.columns[spec.name][i];
         row[spec.name] = spec.nullable && typeof value === "number" && Number.isNaN(value) ? null : value;
       }
-      rows.push(row);
+      if (batch.table === "span_drafts") this.drafts.set(row.draft_id as number, row);
+      else if (batch.table === "span_places") this.tables.spans.push(this.placed(row));
+      else this.tables[batch.table].push(row);
     }
+  }
+
+  private placed(place: Record<string, unknown>): Record<string, unknown> {
+    const draft = this.drafts.get(place.draft_id as number);
+    if (!draft) throw new Error(`span place for unknown draft ${String(place.draft_id)}`);
+    this.drafts.delete(place.draft_id as number);
+    const row: Record<string, unknown> = { ...place, ...draft };
+    return Object.fromEntries(TABLES.spans.map((c) => [c.name, row[c.name]]));
   }
 }

@@ -17,9 +17,6 @@ const CHECKPOINT_EVERY = 16_384;
 
 type JsonObject = { [key: string]: JsonValue };
 
-const STATUS_NONE = 0;
-const STATUS_UNFINISHED = 1;
-const STATUS_TEXT = [null, "unfinished"];
 
 const FLOW_IN = 1;
 const FLOW_OUT = 2;
@@ -48,6 +45,10 @@ function eventId(event: JsonObject, pid: string | null): string | null {
   return null;
 }
 
+function categoryOf(event: JsonObject): string | null {
+  return typeof event.cat === "string" ? event.cat : null;
+}
+
 function argsObject(value: JsonValue | undefined): JsonObject | null {
   return isJsonObject(value) && Object.keys(value).length > 0 ? value : null;
 }
@@ -66,37 +67,34 @@ class StringTable {
   }
 }
 
-/** Every slice of the trace, column by column, until they are nested and written at the end. */
+/**
+ * Where every slice of the trace sits (track, start, duration), kept until the end to nest them.
+ * Their text (name, category, args) goes to the builder as a span draft as soon as the slice is
+ * complete, so the strings of millions of slices never wait in memory; the slice's index is its
+ * draft id.
+ */
 class Slices {
   readonly track = new NumberColumn();
   readonly start = new NumberColumn();
   /** -1 while a B or b is still open. */
   readonly dur = new NumberColumn();
-  readonly name = new NumberColumn();
-  /** -1: no category. */
-  readonly category = new NumberColumn();
-  readonly status = new NumberColumn();
-  readonly args: (string | null)[] = [];
 
   get length(): number {
-    return this.args.length;
+    return this.track.length;
   }
 
-  add(track: number, start: number, dur: number, name: number, category: number, args: string | null): number {
+  add(track: number, start: number, dur: number): number {
     this.track.push(track);
     this.start.push(start);
     this.dur.push(dur);
-    this.name.push(name);
-    this.category.push(category);
-    this.status.push(STATUS_NONE);
-    this.args.push(args);
-    return this.args.length - 1;
+    return this.track.length - 1;
   }
 }
 
 interface OpenSlice {
   index: number;
   name: string;
+  category: string | null;
   args: JsonObject | null;
 }
 
@@ -185,8 +183,8 @@ class TraceCollector {
       case "B": {
         const track = this.threadTrack(pid, tid);
         this.checkOrder(track, ts);
-        const index = this.addSlice(track, ts, -1, event, null);
-        this.openStack(this.openByTrack, track).push({ index, name: this.nameOf(event), args: argsObject(event.args) });
+        const index = this.slices.add(track, ts, -1);
+        this.openStack(this.openByTrack, track).push({ index, name: this.nameOf(event), category: categoryOf(event), args: argsObject(event.args) });
         this.bindFlow(event, index);
         break;
       }
@@ -245,18 +243,20 @@ class TraceCollector {
     return args === null ? null : this.builder.bound(JSON.stringify(args), "args");
   }
 
+  /** A complete slice: placed now, drafted now. */
   private addSlice(track: number, ts: number, dur: number, event: JsonObject, args: string | null): number {
-    const category = typeof event.cat === "string" ? this.strings.id(event.cat) : -1;
-    return this.slices.add(track, ts, dur, this.strings.id(this.nameOf(event)), category, args);
+    const index = this.slices.add(track, ts, dur);
+    this.builder.spanDraft(index, { name: this.nameOf(event), category: categoryOf(event), args });
+    return index;
   }
 
-  private close(open: OpenSlice, ts: number, endArgs: JsonObject | null): void {
+  private close(open: OpenSlice, ts: number, endArgs: JsonObject | null, status: string | null = null): void {
     const start = this.slices.start.get(open.index);
     if (ts < start) this.builder.limit("END_BEFORE_BEGIN", "Some slices end before they begin; they were kept with duration 0.");
     this.slices.dur.set(open.index, Math.max(0, ts - start));
     // Chrome shows the E event's args merged over the B event's.
     const args = endArgs ? { ...(open.args ?? {}), ...endArgs } : open.args;
-    this.slices.args[open.index] = this.argsText(args);
+    this.builder.spanDraft(open.index, { name: open.name, category: open.category, status, args: this.argsText(args) });
   }
 
   private checkOrder(track: number, ts: number): void {
@@ -318,8 +318,8 @@ class TraceCollector {
       return;
     }
     const name = this.nameOf(event);
-    const index = this.addSlice(this.asyncTrack(key, pid, name), ts, -1, event, null);
-    this.openStack(this.openAsync, key.key).push({ index, name, args: argsObject(event.args) });
+    const index = this.slices.add(this.asyncTrack(key, pid, name), ts, -1);
+    this.openStack(this.openAsync, key.key).push({ index, name, category: categoryOf(event), args: argsObject(event.args) });
   }
 
   /** Ends the innermost open async slice of the same id with the same name (else the innermost). */
@@ -478,18 +478,13 @@ class TraceCollector {
 
     for (let p = 0; p < n; p++) {
       const index = order[p];
-      const status = slices.status.get(index);
-      builder.span({
+      builder.placeSpan(index, {
         spanId: spanIds[index],
         trackId: track[index],
         parentSpanId: parent[index] < 0 ? null : spanIds[parent[index]],
-        name: this.strings.values[slices.name.get(index)],
-        category: slices.category.get(index) < 0 ? null : this.strings.values[slices.category.get(index)],
         startNs: (start[index] - origin) * 1000,
         durNs: dur[index] * 1000,
         depth: depth[index],
-        status: STATUS_TEXT[status],
-        args: slices.args[index],
       });
       if (p % CHECKPOINT_EVERY === CHECKPOINT_EVERY - 1) await builder.checkpoint();
     }
@@ -517,8 +512,7 @@ class TraceCollector {
     for (const stack of stacks) {
       for (const open of stack) {
         this.builder.limit("UNFINISHED_SLICE", "Some B or async b events never end; they run to the end of the trace, with status unfinished.");
-        this.close(open, Math.max(end, this.slices.start.get(open.index)), null);
-        this.slices.status.set(open.index, STATUS_UNFINISHED);
+        this.close(open, Math.max(end, this.slices.start.get(open.index)), null, "unfinished");
       }
     }
   }

@@ -2,7 +2,7 @@ import { BOOLEAN, DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBAppender
 import { randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
-import { isNumericColumn, type BatchSink, type RowBatch } from "../../analysis/evidence/builder";
+import { DRAFT_TABLES, isNumericColumn, STAGING_TABLES, type BatchSink, type RowBatch, type StagingTableName } from "../../analysis/evidence/builder";
 import { TABLES, TABLE_NAMES, type ColumnSpec, type TableName } from "../../analysis/evidence/schema";
 import type { GenerationFile } from "../domain/models";
 import type { Workspace } from "../store/workspace";
@@ -61,18 +61,18 @@ export class ParquetGenerationWriter implements BatchSink {
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
     const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "1GB" });
-    for (const table of TABLE_NAMES) {
-      const columns = TABLES[table].map((c) => `"${c.name}" ${stagingSql(c)}`).join(", ");
+    for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) {
+      const columns = STAGING_TABLES[table].map((c) => `"${c.name}" ${stagingSql(c)}`).join(", ");
       await connection.run(`CREATE TABLE "${table}" (${columns})`);
     }
     return new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir);
   }
 
   /** One appender per table, kept open across batches (closing one flushes it into the table). */
-  private readonly appenders = new Map<TableName, DuckDBAppender>();
+  private readonly appenders = new Map<StagingTableName, DuckDBAppender>();
 
   async write(batch: RowBatch): Promise<void> {
-    const specs = TABLES[batch.table];
+    const specs = STAGING_TABLES[batch.table];
     const types = specs.map(stagingType);
     let appender = this.appenders.get(batch.table);
     if (!appender) {
@@ -112,6 +112,7 @@ export class ParquetGenerationWriter implements BatchSink {
     try {
       for (const appender of this.appenders.values()) appender.closeSync();
       this.appenders.clear();
+      await this.placeDraftedSpans();
       for (const table of TABLE_NAMES) {
         const target = path.join(this.stagingDir, `${table}.parquet`);
         const rows = await this.connection.runAndReadAll(`SELECT count(*)::BIGINT FROM "${table}"`);
@@ -128,6 +129,18 @@ export class ParquetGenerationWriter implements BatchSink {
     } finally {
       await this.close();
     }
+  }
+
+  /** Joins span drafts to their places (see DRAFT_TABLES) into the spans table. */
+  private async placeDraftedSpans(): Promise<void> {
+    const columns = TABLES.spans.map((c) => `"${c.name}"`);
+    const drafted = new Set(DRAFT_TABLES.span_drafts.map((c) => c.name as string));
+    const from = (name: string) => (drafted.has(name) ? `d."${name}"` : `p."${name}"`);
+    await this.connection.run(
+      `INSERT INTO spans (${columns.join(", ")}) SELECT ${TABLES.spans.map((c) => from(c.name)).join(", ")} FROM span_places p JOIN span_drafts d USING (draft_id)`,
+    );
+    await this.connection.run("DROP TABLE span_places");
+    await this.connection.run("DROP TABLE span_drafts");
   }
 
   async close(): Promise<void> {
