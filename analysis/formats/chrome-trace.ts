@@ -443,9 +443,9 @@ class TraceCollector {
     const n = slices.length;
     const order = new Int32Array(n);
     for (let k = 0; k < n; k++) order[k] = k;
-    const track = slices.track.toFloat64();
-    const start = slices.start.toFloat64();
-    const dur = slices.dur.toFloat64();
+    const track = slices.track.view();
+    const start = slices.start.view();
+    const dur = slices.dur.view();
     // Per track by start; the longer of two slices starting together encloses the shorter.
     order.sort((a, b) => track[a] - track[b] || start[a] - start[b] || dur[b] - dur[a] || a - b);
 

@@ -35,11 +35,9 @@ export class NumberColumn {
     return this.data[index];
   }
 
-  /** A copy of the values as doubles (one array type, so hot loops over it stay monomorphic). */
-  toFloat64(): Float64Array {
-    const copy = new Float64Array(this.length);
-    copy.set(this.data.subarray(0, this.length));
-    return copy;
+  /** The values so far, without copying (valid until the next push; int32 or float64 storage). */
+  view(): Int32Array | Float64Array {
+    return this.data.subarray(0, this.length);
   }
 
   set(index: number, value: number): void {

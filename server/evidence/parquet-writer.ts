@@ -38,6 +38,12 @@ function outputExpression(c: ColumnSpec): string {
  * Row order in the Parquet files: spans by start time, so that a time window's query skips row
  * groups by their min/max statistics instead of scanning every span.
  */
+/**
+ * Rows per row group: smaller for spans, whose time-window queries read whole row groups — a
+ * window then decodes about 16 k spans instead of 123 k.
+ */
+const ROW_GROUP_SIZE: Partial<Record<TableName, number>> = { spans: 16_384 };
+
 const SORT_ORDER: Partial<Record<TableName, string>> = {
   spans: '"start_ns", "track_id", "span_id"',
 };
@@ -60,7 +66,8 @@ export class ParquetGenerationWriter implements BatchSink {
   static async open(ws: Workspace, generationId: string): Promise<ParquetGenerationWriter> {
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
-    const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "1GB" });
+    // Staging spills to disk beyond this, keeping a 1 GB import within about 2 GB of RSS in all.
+    const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "768MB" });
     for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) {
       const columns = STAGING_TABLES[table].map((c) => `"${c.name}" ${stagingSql(c)}`).join(", ");
       await connection.run(`CREATE TABLE "${table}" (${columns})`);
@@ -118,7 +125,7 @@ export class ParquetGenerationWriter implements BatchSink {
         const rows = await this.connection.runAndReadAll(`SELECT count(*)::BIGINT FROM "${table}"`);
         const rowCount = Number(rows.getRows()[0][0]);
         await this.connection.run(
-          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM "${table}"${SORT_ORDER[table] ? ` ORDER BY ${SORT_ORDER[table]}` : ""}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 122880)`,
+          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM "${table}"${SORT_ORDER[table] ? ` ORDER BY ${SORT_ORDER[table]}` : ""}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[table] ?? 122_880})`,
         );
         await this.connection.run(`DROP TABLE "${table}"`);
         const stored = await this.ws.objects.put(createReadStream(target));

@@ -5,6 +5,7 @@ import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
 import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
+import type { ObjectId } from "../../server/store/object-store";
 import { initWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
 
@@ -50,7 +51,7 @@ describe("span drafts and places (spans whose nesting is known only at the end)"
       expect(spansFile.row_count).toBe(600 * 4 + 1);
       const { instance, connection } = await openDuckDb();
       try {
-        const reader = await connection.runAndReadAll(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(spansFile.object_id))}) ORDER BY span_id`);
+        const reader = await connection.runAndReadAll(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(spansFile.object_id as ObjectId))}) ORDER BY span_id`);
         const stored = reader.getRowObjectsJson();
         const expected = [...memory.tables.spans].sort((a, b) => Number(a.span_id) - Number(b.span_id));
         expect(stored.map(normalize)).toEqual(expected.map(normalize));
