@@ -18,7 +18,21 @@ export interface AgentViewOptions extends NeutralizeOptions {
   maxStringLength?: number;
   /** How many suppressed paths are listed (the count is always exact). */
   maxListedPaths?: number;
+  /**
+   * Projections to reuse across calls (a server answering many calls over the same evidence).
+   * The caller keeps one map per distinct set of the other options, since entries depend on them.
+   */
+  memo?: ProjectionMemo;
 }
+
+/** How one observed string crosses the boundary; kept per distinct string. */
+export interface ProjectedString {
+  text: string;
+  suppressed: boolean;
+  counts: RedactionCounts | null;
+  cut: boolean;
+}
+export type ProjectionMemo = Map<string, ProjectedString>;
 
 export interface AgentViewReport {
   detail: AgentDetail;
@@ -62,8 +76,8 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
   const report: AgentViewReport = { detail: options.detail, redacted: emptyCounts(), suppressed: { count: 0, paths: [], paths_truncated: false }, truncated_strings: 0 };
 
   // Observed strings repeat (the same frame and span names on every row): project each once.
-  const memo = new Map<string, { text: string; suppressed: boolean; counts: RedactionCounts | null; cut: boolean }>();
-  const project = (text: string) => {
+  const memo: ProjectionMemo = options.memo ?? new Map();
+  const project = (text: string): ProjectedString => {
     const neutral = neutralizeText(text, options);
     if (neutral.suppressed) return { text: neutral.text, suppressed: true, counts: null, cut: false };
     let out = neutral.text;

@@ -9,6 +9,7 @@ import { layoutFor } from "../store/layout";
 import { integerFlag, stringFlag } from "./args";
 import type { CliCommand, CliEnv } from "./service-command";
 import { isAppBuilt, PACKAGE_ROOT } from "../package-root";
+import { handleMcpNodeRequest, isMcpRequest } from "../mcp/node-http";
 
 export function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
@@ -93,7 +94,9 @@ export const serveCommand: CliCommand = {
     const app = next({ dev: false, dir: PACKAGE_ROOT, hostname: host, port, quiet: flags.quiet });
     await app.prepare();
     const handle = app.getRequestHandler();
-    const server = createServer((req, res) => void handle(req, res));
+    // MCP is answered ahead of Next's router (same handler as app/api/mcp/route.ts; see server/mcp/node-http.ts).
+    const mcpLocator = { cwd: projectRoot, projectRoot };
+    const server = createServer((req, res) => void (isMcpRequest(req.url) ? handleMcpNodeRequest(req, res, mcpLocator) : handle(req, res)));
     await new Promise<void>((resolve, reject) => {
       server.once("error", (error: NodeJS.ErrnoException) =>
         reject(

@@ -3,9 +3,8 @@ import { EmberscopeError, toEmberscopeError } from "../domain/errors";
 import { checkLoopbackRequest } from "../http/guard";
 import type { WorkspaceLocator } from "../store/layout";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
-import { openWorkspace, type Workspace } from "../store/workspace";
 import { verifyAgentToken } from "../services/agent-access";
+import { heldWorkspace } from "./held-workspace";
 import { createEmberscopeMcpServer } from "./server";
 
 /**
@@ -28,24 +27,10 @@ function bearerOf(req: Request): string | null {
   return match ? match[1] : null;
 }
 
-/**
- * One workspace handle per project kept open for the server's life: token checks, the access
- * switch and audit writes use it, and while it is open the services' own short-lived connections
- * close without a WAL checkpoint each.
- */
-const held = new Map<string, Workspace>();
-
-function heldWorkspace(locator: WorkspaceLocator): Workspace | null {
-  const key = JSON.stringify(locator);
-  const ws = held.get(key);
-  if (ws?.db.open && existsSync(ws.layout.database)) return ws;
-  if (ws) held.delete(key);
-  try {
-    const opened = openWorkspace(locator);
-    held.set(key, opened);
-    return opened;
-  } catch {
-    return null;
+/** Thrown by a body reader when a request body passes its size bound (answered 413). */
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`request body over ${limit} bytes`);
   }
 }
 
@@ -67,7 +52,12 @@ function wantsProgress(body: unknown): boolean {
   return messages.some((m) => (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined);
 }
 
-export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocator): Promise<Response> {
+/**
+ * Answers one request. `readBody` reads a POST body already taken off the socket (the Node entry in
+ * `node-http.ts`); by default the Web request's own body is read. Either way it is read only after
+ * the Host/Origin and token checks have passed.
+ */
+export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocator, readBody: () => Promise<unknown> = () => req.json()): Promise<Response> {
   try {
     checkLoopbackRequest(req.headers);
   } catch (error) {
@@ -86,8 +76,11 @@ export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocat
   let body: unknown;
   if (req.method === "POST") {
     try {
-      body = await req.json();
-    } catch {
+      body = await readBody();
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: `The request body exceeds ${error.limit} bytes.` } }, { status: 413 });
+      }
       return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body must be JSON-RPC." } }, { status: 400 });
     }
   }
@@ -109,7 +102,11 @@ export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocat
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body });
+    const response = await transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body });
+    // Loopback answers gain nothing from gzip (the app's compression would spend CPU on both ends
+    // and buffer progress events); no-store: tool results are live answers, never cached.
+    response.headers.set("Cache-Control", "no-store, no-transform");
+    return response;
   } catch (error) {
     for (const key of mine) inflight.delete(key);
     throw error;

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
 import os from "node:os";
-import { agentView, type AgentDetail, type AgentViewReport, type TokenKind } from "../../analysis/redaction";
+import { agentView, type AgentDetail, type AgentViewReport, type ProjectedString, type ProjectionMemo, type TokenKind } from "../../analysis/redaction";
 import type { Workspace } from "../store/workspace";
 import { MCP_TOOL_NAMES } from "./tools";
 
@@ -21,6 +21,36 @@ function localNames(): { users: string[]; hosts: string[] } {
 const NAMES = localNames();
 
 /**
+ * Projections of observed strings, kept across calls per (workspace key, detail, project root):
+ * the same frame and span names come back in call after call, and each costs a dozen regular
+ * expressions and often a keyed token. Pure functions of those inputs, so reuse is exact.
+ */
+const memos = new Map<string, ProjectionMemo>();
+const MAX_MEMOS = 16;
+const MAX_MEMO_STRINGS = 20_000;
+/** Names repeat; long texts (span arguments) rarely do and would only fill memory. */
+const MAX_MEMO_STRING_LENGTH = 256;
+
+class BoundedMemo extends Map<string, ProjectedString> {
+  override set(text: string, projected: ProjectedString): this {
+    if (text.length <= MAX_MEMO_STRING_LENGTH) super.set(text, projected);
+    return this;
+  }
+}
+
+function memoFor(key: Buffer, detail: AgentDetail, projectRoot: string): ProjectionMemo {
+  const id = `${key.toString("hex")}\0${detail}\0${projectRoot}`;
+  let memo = memos.get(id);
+  if (!memo || memo.size >= MAX_MEMO_STRINGS) {
+    memo = new BoundedMemo();
+    memos.delete(id);
+    if (memos.size >= MAX_MEMOS) memos.delete(memos.keys().next().value!);
+    memos.set(id, memo);
+  }
+  return memo;
+}
+
+/**
  * The one place results are projected for agents: redacted with tokens keyed by the workspace
  * secret (unless a person chose full detail) and neutralized. Stored evidence is never rewritten.
  */
@@ -31,5 +61,6 @@ export function viewForAgent<T>(value: T, options: { ws: Workspace | null; proje
     detail: options.detail,
     toolNames: MCP_TOOL_NAMES,
     redaction: { projectRoot: options.projectRoot, userNames: NAMES.users, hostNames: NAMES.hosts, tokenFor },
+    memo: memoFor(key, options.detail, options.projectRoot),
   });
 }

@@ -9,6 +9,11 @@ export type Actor = "cli" | "web" | "agent" | "test";
 export interface ServiceContext {
   locator: WorkspaceLocator;
   actor: Actor;
+  /**
+   * A workspace handle the caller keeps open for its whole life (a long-lived server), used
+   * instead of opening and closing one per call; null when there is no workspace (yet).
+   */
+  heldWorkspace?: () => Workspace | null;
 }
 
 interface HandlerEnv {
@@ -72,11 +77,12 @@ export async function callService<I extends z.ZodType, O extends z.ZodType>(
     if (def.withoutWorkspace) {
       return await (def.handler as WorkspacelessDef<I, O>["handler"])(input, { ctx });
     }
-    const ws = openWorkspace(ctx.locator);
+    const held = ctx.heldWorkspace?.() ?? null;
+    const ws = held ?? openWorkspace(ctx.locator);
     try {
       return await def.handler(input, { ctx, ws });
     } finally {
-      ws.close();
+      if (ws !== held) ws.close();
     }
   } catch (error) {
     throw toEmberscopeError(error);

@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { agentToken, analyzeHotspots, callService, importArtifact, setAgentAccess, traceWindow, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { startServer } from "../helpers/server";
+import { startServer, type RunningServer } from "../helpers/server";
 import { chromeTraceFile, cpuprofileFile } from "./generators";
 
 const MB = 1024 * 1024;
@@ -23,11 +23,31 @@ async function connect(url: string, token: string): Promise<Client> {
   return client;
 }
 
-/** `clients` connected agents each make `calls` calls back to back; latency per call (ms). */
-async function load(url: string, token: string, clients: number, calls: number, tool: string, args: () => Record<string, unknown>) {
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
+const CLOCK_TICKS_PER_S = 100;
+
+/** CPU time (user + system, ms) a process has used so far; null where /proc is not available. */
+function cpuMsOf(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `clients` connected agents each make `calls` calls back to back; latency per call (ms), and the
+ * server's CPU time per call (less sensitive than latency to other work on a shared machine).
+ */
+async function load(server: RunningServer, token: string, clients: number, calls: number, tool: string, args: () => Record<string, unknown>) {
+  const url = server.url;
   const agents = await Promise.all(Array.from({ length: clients }, () => connect(url, token)));
   const samples: number[] = [];
   let errors = 0;
+  const cpuBefore = cpuMsOf(server.process.pid);
+  const loadBefore = os.loadavg()[0];
+  const clientCpuBefore = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     agents.map(async (agent) => {
@@ -40,8 +60,19 @@ async function load(url: string, token: string, clients: number, calls: number, 
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuAfter = cpuMsOf(server.process.pid);
+  const clientCpu = process.cpuUsage(clientCpuBefore);
   await Promise.all(agents.map((a) => a.close()));
-  return { clients, ...percentiles(samples), errors, calls_per_s: Math.round(samples.length / seconds) };
+  const serverCpu = cpuBefore === null || cpuAfter === null ? null : Math.round(((cpuAfter - cpuBefore) / samples.length) * 100) / 100;
+  return {
+    clients,
+    ...percentiles(samples),
+    errors,
+    calls_per_s: Math.round(samples.length / seconds),
+    server_cpu_ms_per_call: serverCpu,
+    client_cpu_ms_per_call: Math.round(((clientCpu.user + clientCpu.system) / 1000 / samples.length) * 100) / 100,
+    load_average_1m: Math.round(((loadBefore + os.loadavg()[0]) / 2) * 10) / 10,
+  };
 }
 
 /**
@@ -87,16 +118,17 @@ export async function mcpBenchmark(): Promise<Record<string, unknown>> {
         analyze_hotspots: await direct(() => callService(analyzeHotspots, ctx, hotspotArgs()), 50),
         get_trace_window: await direct(() => callService(traceWindow, ctx, windowArgs()), 50),
       };
-      await load(server.url, token, 1, 5, "analyze_hotspots", hotspotArgs); // warm the server's readers
-      await load(server.url, token, 1, 5, "get_trace_window", windowArgs);
+      await load(server, token, 1, 5, "analyze_hotspots", hotspotArgs); // warm the server's readers
+      await load(server, token, 1, 5, "get_trace_window", windowArgs);
       const results: Record<string, unknown[]> = { analyze_hotspots: [], get_trace_window: [] };
       for (const clients of [1, 8, 32]) {
         const calls = clients === 1 ? 100 : clients === 8 ? 25 : 8;
-        results.analyze_hotspots.push(await load(server.url, token, clients, calls, "analyze_hotspots", hotspotArgs));
-        results.get_trace_window.push(await load(server.url, token, clients, calls, "get_trace_window", windowArgs));
+        results.analyze_hotspots.push(await load(server, token, clients, calls, "analyze_hotspots", hotspotArgs));
+        results.get_trace_window.push(await load(server, token, clients, calls, "get_trace_window", windowArgs));
       }
       return {
-        transport: "streamable-http (stateless, loopback, bearer token, redacted results, audited)",
+        transport: "streamable-http (stateless, loopback, bearer token, redacted results, audited) at /api/mcp of `emberscope serve`",
+        note: "clients and server share this machine's cores (and any other work on it: see load_average_1m); server_cpu_ms_per_call is the server process's CPU time per call, client_cpu_ms_per_call the SDK clients' (this process)",
         runs: { cpuprofile_samples: samples, trace_bytes: traceBytes, trace_spans: spanCount },
         goal: "p50 <= 20 ms and p99 <= 100 ms at 8 clients",
         direct_service_call_1_client: baseline,

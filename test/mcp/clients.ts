@@ -3,6 +3,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { heldWorkspace } from "../../server/mcp/held-workspace";
 import { createEmberscopeMcpServer } from "../../server/mcp/server";
 import { CLI } from "../helpers/cli";
 
@@ -31,8 +32,15 @@ function wrap(client: Client, close: () => Promise<void>): AgentClient {
   };
 }
 
-export async function memoryClient(projectRoot: string, options: { requireAccessSwitch?: boolean } = {}): Promise<AgentClient> {
-  const server = createEmberscopeMcpServer({ locator: { cwd: projectRoot, projectRoot }, transport: "memory", requireAccessSwitch: options.requireAccessSwitch ?? false });
+/** With `held`, the server uses the process-wide held workspace handle, as the HTTP endpoint does. */
+export async function memoryClient(projectRoot: string, options: { requireAccessSwitch?: boolean; held?: boolean } = {}): Promise<AgentClient> {
+  const locator = { cwd: projectRoot, projectRoot };
+  const server = createEmberscopeMcpServer({
+    locator,
+    transport: "memory",
+    requireAccessSwitch: options.requireAccessSwitch ?? false,
+    ...(options.held ? { heldWorkspace: () => heldWorkspace(locator) } : {}),
+  });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "emberscope-test", version: "1.0.0" });

@@ -83,6 +83,23 @@ describe("MCP over Streamable HTTP at /api/mcp (the built app via `emberscope se
     expect(local.status).toBe(200);
   });
 
+  it("answers uncompressed and uncached, and refuses a body over 4 MB with 413 before parsing it", async () => {
+    const ok = await post(server.url, { authorization: `Bearer ${token}`, "accept-encoding": "gzip, br" });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-encoding")).toBeNull();
+    expect(ok.headers.get("cache-control")).toBe("no-store, no-transform");
+    const huge = await fetch(`${server.url}/api/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ ...INITIALIZE, params: { ...INITIALIZE.params, padding: "x".repeat(5 * 1024 * 1024) } }),
+    });
+    expect(huge.status).toBe(413);
+    expect((await huge.json()).error.message).toMatch(/exceeds/);
+    // Without a token the body is never read: 401 whatever its size.
+    const anonymous = await fetch(`${server.url}/api/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(5 * 1024 * 1024) });
+    expect(anonymous.status).toBe(401);
+  });
+
   it("answers AGENT_ACCESS_DISABLED until a person switches access on, then the agent walkthrough succeeds", async () => {
     const agent = await httpClient(server.url, token);
     try {
