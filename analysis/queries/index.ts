@@ -1,12 +1,14 @@
 import { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 import { compareQuery } from "./compare";
 import type { EvidenceQuery } from "./define";
+import { flameTimelineQuery } from "./flame-timeline";
 import { flameTreeQuery, flameTreeRangeQuery } from "./flame-tree";
 import { hotspotsQuery } from "./hotspots";
 import { metricTotalsQuery, spanTotalsQuery } from "./summary";
 import { traceFlowsQuery } from "./trace-flows";
-import { traceWindowQuery, tracksQuery } from "./trace-window";
+import { spanExtentQuery, traceWindowQuery, tracksQuery } from "./trace-window";
 
+export { flameTimelineQuery, type TimelineCell } from "./flame-timeline";
 export { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "./flame-tree";
 export { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 export { compareQuery } from "./compare";
@@ -14,17 +16,19 @@ export { renderSql, type EvidenceQuery } from "./define";
 export { hotspotsQuery, type HotspotRow } from "./hotspots";
 export { metricTotalsQuery, spanTotalsQuery } from "./summary";
 export { traceFlowsQuery } from "./trace-flows";
-export { traceWindowQuery, tracksQuery } from "./trace-window";
+export { spanExtentQuery, traceWindowQuery, tracksQuery } from "./trace-window";
 
 /** Every named evidence query: the server and the browser run these same definitions. */
 export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   hotspotsQuery,
   flameTreeQuery,
   flameTreeRangeQuery,
+  flameTimelineQuery,
   callersQuery,
   calleesQuery,
   stackExamplesQuery,
   traceWindowQuery,
+  spanExtentQuery,
   traceFlowsQuery,
   tracksQuery,
   compareQuery,

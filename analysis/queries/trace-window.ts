@@ -25,6 +25,11 @@ export const traceWindowQuery = defineQuery({
     generations: GenerationList,
     start_ns: z.number().int(),
     end_ns: z.number().int(),
+    /**
+     * No span starting before this can reach start_ns: start_ns minus the longest span (see
+     * spanExtentQuery). A plain bound on start_ns lets row groups before the window be skipped.
+     */
+    min_start_ns: z.number().int().default(-Number.MAX_SAFE_INTEGER),
     tracks: z.array(z.number().int()).max(1000).nullable().default(null),
     after_track: z.number().int().nullable().default(null),
     after_start: z.number().int().nullable().default(null),
@@ -36,11 +41,20 @@ export const traceWindowQuery = defineQuery({
        start_ns::DOUBLE AS start_ns, dur_ns::DOUBLE AS dur_ns, depth, status, args
 FROM spans
 WHERE list_contains($generations, generation_id)
-  AND start_ns < $end_ns AND start_ns + dur_ns >= $start_ns
+  AND start_ns < $end_ns AND start_ns >= $min_start_ns AND start_ns + dur_ns >= $start_ns
   AND ($tracks IS NULL OR list_contains($tracks, track_id))
   AND ($after_track IS NULL OR (track_id, start_ns, span_id) > ($after_track, $after_start, $after_span))
 ORDER BY track_id, start_ns, span_id
 LIMIT $limit`,
+});
+
+/** The longest span of the generations: with it a window's spans are bounded on start alone. */
+export const spanExtentQuery = defineQuery({
+  name: "span_extent",
+  description: "The longest span duration of a run (bounds time-window scans).",
+  params: z.object({ generations: GenerationList }),
+  row: z.object({ max_dur_ns: z.number().nullable() }),
+  sql: `SELECT max(dur_ns)::DOUBLE AS max_dur_ns FROM spans WHERE list_contains($generations, generation_id)`,
 });
 
 export const TrackRow = z.object({

@@ -4,17 +4,20 @@ import {
   calleesQuery,
   callersQuery,
   compareQuery,
+  flameTimelineQuery,
   flameTreeQuery,
   flameTreeRangeQuery,
   hotspotsQuery,
   metricTotalsQuery,
   spanTotalsQuery,
   stackExamplesQuery,
+  spanExtentQuery,
   traceWindowQuery,
   tracksQuery,
 } from "../../analysis/queries";
 import { CompareRow } from "../../analysis/queries/compare";
 import { FlameNode } from "../../analysis/queries/flame-tree";
+import { TimelineCell, timelineRemainder } from "../../analysis/queries/flame-timeline";
 import { HotspotRow } from "../../analysis/queries/hotspots";
 import { NeighbourRow, StackExampleRow } from "../../analysis/queries/callers";
 import { MetricTotalRow, SpanTotalsRow } from "../../analysis/queries/summary";
@@ -176,6 +179,13 @@ export const stackExamples = defineService({
   },
 });
 
+const TimeRange = z.object({ first_ns: z.number(), last_ns: z.number() });
+
+function timeRangeOf(evidence: RunEvidence, metric: string): z.infer<typeof TimeRange> | null {
+  const m = evidence.metrics.find((r) => r.name === metric);
+  return m && m.first_ns !== null && m.last_ns !== null ? { first_ns: m.first_ns, last_ns: m.last_ns } : null;
+}
+
 export const flameTree = defineService({
   name: "evidence.flame_tree",
   summary: "The aggregated call tree of a run pruned to a node budget, with an explicit remainder node.",
@@ -183,7 +193,16 @@ export const flameTree = defineService({
   input: z
     .object({ run_id: RunId, metric: MetricArg, start_ns: z.number().int().optional(), end_ns: z.number().int().optional(), budget: z.number().int().min(10).max(200_000).default(20_000), commit_id: CommitArg })
     .strict(),
-  output: z.object({ nodes: z.array(FlameNode), pruned_total: z.number(), metric: z.string().nullable(), unit: z.string().nullable(), commit_id: z.string(), status: EvidenceStatus }),
+  output: z.object({
+    nodes: z.array(FlameNode),
+    pruned_total: z.number(),
+    metric: z.string().nullable(),
+    unit: z.string().nullable(),
+    /** When the metric's samples carry timestamps: their span (time order is possible), else null. */
+    time_range: TimeRange.nullable(),
+    commit_id: z.string(),
+    status: EvidenceStatus,
+  }),
   handler: async (input, { ws }) => {
     const evidence = await runEvidence(ws, input.run_id, input.commit_id);
     const metric = chooseMetric(evidence, input.metric);
@@ -195,7 +214,83 @@ export const flameTree = defineService({
         ? await evidence.reader.run(flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null })
         : await evidence.reader.run(flameTreeQuery, { ...common, metric: metric.name });
     const { nodes, pruned_total } = addPrunedRemainders(raw);
-    return { nodes, pruned_total, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: evidence.reader.commit.commit_id, status: statusOf(evidence, input.run_id, nodes.length > 0, "samples") };
+    return {
+      nodes,
+      pruned_total,
+      metric: metric?.name ?? null,
+      unit: metric?.unit ?? null,
+      time_range: metric ? timeRangeOf(evidence, metric.name) : null,
+      commit_id: evidence.reader.commit.commit_id,
+      status: statusOf(evidence, input.run_id, nodes.length > 0, "samples"),
+    };
+  },
+});
+
+/** Cells narrower than the shown span / this are dropped by default (well under a pixel). */
+const TIMELINE_RESOLUTION = 8192;
+
+export const flameTimeline = defineService({
+  name: "evidence.flame_timeline",
+  summary: "A time-order flame graph (flame chart): consecutive samples sharing a stack prefix merged into cells, pruned to a cell budget.",
+  kind: "query",
+  input: z
+    .object({
+      run_id: RunId,
+      metric: MetricArg,
+      start_ns: z.number().int().optional(),
+      end_ns: z.number().int().optional(),
+      track_id: z.number().int().optional().describe("Only this track's samples; all tracks in one time order by default."),
+      budget: z.number().int().min(10).max(200_000).default(20_000),
+      min_width_ns: z.number().min(0).optional().describe(`Drop cells shorter than this; by default the shown span / ${TIMELINE_RESOLUTION}.`),
+      commit_id: CommitArg,
+    })
+    .strict()
+    .refine((i) => i.start_ns === undefined || i.end_ns === undefined || i.end_ns > i.start_ns, { message: "end_ns must be after start_ns", path: ["end_ns"] }),
+  output: z.object({
+    cells: z.array(TimelineCell.omit({ dropped_cells: true })),
+    /** Cells left out (narrower than min_width_ns, each with everything under it, or over the budget) and the value they leave undrawn. */
+    dropped_cells: z.number().int(),
+    dropped_total: z.number(),
+    min_width_ns: z.number(),
+    metric: z.string().nullable(),
+    unit: z.string().nullable(),
+    commit_id: z.string(),
+    status: EvidenceStatus,
+  }),
+  handler: async (input, { ws }) => {
+    const evidence = await runEvidence(ws, input.run_id, input.commit_id);
+    const metric = chooseMetric(evidence, input.metric);
+    const range = metric ? timeRangeOf(evidence, metric.name) : null;
+    const commitId = evidence.reader.commit.commit_id;
+    const empty = { cells: [], dropped_cells: 0, dropped_total: 0, min_width_ns: 0, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: commitId };
+    if (!metric) return { ...empty, status: statusOf(evidence, input.run_id, false, "samples") };
+    if (!range) {
+      return { ...empty, status: { state: "empty" as const, reason: `The samples of ${metric.name} carry no timestamps (an aggregate profile), so there is no time order; use the left-heavy flame graph.`, fill_with: null } };
+    }
+    const start = input.start_ns ?? range.first_ns;
+    const end = input.end_ns ?? range.last_ns;
+    const minWidth = input.min_width_ns ?? Math.max(0, end - start) / TIMELINE_RESOLUTION;
+    const rows = await evidence.reader.run(flameTimelineQuery, {
+      generations: evidence.generations,
+      metric: metric.name,
+      start_ns: input.start_ns ?? null,
+      end_ns: input.end_ns ?? null,
+      track_id: input.track_id ?? null,
+      min_width_ns: minWidth,
+      budget: input.budget,
+    });
+    const cells = rows.filter((r) => r.depth >= 0).map(({ dropped_cells: _d, ...cell }) => cell);
+    return {
+      ...empty,
+      cells,
+      dropped_cells: rows[0]?.dropped_cells ?? 0,
+      dropped_total: timelineRemainder(cells),
+      min_width_ns: minWidth,
+      status:
+        cells.length === 0 && (rows[0]?.dropped_cells ?? 0) > 0
+          ? { state: "partial" as const, reason: `Every merged cell is shorter than ${Math.round(minWidth)} ns (the samples change stack at almost every tick); ask for a shorter window (start_ns, end_ns) or a smaller min_width_ns.`, fill_with: null }
+          : statusOf(evidence, input.run_id, cells.length > 0, "time-stamped samples in that range"),
+    };
   },
 });
 
@@ -217,10 +312,13 @@ export const traceWindow = defineService({
     const after = input.cursor
       ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.trace_window", arguments: { ...filters, limit: input.limit }, safe_to_repeat: true }) as [number, number, number])
       : null;
+    // Answered once per commit (the reader keeps small results), then every window skips the row groups before it.
+    const [extent] = await evidence.reader.run(spanExtentQuery, { generations: evidence.generations });
     const rows = await evidence.reader.run(traceWindowQuery, {
       generations: evidence.generations,
       start_ns: input.start_ns,
       end_ns: input.end_ns,
+      min_start_ns: extent?.max_dur_ns === null || extent === undefined ? -Number.MAX_SAFE_INTEGER : Math.max(-Number.MAX_SAFE_INTEGER, input.start_ns - extent.max_dur_ns),
       tracks: input.tracks ?? null,
       after_track: after?.[0] ?? null,
       after_start: after?.[1] ?? null,

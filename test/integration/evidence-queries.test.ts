@@ -6,13 +6,16 @@ import { extractAndPublish } from "../../server/evidence/extract";
 import { registerArtifact } from "../../server/store/artifacts";
 import { createRun } from "../../server/store/runs";
 import { initWorkspace, type Workspace } from "../../server/store/workspace";
+import { traceWindow } from "../../server/services/evidence";
+import { callService } from "../../server/services/service";
 import { tempProject } from "../helpers/project";
 
 async function publish(ws: Workspace, label: string, produce: (b: EvidenceBuilder) => void) {
   const run = createRun(ws.db, { kind: "import", source: "test", title: label });
   const stored = await ws.objects.put(Buffer.from(label));
   registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "test", mediaType: "text/plain", sensitivity: "normal" });
-  return extractAndPublish(ws, { artifactId: stored.id, runId: run.run_id, extractor: "test", extractorVersion: "1", produce: async (b) => produce(b) });
+  const published = await extractAndPublish(ws, { artifactId: stored.id, runId: run.run_id, extractor: "test", extractorVersion: "1", produce: async (b) => produce(b) });
+  return { ...published, run_id: run.run_id };
 }
 
 /** main;a;b ×3, main;a;c ×2, main;d ×1, main;a;a;b ×1 (recursion): self b=4 c=2 d=1; total main=7 a=6. */
@@ -116,6 +119,27 @@ describe("evidence queries over published Parquet", () => {
       ws.close();
     }
   });
+
+  it("trace_window over many row groups finds every overlapping span, including long ones that start far before the window", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      // 50 k short spans (several 16 k-span row groups) and two long ones from the start.
+      const spans: { name: string; start: number; dur: number }[] = [{ name: "whole", start: 0, dur: 5_000_000 }, { name: "early", start: 10, dur: 100 }];
+      for (let i = 0; i < 50_000; i++) spans.push({ name: `s${i}`, start: 100 + i * 100, dur: 150 });
+      const { run_id } = await publish(ws, "many", (b) => {
+        const track = b.track({ threadId: 1, kind: "thread" });
+        for (const span of spans) b.span({ trackId: track, name: span.name, startNs: span.start, durNs: span.dur, depth: 0 });
+      });
+      const ctx = { locator: { cwd: ws.layout.projectRoot, projectRoot: ws.layout.projectRoot }, actor: "test" as const };
+      for (const [start, end] of [[4_000_000, 4_000_500], [50, 260], [4_999_990, 6_000_000]]) {
+        const expected = spans.filter((s) => s.start < end && s.start + s.dur >= start).map((s) => s.name).sort();
+        const window = await callService(traceWindow, ctx, { run_id, start_ns: start, end_ns: end, limit: 5000 });
+        expect(window.spans.map((s) => s.name).sort(), `${start}..${end}`).toEqual(expected);
+      }
+    } finally {
+      ws.close();
+    }
+  }, 60_000);
 
   it("compare reports grown, shrunk, added and removed frames", async () => {
     const ws = initWorkspace(tempProject());
