@@ -5,3 +5,5 @@ export * from "./format";
 export * from "./search";
 export * from "./sandwich";
 export * from "./diff";
+export * from "./timeline";
+export * from "./prepare";

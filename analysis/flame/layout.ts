@@ -11,7 +11,7 @@ export interface FlameLayout {
   byDepth: Int32Array[];
 }
 
-export function layoutFlame(tree: FlameTree): FlameLayout {
+export function layoutFlame(tree: Pick<FlameTree, "count" | "total" | "depth" | "childStart" | "childIndex" | "maxDepth">): FlameLayout {
   const x = new Float64Array(tree.count);
   const w = new Float64Array(tree.count);
   const rootTotal = tree.total[0] || 1;

@@ -40,82 +40,105 @@ export interface FlameTree {
 
 export const ROOT_ID = "(all)";
 
-/** Builds the columnar tree; nodes whose parent is missing hang under the synthetic root. */
-export function buildFlameTree(nodes: readonly FlameInputNode[], rootName = "all"): FlameTree {
-  const count = nodes.length + 1;
+/** The numeric part of a flame tree: what layout needs, cheap to move between threads. */
+export type TreeStructure = Pick<FlameTree, "count" | "parent" | "depth" | "self" | "total" | "childStart" | "childIndex" | "maxDepth">;
+
+/** Index per node id (0 is the synthetic root), and each node's parent index (missing parents → root). */
+export function indexNodes(nodes: readonly { node_id: string; parent_id: string | null }[]): { indexById: Map<string, number>; parent: Int32Array } {
   const indexById = new Map<string, number>();
   indexById.set(ROOT_ID, 0);
   nodes.forEach((n, i) => indexById.set(n.node_id, i + 1));
-  const tree: FlameTree = {
-    count,
-    ids: new Array(count),
-    frameKeys: new Array(count),
-    names: new Array(count),
-    files: new Array(count),
-    lines: new Array(count),
-    modules: new Array(count),
-    kinds: new Array(count),
-    parent: new Int32Array(count),
-    depth: new Int32Array(count),
-    self: new Float64Array(count),
-    total: new Float64Array(count),
-    childStart: new Int32Array(count + 1),
-    childIndex: new Int32Array(Math.max(0, count - 1)),
-    maxDepth: 0,
-    indexById,
-  };
-  tree.ids[0] = ROOT_ID;
-  tree.frameKeys[0] = ROOT_ID;
-  tree.names[0] = rootName;
-  tree.files[0] = null;
-  tree.lines[0] = null;
-  tree.modules[0] = null;
-  tree.kinds[0] = "program";
-  tree.parent[0] = -1;
+  const parent = new Int32Array(nodes.length + 1);
+  parent[0] = -1;
+  for (let i = 1; i <= nodes.length; i++) {
+    const id = nodes[i - 1].parent_id;
+    const p = id === null ? 0 : (indexById.get(id) ?? 0);
+    parent[i] = p === i ? 0 : p;
+  }
+  return { indexById, parent };
+}
+
+/**
+ * Children lists (heaviest first, ties by name so the order is stable across loads), depths and
+ * the root's total from parent indices and values. Index 0 is the synthetic root.
+ */
+export function treeStructure(parent: Int32Array, self: Float64Array, total: Float64Array, names: readonly string[]): TreeStructure {
+  const count = parent.length;
   const childCount = new Int32Array(count);
   let rootTotal = 0;
   for (let i = 1; i < count; i++) {
-    const n = nodes[i - 1];
-    tree.ids[i] = n.node_id;
-    tree.frameKeys[i] = n.frame_key;
-    tree.names[i] = n.name;
-    tree.files[i] = n.file;
-    tree.lines[i] = n.line;
-    tree.modules[i] = n.module;
-    tree.kinds[i] = n.kind;
-    tree.self[i] = n.self;
-    tree.total[i] = n.total;
-    const p = n.parent_id === null ? 0 : (indexById.get(n.parent_id) ?? 0);
-    tree.parent[i] = p === i ? 0 : p;
-    if (tree.parent[i] === 0) rootTotal += n.total;
-    childCount[tree.parent[i]]++;
+    if (parent[i] === 0) rootTotal += total[i];
+    childCount[parent[i]]++;
   }
-  tree.total[0] = rootTotal;
-  for (let i = 0; i < count; i++) tree.childStart[i + 1] = tree.childStart[i] + childCount[i];
-  const fill = tree.childStart.slice(0, count);
-  for (let i = 1; i < count; i++) tree.childIndex[fill[tree.parent[i]]++] = i;
-  // Left-heavy: heaviest child first, ties by name so the order is stable across loads.
+  total[0] = rootTotal;
+  self[0] = 0;
+  const childStart = new Int32Array(count + 1);
+  const childIndex = new Int32Array(Math.max(0, count - 1));
+  for (let i = 0; i < count; i++) childStart[i + 1] = childStart[i] + childCount[i];
+  const fill = childStart.slice(0, count);
+  for (let i = 1; i < count; i++) childIndex[fill[parent[i]]++] = i;
   for (let i = 0; i < count; i++) {
-    const a = tree.childStart[i];
-    const b = tree.childStart[i + 1];
+    const a = childStart[i];
+    const b = childStart[i + 1];
     if (b - a > 1) {
-      const kids = Array.from(tree.childIndex.subarray(a, b)).sort((x, y) => tree.total[y] - tree.total[x] || (tree.names[x] < tree.names[y] ? -1 : tree.names[x] > tree.names[y] ? 1 : x - y));
-      tree.childIndex.set(kids, a);
+      const kids = Array.from(childIndex.subarray(a, b)).sort((x, y) => total[y] - total[x] || (names[x] < names[y] ? -1 : names[x] > names[y] ? 1 : x - y));
+      childIndex.set(kids, a);
     }
   }
   // Depths from the structure (parents are not guaranteed to precede children in the input).
+  const depth = new Int32Array(count);
+  let maxDepth = 0;
   const stack = [0];
-  tree.depth[0] = 0;
   while (stack.length) {
     const i = stack.pop()!;
-    for (let c = tree.childStart[i]; c < tree.childStart[i + 1]; c++) {
-      const k = tree.childIndex[c];
-      tree.depth[k] = tree.depth[i] + 1;
-      if (tree.depth[k] > tree.maxDepth) tree.maxDepth = tree.depth[k];
+    for (let c = childStart[i]; c < childStart[i + 1]; c++) {
+      const k = childIndex[c];
+      depth[k] = depth[i] + 1;
+      if (depth[k] > maxDepth) maxDepth = depth[k];
       stack.push(k);
     }
   }
-  return tree;
+  return { count, parent, depth, self, total, childStart, childIndex, maxDepth };
+}
+
+/** Values per node index (0 = root, filled by treeStructure). */
+export function valuesOf(nodes: readonly { self: number; total: number }[]): { self: Float64Array; total: Float64Array } {
+  const self = new Float64Array(nodes.length + 1);
+  const total = new Float64Array(nodes.length + 1);
+  nodes.forEach((n, i) => {
+    self[i + 1] = n.self;
+    total[i + 1] = n.total;
+  });
+  return { self, total };
+}
+
+/** The string columns of the nodes (index 0 is the root), for a structure computed elsewhere. */
+export function assembleTree(nodes: readonly Omit<FlameInputNode, "node_id" | "parent_id" | "self" | "total">[], ids: readonly string[], indexById: Map<string, number>, structure: TreeStructure, rootName = "all"): FlameTree {
+  const col = <T,>(root: T, pick: (n: (typeof nodes)[number]) => T): T[] => {
+    const out = new Array<T>(nodes.length + 1);
+    out[0] = root;
+    for (let i = 0; i < nodes.length; i++) out[i + 1] = pick(nodes[i]);
+    return out;
+  };
+  return {
+    ...structure,
+    ids: [ROOT_ID, ...ids],
+    frameKeys: col(ROOT_ID, (n) => n.frame_key),
+    names: col(rootName, (n) => n.name),
+    files: col<string | null>(null, (n) => n.file),
+    lines: col<number | null>(null, (n) => n.line),
+    modules: col<string | null>(null, (n) => n.module),
+    kinds: col("program", (n) => n.kind),
+    indexById,
+  };
+}
+
+/** Builds the columnar tree; nodes whose parent is missing hang under the synthetic root. */
+export function buildFlameTree(nodes: readonly FlameInputNode[], rootName = "all"): FlameTree {
+  const { indexById, parent } = indexNodes(nodes);
+  const { self, total } = valuesOf(nodes);
+  const names = [rootName, ...nodes.map((n) => n.name)];
+  return assembleTree(nodes, nodes.map((n) => n.node_id), indexById, treeStructure(parent, self, total, names), rootName);
 }
 
 /** The node and its ancestors, root first (the breadcrumb). */

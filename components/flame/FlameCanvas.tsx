@@ -1,7 +1,6 @@
 "use client";
 
-import { scaleLinear } from "d3";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { firstVisible, nodeAt, panViewport, zoomViewport, type FlameLayout, type Viewport } from "../../analysis/flame/layout";
 import type { FlameTree } from "../../analysis/flame/tree";
 
@@ -31,12 +30,18 @@ export interface FlameCanvasProps {
   /** Largest height before the graph scrolls. */
   maxHeight?: number;
   label: string;
+  /** Which layout is drawn (for tests and assistive text). */
+  mode?: string;
   testId?: string;
 }
 
 /**
  * Draws a flame graph on one <canvas>: rows are culled by binary search on the viewport, rects
  * are batched by palette colour (one fill per colour), and labels only go where they fit.
+ *
+ * Zoom and pan draw straight from the input handler (Chrome aligns wheel and mouse moves with
+ * frames) and only then tell the parent, whose re-render finds the frame already drawn: input
+ * to pixels never waits for React.
  */
 export function FlameCanvas(props: FlameCanvasProps) {
   const canvasRef = useRef<HTMLCanvasElement>(null);
@@ -47,17 +52,66 @@ export function FlameCanvas(props: FlameCanvasProps) {
   const painted = useRef(false);
   const latest = useRef(props);
   latest.current = props;
+  // The viewport on screen: ahead of props.viewport while the parent catches up with an input.
+  const view = useRef(props.viewport);
+  const propViewport = useRef(props.viewport);
+  if (propViewport.current !== props.viewport) {
+    propViewport.current = props.viewport;
+    view.current = props.viewport;
+  }
+  const drawn = useRef<unknown[]>([]);
+  const theme = useRef<{ bg: string; focus: string } | null>(null);
   const rows = props.tree.maxDepth + 1;
   const height = rows * ROW_HEIGHT;
+  const size = useRef({ width, height, dark });
+  size.current = { width, height, dark };
 
-  useEffect(() => {
+  /** Draws now if anything drawn changed (the inputs are compared by identity). */
+  const paint = () => {
+    const canvas = canvasRef.current;
+    const p = latest.current;
+    const { width: w, height: h, dark: d } = size.current;
+    if (!canvas || w === 0) return;
+    const inputs = [w, h, d, boxRef.current?.scrollTop ?? 0, boxRef.current?.clientHeight ?? 0, p.tree, p.layout, p.colours, p.matched, p.orientation, view.current.x0, view.current.x1, p.zoomIndex, p.focusIndex, p.palettes];
+    if (inputs.length === drawn.current.length && inputs.every((v, k) => v === drawn.current[k])) return;
+    drawn.current = inputs;
+    if (!theme.current) {
+      const style = getComputedStyle(canvas);
+      theme.current = { bg: style.getPropertyValue("--bg").trim() || (d ? "#15181c" : "#ffffff"), focus: style.getPropertyValue("--focus").trim() || "#2563eb" };
+    }
+    const start = performance.now();
+    draw(canvas, p, view.current, w, h, d, theme.current);
+    const end = performance.now();
+    performance.measure("emberscope:flame-frame", { start, end });
+    if (!painted.current) {
+      painted.current = true;
+      performance.mark("emberscope:flame-paint");
+    }
+  };
+  const paintRef = useRef(paint);
+  paintRef.current = paint;
+
+  /** An input moved the view: draw it at once, then let the parent know. */
+  const moveTo = (v: Viewport) => {
+    if (v.x0 === view.current.x0 && v.x1 === view.current.x1) return;
+    view.current = v;
+    paintRef.current();
+    latest.current.onViewportChange(v);
+  };
+  const moveRef = useRef(moveTo);
+  moveRef.current = moveTo;
+
+  useLayoutEffect(() => {
     const box = boxRef.current!;
     const observer = new ResizeObserver(() => setWidth(box.clientWidth));
     observer.observe(box);
     setWidth(box.clientWidth);
     const media = window.matchMedia("(prefers-color-scheme: dark)");
     setDark(media.matches);
-    const onTheme = () => setDark(media.matches);
+    const onTheme = () => {
+      theme.current = null;
+      setDark(media.matches);
+    };
     media.addEventListener("change", onTheme);
     return () => {
       observer.disconnect();
@@ -70,16 +124,17 @@ export function FlameCanvas(props: FlameCanvasProps) {
   useEffect(() => {
     const box = boxRef.current!;
     const onWheel = (e: WheelEvent) => {
-      const p = latest.current;
-      const rect = canvasRef.current!.getBoundingClientRect();
+      const v = view.current;
+      const w = size.current.width;
       if (e.ctrlKey || e.metaKey) {
         e.preventDefault();
-        const at = p.viewport.x0 + ((e.clientX - rect.left) / rect.width) * (p.viewport.x1 - p.viewport.x0);
-        p.onViewportChange(zoomViewport(p.viewport, Math.exp(e.deltaY * 0.002), at));
+        const left = canvasRef.current!.getBoundingClientRect().left;
+        const at = v.x0 + ((e.clientX - left) / Math.max(1, w)) * (v.x1 - v.x0);
+        moveRef.current(zoomViewport(v, Math.exp(e.deltaY * 0.002), at));
       } else if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
         e.preventDefault();
         const dx = e.shiftKey ? e.deltaY : e.deltaX;
-        p.onViewportChange(panViewport(p.viewport, dx / Math.max(1, rect.width)));
+        moveRef.current(panViewport(v, dx / Math.max(1, w)));
       }
     };
     box.addEventListener("wheel", onWheel, { passive: false });
@@ -92,21 +147,8 @@ export function FlameCanvas(props: FlameCanvasProps) {
     if (box && props.orientation === "flame") box.scrollTop = box.scrollHeight;
   }, [props.orientation, props.tree]);
 
-  useEffect(() => {
-    const canvas = canvasRef.current;
-    if (!canvas || width === 0) return;
-    const frame = requestAnimationFrame(() => {
-      const start = performance.now();
-      draw(canvas, latest.current, width, height, dark);
-      const end = performance.now();
-      performance.measure("emberscope:flame-frame", { start, end });
-      if (!painted.current) {
-        painted.current = true;
-        performance.mark("emberscope:flame-paint");
-      }
-    });
-    return () => cancelAnimationFrame(frame);
-  }, [width, height, dark, props.tree, props.layout, props.colours, props.matched, props.orientation, props.viewport, props.zoomIndex, props.focusIndex, props.palettes]);
+  // Props changed (data, search, focus, a zoom from the keyboard or breadcrumb): draw before paint.
+  useLayoutEffect(() => paintRef.current());
 
   const hit = (clientX: number, clientY: number): number => {
     const canvas = canvasRef.current!;
@@ -115,7 +157,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
     const py = clientY - rect.top;
     const row = Math.floor(py / ROW_HEIGHT);
     const depth = props.orientation === "icicle" ? row : rows - 1 - row;
-    const fx = props.viewport.x0 + (px / rect.width) * (props.viewport.x1 - props.viewport.x0);
+    const fx = view.current.x0 + (px / rect.width) * (view.current.x1 - view.current.x0);
     return nodeAt(props.layout, depth, fx);
   };
 
@@ -125,6 +167,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
       className="flame-canvas-box"
       style={{ maxHeight: props.maxHeight ?? 560 }}
       data-testid={props.testId ?? "flame-canvas-box"}
+      onScroll={() => paint()}
     >
       <canvas
         ref={canvasRef}
@@ -133,12 +176,13 @@ export function FlameCanvas(props: FlameCanvasProps) {
         data-testid="flame-canvas"
         data-rows={rows}
         data-orientation={props.orientation}
+        data-mode={props.mode}
         style={{ width: "100%", height, display: "block", cursor: drag.current?.moved ? "grabbing" : "pointer" }}
         onMouseMove={(e) => {
           if (drag.current) {
             const dx = e.clientX - drag.current.x;
             if (Math.abs(dx) > 3) drag.current.moved = true;
-            if (drag.current.moved) props.onViewportChange(panViewport(drag.current.v, -dx / Math.max(1, width)));
+            if (drag.current.moved) moveTo(panViewport(drag.current.v, -dx / Math.max(1, width)));
             return;
           }
           props.onHover(hit(e.clientX, e.clientY), e.clientX, e.clientY);
@@ -148,7 +192,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
           props.onHover(-1, 0, 0);
         }}
         onMouseDown={(e) => {
-          if (e.button === 0) drag.current = { x: e.clientX, v: props.viewport, moved: false };
+          if (e.button === 0) drag.current = { x: e.clientX, v: view.current, moved: false };
         }}
         onMouseUp={(e) => {
           const moved = drag.current?.moved;
@@ -163,7 +207,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
   );
 }
 
-function draw(canvas: HTMLCanvasElement, p: FlameCanvasProps, width: number, height: number, dark: boolean) {
+function draw(canvas: HTMLCanvasElement, p: FlameCanvasProps, viewport: Viewport, width: number, height: number, dark: boolean, theme: { bg: string; focus: string }) {
   const dpr = window.devicePixelRatio || 1;
   if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
     canvas.width = Math.round(width * dpr);
@@ -171,27 +215,35 @@ function draw(canvas: HTMLCanvasElement, p: FlameCanvasProps, width: number, hei
   }
   const ctx = canvas.getContext("2d", { alpha: false })!;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  const style = getComputedStyle(canvas);
-  ctx.fillStyle = style.getPropertyValue("--bg").trim() || (dark ? "#15181c" : "#ffffff");
+  ctx.fillStyle = theme.bg;
   ctx.fillRect(0, 0, width, height);
   const palette = dark ? p.palettes.dark : p.palettes.light;
   const dim = palette.length - 1;
-  const { tree, layout, colours, matched, viewport } = p;
-  const x = scaleLinear().domain([viewport.x0, viewport.x1]).range([0, width]);
+  const { tree, layout, colours, matched } = p;
   const pxPerUnit = width / (viewport.x1 - viewport.x0);
+  const xOf = (fx: number) => (fx - viewport.x0) * pxPerUnit;
   const rows = tree.maxDepth + 1;
   const buckets: number[][] = palette.map(() => []);
   const labels: number[] = [];
   const yOf = (depth: number) => (p.orientation === "icicle" ? depth : rows - 1 - depth) * ROW_HEIGHT;
+  // Only rows inside the scrolled box are visible.
+  const box = canvas.parentElement;
+  const top = box ? box.scrollTop - ROW_HEIGHT : 0;
+  const bottom = box ? box.scrollTop + box.clientHeight + ROW_HEIGHT : height;
+  // Under 0.4 px a rect is not drawn; its width in layout units, to skip it without arithmetic.
+  const minW = 0.4 / pxPerUnit;
   for (let d = 0; d < rows; d++) {
-    const row = layout.byDepth[d];
     const y = yOf(d);
+    if (y < top || y > bottom) continue;
+    const row = layout.byDepth[d];
+    const lx = layout.x;
+    const lw = layout.w;
     for (let j = firstVisible(layout, row, viewport.x0); j < row.length; j++) {
       const i = row[j];
-      if (layout.x[i] >= viewport.x1) break;
-      const w = layout.w[i] * pxPerUnit;
-      if (w < 0.4) continue;
-      const left0 = x(layout.x[i]);
+      if (lx[i] >= viewport.x1) break;
+      if (lw[i] < minW) continue;
+      const w = lw[i] * pxPerUnit;
+      const left0 = xOf(lx[i]);
       const left = Math.max(-1, left0);
       const right = Math.min(width + 1, left0 + w);
       const colour = matched && !matched[i] ? dim : colours[i];
@@ -211,6 +263,7 @@ function draw(canvas: HTMLCanvasElement, p: FlameCanvasProps, width: number, hei
   ctx.textBaseline = "middle";
   const fg = dark ? "#e6e9ed" : "#1d2228";
   const muted = dark ? "#6b7580" : "#8a939c";
+  let fill = "";
   for (let k = 0; k < labels.length; k += 4) {
     const i = labels[k];
     const left = Math.max(0, labels[k + 1]);
@@ -218,18 +271,18 @@ function draw(canvas: HTMLCanvasElement, p: FlameCanvasProps, width: number, hei
     const chars = Math.floor(room / CHAR_PX);
     if (chars < 2) continue;
     const name = tree.names[i];
-    ctx.fillStyle = matched && !matched[i] ? muted : fg;
+    const colour = matched && !matched[i] ? muted : fg;
+    if (colour !== fill) ctx.fillStyle = fill = colour;
     ctx.fillText(name.length > chars ? `${name.slice(0, chars - 1)}…` : name, left + 4, labels[k + 3] + ROW_HEIGHT / 2);
   }
-  const outline = (i: number, colour: string, lineWidth: number) => {
-    if (i < 0 || i >= tree.count) return;
-    const left = Math.max(0, x(layout.x[i]));
-    const right = Math.min(width, x(layout.x[i] + layout.w[i]));
-    if (right <= left) return;
-    ctx.strokeStyle = colour;
-    ctx.lineWidth = lineWidth;
-    ctx.strokeRect(left + 1, yOf(tree.depth[i]) + 1, Math.max(1, right - left - 2), ROW_HEIGHT - 3);
-  };
-  const focus = getComputedStyle(canvas).getPropertyValue("--focus").trim() || "#2563eb";
-  outline(p.focusIndex, focus, 2);
+  const i = p.focusIndex;
+  if (i >= 0 && i < tree.count) {
+    const left = Math.max(0, xOf(layout.x[i]));
+    const right = Math.min(width, xOf(layout.x[i] + layout.w[i]));
+    if (right > left) {
+      ctx.strokeStyle = theme.focus;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(left + 1, yOf(tree.depth[i]) + 1, Math.max(1, right - left - 2), ROW_HEIGHT - 3);
+    }
+  }
 }

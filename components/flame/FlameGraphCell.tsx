@@ -1,14 +1,29 @@
 "use client";
 
-import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { startTransition, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { formatLocation, formatPercent, formatValue } from "../../analysis/flame/format";
-import { layoutFlame, panViewport, viewportFor, zoomViewport, type Viewport } from "../../analysis/flame/layout";
+import { panViewport, viewportFor, zoomViewport, type Viewport } from "../../analysis/flame/layout";
+import type { FlameLayoutRequest, PreparedFlame } from "../../analysis/flame/prepare";
 import { searchFlame } from "../../analysis/flame/search";
-import { buildFlameTree, childrenOf, pathTo, type FlameInputNode, type FlameTree } from "../../analysis/flame/tree";
+import type { TimelineInputCell } from "../../analysis/flame/timeline";
+import { childrenOf, pathTo, type FlameInputNode, type FlameTree } from "../../analysis/flame/tree";
 import { FlameCanvas } from "./FlameCanvas";
 import { KeyboardHelp } from "./KeyboardHelp";
-import { STABLE_PALETTES, stableColours } from "./stable-colours";
+import { STABLE_PALETTES } from "./stable-colours";
+import { layoutThread, useFlameLayout } from "./use-flame-layout";
 import "./workbench.css";
+
+export type FlameMode = "left-heavy" | "time-order";
+
+/** The time-order mode's data, from `evidence.flame_timeline`. */
+export interface TimeOrderInput {
+  /** Why time order cannot be shown (e.g. samples without timestamps); null when it can. */
+  disabledReason: string | null;
+  /** Merged cells; null while loading. */
+  cells: readonly TimelineInputCell[] | null;
+  /** A failure or a note (pruning, a partial result) shown under the toolbar. */
+  note?: ReactNode;
+}
 
 export interface FunctionTotals {
   self: number;
@@ -18,6 +33,10 @@ export interface FunctionTotals {
 export interface FlameGraphCellProps {
   /** Flame nodes as `evidence.flame_tree` returns them (already pruned to a budget). */
   nodes: readonly FlameInputNode[];
+  /** Left-heavy (aggregated) or time order; the toggle shows when `timeOrder` is given. */
+  mode?: FlameMode;
+  onModeChange?: (mode: FlameMode) => void;
+  timeOrder?: TimeOrderInput;
   unit: string | null;
   metric: string | null;
   /** Name of the synthetic root. */
@@ -63,10 +82,43 @@ function useControlled<T>(value: T | undefined, onChange: ((v: T) => void) | und
 }
 
 /**
- * A flame graph as a reusable cell: props in, no page globals. Left-heavy layout, click to
- * zoom with a breadcrumb, search with the matched share, tooltips with units, `?` for keys.
+ * A flame graph as a reusable cell: props in, no page globals. Left-heavy or time-order layout
+ * (computed in a Web Worker), click to zoom with a breadcrumb, search with the matched share,
+ * tooltips with units, `?` for keys.
  */
 export function FlameGraphCell(props: FlameGraphCellProps) {
+  const [mode, setMode] = useControlled<FlameMode>(props.mode, props.onModeChange, "left-heavy");
+  const timeCells = props.timeOrder && !props.timeOrder.disabledReason ? props.timeOrder.cells : null;
+  const timeOrder = mode === "time-order" && timeCells !== null;
+  const request = useMemo<FlameLayoutRequest>(
+    () => (timeOrder ? { kind: "time-order", cells: timeCells!, rootName: props.rootName } : { kind: "left-heavy", nodes: props.nodes, rootName: props.rootName }),
+    [timeOrder, timeCells, props.nodes, props.rootName],
+  );
+  const { prepared, pending, error } = useFlameLayout(request);
+
+  if (props.nodes.length === 0) {
+    return (
+      <div className="empty" data-testid="flame-empty">
+        <strong>Nothing to draw.</strong> This run has no samples for {props.metric ? <code>{props.metric}</code> : "any metric"} in the pinned commit. Pick
+        another metric, pin a later commit, or import a profile that has samples.
+      </div>
+    );
+  }
+  if (!prepared) {
+    return (
+      <div className="flame-cell" data-testid={props.testId ?? "flame-cell"} data-layout="pending">
+        <p className="tip-muted" data-testid="flame-layout-pending">
+          {error ? `The flame graph could not be laid out: ${error}` : `Laying out ${(timeOrder ? timeCells!.length : props.nodes.length).toLocaleString("en-US")} ${timeOrder ? "cells" : "frames"}…`}
+        </p>
+      </div>
+    );
+  }
+  const loadingTime = mode === "time-order" && props.timeOrder && !props.timeOrder.disabledReason && timeCells === null;
+  return <FlameView {...props} prepared={prepared} mode={mode} setMode={setMode} busy={pending || Boolean(loadingTime)} />;
+}
+
+function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode: FlameMode; setMode: (m: FlameMode) => void; busy: boolean }) {
+  const { prepared, mode, setMode } = props;
   const [zoomId, setZoomId] = useControlled<string | null>(props.zoom, props.onZoomChange, null);
   const [query, setQuery] = useControlled<string>(props.search, props.onSearchChange, "");
   const [orientation, setOrientation] = useControlled<"flame" | "icicle">(props.orientation, props.onOrientationChange, "icicle");
@@ -78,14 +130,16 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
   const searchRef = useRef<HTMLInputElement>(null);
   const stageRef = useRef<HTMLDivElement>(null);
 
-  const tree = useMemo(() => buildFlameTree(props.nodes, props.rootName), [props.nodes, props.rootName]);
-  const layout = useMemo(() => layoutFlame(tree), [tree]);
+  const { tree, layout, time } = prepared;
   const colourFn = props.colours;
-  const colours = useMemo(() => (colourFn ? colourFn(tree) : stableColours(tree)), [tree, colourFn]);
+  const colours = useMemo(() => (colourFn ? colourFn(tree) : prepared.colours), [tree, colourFn, prepared.colours]);
   const search = useMemo(() => searchFlame(tree, query), [tree, query]);
   const zoomIndex = zoomId !== null ? (tree.indexById.get(zoomId) ?? 0) : 0;
   const zoomMissing = zoomId !== null && !tree.indexById.has(zoomId);
-  const viewport = freeViewport ?? viewportFor(layout, zoomIndex);
+  const zoomViewportOf = useMemo(() => viewportFor(layout, zoomIndex), [layout, zoomIndex]);
+  const viewport = freeViewport ?? zoomViewportOf;
+  // Zoom and pan are drawn by the canvas at once; the cell's own re-render can wait.
+  const onViewportChange = useCallback((v: Viewport) => startTransition(() => setFreeViewport(v)), []);
   const breadcrumb = pathTo(tree, zoomIndex);
   const rootTotal = tree.total[0];
 
@@ -153,15 +207,6 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
     return () => window.removeEventListener("keydown", listener);
   }, [props.globalShortcuts, onKey]);
 
-  if (props.nodes.length === 0) {
-    return (
-      <div className="empty" data-testid="flame-empty">
-        <strong>Nothing to draw.</strong> This run has no samples for {props.metric ? <code>{props.metric}</code> : "any metric"} in the pinned commit. Pick
-        another metric, pin a later commit, or import a profile that has samples.
-      </div>
-    );
-  }
-
   const shown = hover.index >= 0 ? hover.index : focusIndex;
   const valueText = (v: number) => formatValue(v, props.unit, props.metric);
   const details = (i: number, testPrefix: string) => {
@@ -181,6 +226,17 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
         ) : null}
         <table className="tip-values">
           <tbody>
+            {time && i > 0 ? (
+              <tr>
+                <th>time</th>
+                <td className="num" data-testid={`${testPrefix}-duration`}>
+                  {formatValue(time.end[i] - time.start[i], "ns")}
+                </td>
+                <td className="num" data-testid={`${testPrefix}-start`}>
+                  at {formatValue(time.start[i] - time.start[0], "ns")}
+                </td>
+              </tr>
+            ) : null}
             <tr>
               <th>total</th>
               <td className="num" data-testid={`${testPrefix}-total`}>
@@ -238,6 +294,7 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
       ref={rootRef}
       className={`flame-cell${props.compact ? " compact" : ""}`}
       data-testid={props.testId ?? "flame-cell"}
+      data-layout-thread={layoutThread()}
       tabIndex={-1}
       onKeyDown={(e) => onKey(e)}
     >
@@ -262,6 +319,23 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
             </span>
           ) : null}
           <span className="spacer" />
+          {props.timeOrder ? (
+            <div className="segmented" role="group" aria-label="Layout">
+              <button type="button" aria-pressed={mode === "left-heavy"} onClick={() => setMode("left-heavy")} data-testid="mode-left-heavy" title="Stacks merged, heaviest first">
+                Left-heavy
+              </button>
+              <button
+                type="button"
+                aria-pressed={mode === "time-order"}
+                onClick={() => setMode("time-order")}
+                disabled={props.timeOrder.disabledReason !== null}
+                title={props.timeOrder.disabledReason ?? "x is time: consecutive samples with a common stack prefix merged"}
+                data-testid="mode-time-order"
+              >
+                Time order
+              </button>
+            </div>
+          ) : null}
           <div className="segmented" role="group" aria-label="Orientation">
             <button type="button" aria-pressed={orientation === "icicle"} onClick={() => setOrientation("icicle")} data-testid="orient-icicle">
               Icicle
@@ -276,6 +350,14 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
         </div>
       ) : null}
       {props.legend}
+      {props.timeOrder && (mode === "time-order" || props.timeOrder.disabledReason) ? (
+        <p className="tip-muted mode-note" data-testid="mode-note">
+          {props.timeOrder.disabledReason && mode === "time-order" ? `Time order is not available: ${props.timeOrder.disabledReason}` : null}
+          {props.timeOrder.disabledReason && mode !== "time-order" ? `Time order is off: ${props.timeOrder.disabledReason}` : null}
+          {!props.timeOrder.disabledReason && props.busy ? "Merging the samples in time order…" : null}
+          {!props.timeOrder.disabledReason && !props.busy ? props.timeOrder.note : null}
+        </p>
+      ) : null}
       <nav className="breadcrumb" aria-label="Zoom path" data-testid="flame-breadcrumb">
         {breadcrumb.map((i, k) => (
           <span key={tree.ids[i]}>
@@ -307,13 +389,14 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
           matched={search?.matched ?? null}
           orientation={orientation}
           viewport={viewport}
-          onViewportChange={setFreeViewport}
+          onViewportChange={onViewportChange}
           zoomIndex={zoomIndex}
           focusIndex={focusIndex}
           onHover={(index, x, y) => setHover({ index, x, y })}
           onActivate={zoomTo}
           maxHeight={props.maxHeight}
-          label={props.label ?? `Flame graph of ${props.metric ?? "the run"}: ${tree.count - 1} frames. Use the keyboard: arrows walk the stack, Enter zooms, ? lists keys.`}
+          label={props.label ?? `${time ? "Time-order flame graph" : "Flame graph"} of ${props.metric ?? "the run"}: ${tree.count - 1} ${time ? "cells" : "frames"}. Use the keyboard: arrows walk the stack, Enter zooms, ? lists keys.`}
+          mode={prepared.kind}
         />
         {hover.index >= 0 ? (
           <div className="flame-tooltip" style={tooltipStyle} data-testid="flame-tooltip" role="tooltip">
@@ -335,7 +418,8 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
             </>
           ) : (
             <span className="tip-muted">
-              {tree.count - 1} frames · total {valueText(rootTotal)}. Hover a frame for details, click to zoom, press ? for keys.
+              {tree.count - 1} {time ? "cells" : "frames"} · total {valueText(rootTotal)}
+              {time ? ` over ${formatValue(time.end[0] - time.start[0], "ns")}` : ""}. Hover a frame for details, click to zoom, press ? for keys.
             </span>
           )}
         </div>

@@ -1,4 +1,4 @@
-import { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "../services/evidence";
+import { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "../services/evidence";
 import { traceFlows } from "../services/trace-flows";
 import { procedureFor, router } from "./init";
 
@@ -9,6 +9,7 @@ export const evidenceRouter = router({
   callees: procedureFor(frameCallees),
   stack_examples: procedureFor(stackExamples),
   flame_tree: procedureFor(flameTree),
+  flame_timeline: procedureFor(flameTimeline),
   trace_window: procedureFor(traceWindow),
   trace_flows: procedureFor(traceFlows),
   compare: procedureFor(compareRuns),

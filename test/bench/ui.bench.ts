@@ -28,19 +28,30 @@ export async function uiBenchmark(): Promise<Record<string, unknown>> {
     server = await startServer(dir);
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const firstPaint: number[] = [];
+    const loadLongTasks: number[] = [];
     let drawnNodes = 0;
+    let layoutThread = "";
     for (let trial = 0; trial < 3; trial++) {
       await page.goto(`${server.url}/runs/${imported.run_id}?metric=samples&budget=${NODE_BUDGET}`);
       await page.waitForFunction(() => performance.getEntriesByName("emberscope:flame-paint").length > 0, null, { timeout: 120_000 });
       // Scripts run in the page are strings: tsx's name helpers do not exist there.
-      const t = (await page.evaluate(`(() => {
+      const t = (await page.evaluate(`(async () => {
         const data = performance.getEntriesByName("emberscope:flame-data")[0].startTime;
         const paint = performance.getEntriesByName("emberscope:flame-paint")[0].startTime;
         const text = document.querySelector("[data-testid=flame-details]")?.textContent ?? "";
         const m = text.match(/^([\\d,]+) frames/);
-        return { ms: paint - data, frames: m ? Number(m[1].replace(/,/g, "")) : 0 };
-      })()`)) as { ms: number; frames: number };
+        // Main-thread tasks over 50 ms that start after the data arrived (the response's JSON
+        // parse ends at the mark) and before the first paint.
+        const long = await new Promise((resolve) => {
+          const seen = [];
+          new PerformanceObserver((list) => list.getEntries().forEach((e) => seen.push(e))).observe({ type: "longtask", buffered: true });
+          setTimeout(() => resolve(seen.filter((e) => e.startTime >= data && e.startTime < paint).map((e) => Math.round(e.duration))), 100);
+        });
+        return { ms: paint - data, frames: m ? Number(m[1].replace(/,/g, "")) : 0, long, thread: document.querySelector("[data-testid=flame-cell]")?.getAttribute("data-layout-thread") };
+      })()`)) as { ms: number; frames: number; long: number[]; thread: string };
       firstPaint.push(t.ms);
+      loadLongTasks.push(...t.long);
+      layoutThread = t.thread;
       drawnNodes = t.frames;
     }
     // Interaction: each step dispatches one input event and waits until that frame is drawn.
@@ -86,6 +97,8 @@ export async function uiBenchmark(): Promise<Record<string, unknown>> {
     return {
       profile: { samples: 1_000_000, nodes: 100_000, node_budget: NODE_BUDGET, drawn_nodes: drawnNodes },
       first_paint_after_data_ms: summarize(firstPaint),
+      layout_thread: layoutThread,
+      long_tasks_over_50ms_between_data_and_paint_ms: loadLongTasks,
       frame_input_to_drawn_ms: summarize(interaction.frames),
       frame_draw_only_ms: summarize(interaction.draws),
       long_tasks_over_50ms_during_interaction: interaction.longTasks.length,

@@ -23,6 +23,25 @@ main;gc 7
 idle 6
 `;
 
+/**
+ * A Chrome CPU profile with one sample per millisecond, in this order: tokenize ×3, parse,
+ * paint ×4, render ×2 (tokenize under parse, paint under render, both under main).
+ */
+const TIMED = {
+  nodes: [
+    { id: 1, callFrame: { functionName: "(root)", scriptId: "0", url: "", lineNumber: -1, columnNumber: -1 }, hitCount: 0, children: [2] },
+    { id: 2, callFrame: { functionName: "main", scriptId: "1", url: "file:///app/main.js", lineNumber: 0, columnNumber: 0 }, hitCount: 0, children: [3, 5] },
+    { id: 3, callFrame: { functionName: "parse", scriptId: "1", url: "file:///app/parse.js", lineNumber: 4, columnNumber: 0 }, hitCount: 0, children: [4] },
+    { id: 4, callFrame: { functionName: "tokenize", scriptId: "1", url: "file:///app/parse.js", lineNumber: 20, columnNumber: 0 }, hitCount: 0, children: [] },
+    { id: 5, callFrame: { functionName: "render", scriptId: "1", url: "file:///app/render.js", lineNumber: 2, columnNumber: 0 }, hitCount: 0, children: [6] },
+    { id: 6, callFrame: { functionName: "paint", scriptId: "1", url: "file:///app/render.js", lineNumber: 40, columnNumber: 0 }, hitCount: 0, children: [] },
+  ],
+  startTime: 0,
+  endTime: 10_000,
+  samples: [4, 4, 4, 3, 6, 6, 6, 6, 5, 5],
+  timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
+};
+
 /** Page coordinates of the centre of a node in the icicle drawing, for the current viewport. */
 async function nodeCentre(page: Page, depth: number, fx: number): Promise<{ x: number; y: number }> {
   const box = (await page.locator("[data-testid=flame-canvas]").first().boundingBox())!;
@@ -184,6 +203,66 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     await expect.poll(() => rows.count()).toBeGreaterThan(before - 4);
     expect(await rows.filter({ hasText: "layout" }).count()).toBe(1);
     await page.screenshot({ path: screenshotPath("calltree") });
+    await page.close();
+  });
+
+  it("time order: x is time, consecutive samples merge into cells; off with a reason for a profile without timestamps", async () => {
+    const file = path.join(root, "timed.cpuprofile");
+    writeFileSync(file, JSON.stringify(TIMED));
+    const timed = (await callService(importArtifact, ctx, { path: file })).run_id;
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+
+    // The folded profile has no timestamps: the toggle is off and says why.
+    await page.goto(`${server.url}/runs/${runId}`);
+    await page.locator("[data-testid=flame-canvas]").waitFor();
+    expect(await page.locator("[data-testid=mode-time-order]").isDisabled()).toBe(true);
+    expect(await page.locator("[data-testid=mode-note]").innerText()).toContain("no timestamps");
+
+    await page.goto(`${server.url}/runs/${timed}`);
+    const canvas = page.locator("[data-testid=flame-canvas]");
+    await expect.poll(() => canvas.getAttribute("data-mode")).toBe("left-heavy");
+    // Layouts are computed in the Web Worker, not on the main thread.
+    expect(await page.locator("[data-testid=flame-cell]").getAttribute("data-layout-thread")).toBe("worker");
+    await page.locator("[data-testid=mode-time-order]").click();
+    await expect.poll(() => canvas.getAttribute("data-mode"), { timeout: 20_000 }).toBe("time-order");
+    expect(new URL(page.url()).searchParams.get("mode")).toBe("time-order");
+    // Rows: all, main, render, paint. Over 10 ms, paint runs from 4 to 8 ms: its centre is at 60 %.
+    const paint = await nodeCentre(page, 3, 0.6);
+    await page.mouse.move(paint.x, paint.y);
+    const tip = page.locator("[data-testid=flame-tooltip]");
+    await tip.waitFor();
+    expect(await tip.locator("[data-testid=tooltip-name]").innerText()).toBe("paint");
+    expect(await tip.locator("[data-testid=tooltip-duration]").innerText()).toBe("4 ms");
+    expect(await tip.locator("[data-testid=tooltip-start]").innerText()).toBe("at 4 ms");
+    // The profile's primary metric is time: 4 samples of 1 ms.
+    expect(await tip.locator("[data-testid=tooltip-total]").innerText()).toBe("4 ms");
+    // In left-heavy order tokenize (3 ms) sits right of paint; in time order it comes first.
+    const tokenize = await nodeCentre(page, 3, 0.15);
+    await page.mouse.move(tokenize.x, tokenize.y);
+    await expect.poll(() => tip.locator("[data-testid=tooltip-name]").innerText()).toBe("tokenize");
+    await page.screenshot({ path: screenshotPath("flame-time-order") });
+
+    // Search and zoom work on cells as on frames.
+    await page.keyboard.press("/");
+    await page.keyboard.type("render");
+    // render matches by name and paint by its file (render.js); nested, they count once.
+    await expect.poll(() => page.locator("[data-testid=flame-search-status]").innerText()).toContain("2 frames");
+    expect(await page.locator("[data-testid=flame-search-share]").innerText()).toBe("60.0%");
+    await page.locator("[data-testid=flame-cell]").focus();
+    const paintNow = await nodeCentre(page, 3, 0.6); // the search status may have moved the canvas
+    await page.mouse.click(paintNow.x, paintNow.y);
+    await expect.poll(() => page.locator("[data-testid=flame-breadcrumb]").innerText()).toMatch(/all\s*›\s*main\s*›\s*render\s*›\s*paint/);
+    await page.screenshot({ path: screenshotPath("flame-time-order-zoomed") });
+
+    // A copied link reopens time order with the zoom.
+    const again = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await again.goto(page.url());
+    await expect.poll(() => again.locator("[data-testid=flame-canvas]").getAttribute("data-mode"), { timeout: 20_000 }).toBe("time-order");
+    await expect.poll(() => again.locator("[data-testid=flame-breadcrumb]").innerText()).toContain("paint");
+    await again.close();
+    expect(errors).toEqual([]);
     await page.close();
   });
 
