@@ -3,7 +3,7 @@ import { listArtifacts, showArtifact } from "./artifacts";
 import { listCommits, showCommit, showHead } from "./commits";
 import { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 import { listRuns, showRun } from "./runs";
-import { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
+import { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
 import { importArtifact } from "./imports";
 import { listCorpusFiles } from "./corpus";
 import { traceFlows } from "./trace-flows";
@@ -18,7 +18,7 @@ export { listArtifacts, showArtifact } from "./artifacts";
 export { listCommits, showCommit, showHead } from "./commits";
 export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 export { listRuns, showRun } from "./runs";
-export { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
+export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
 export { importArtifact } from "./imports";
 export { listCorpusFiles, readCorpusObject } from "./corpus";
 export { traceFlows } from "./trace-flows";
@@ -50,6 +50,7 @@ export const SERVICES: readonly ServiceDef[] = [
   frameCallees,
   stackExamples,
   flameTree,
+  flameTimeline,
   traceWindow,
   traceFlows,
   compareRuns,
