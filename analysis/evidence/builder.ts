@@ -247,13 +247,15 @@ export class EvidenceBuilder {
     const name = this.bound(input.name, "name");
     const file = this.bound(input.file, "file");
     const module = this.bound(input.module, "module");
-    const line = input.line ?? null;
+    // Lines and columns are INTEGER columns; a producer's fractional value is rounded.
+    const line = integerOrNull(input.line);
+    const col = integerOrNull(input.col);
     const key = stableKey(`${name}\u0000${file ?? ""}\u0000${line ?? ""}\u0000${module ?? ""}\u0000${input.kind}`);
     const known = this.frameIds.get(key);
     if (known !== undefined) return known;
     const id = this.frameIds.size;
     this.frameIds.set(key, id);
-    this.buffers.frames.push([id, key, name, file, line, input.col ?? null, module, input.kind]);
+    this.buffers.frames.push([id, key, name, file, line, col, module, input.kind]);
     return id;
   }
 
@@ -482,9 +484,17 @@ export class EvidenceBuilder {
   }
 }
 
+function integerOrNull(value: number | null | undefined): number | null {
+  return value === null || value === undefined || !Number.isFinite(value) || Math.abs(value) > 2 ** 31 - 1 ? null : Math.round(value);
+}
+
 /** Hash of a (parent, frame) pair for the stack table. */
 function stackSlot(parent: number, frame: number): number {
-  return Math.imul(parent + 1, 0x9e3779b1) ^ Math.imul(frame + 1, 0x85ebca77) ^ (parent >>> 15);
+  // murmur3's finalizer over a combination of both: the table indexes by the low bits.
+  let h = Math.imul(parent + 1, 0x9e3779b1) ^ (frame + 1);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return h ^ (h >>> 16);
 }
 
 /** Collects batches in memory, as row objects per table (tests, the browser, small inputs). */

@@ -9,6 +9,18 @@ import type { Workspace } from "../store/workspace";
 import { openDuckDb, sqlString } from "./duckdb";
 
 const VECTOR_SIZE = 2048;
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * Staged rows of one table beyond which they are written out to a part file and the table starts
+ * empty again: an in-memory DuckDB keeps table data in memory whatever its memory limit, so a
+ * 1 GB input's 100 M sample rows would otherwise all stay resident.
+ */
+const SPILL_ROWS = 2_000_000;
+
+function createTableSql(table: StagingTableName): string {
+  return `CREATE TABLE "${table}" (${STAGING_TABLES[table].map((c) => `"${c.name}" ${stagingSql(c)}`).join(", ")})`;
+}
 
 /**
  * Staging types: INTEGER columns as INTEGER (NaN becomes NULL on the way in); BIGINT and DOUBLE as
@@ -61,22 +73,24 @@ export class ParquetGenerationWriter implements BatchSink {
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
     private readonly stagingDir: string,
+    private readonly spillRows: number,
   ) {}
 
-  static async open(ws: Workspace, generationId: string): Promise<ParquetGenerationWriter> {
+  /** `spillRows`: staged rows per table before a part file is written (tests make it small). */
+  static async open(ws: Workspace, generationId: string, options: { spillRows?: number } = {}): Promise<ParquetGenerationWriter> {
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
     // Staging spills to disk beyond this, keeping a 1 GB import within about 2 GB of RSS in all.
     const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "768MB" });
-    for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) {
-      const columns = STAGING_TABLES[table].map((c) => `"${c.name}" ${stagingSql(c)}`).join(", ");
-      await connection.run(`CREATE TABLE "${table}" (${columns})`);
-    }
-    return new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir);
+    for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) await connection.run(createTableSql(table));
+    return new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir, options.spillRows ?? SPILL_ROWS);
   }
 
   /** One appender per table, kept open across batches (closing one flushes it into the table). */
   private readonly appenders = new Map<StagingTableName, DuckDBAppender>();
+  /** Rows in each staging table now, and the part files it has spilled to. */
+  private readonly staged = new Map<StagingTableName, number>();
+  private readonly parts = new Map<StagingTableName, string[]>();
 
   async write(batch: RowBatch): Promise<void> {
     const specs = STAGING_TABLES[batch.table];
@@ -98,7 +112,8 @@ export class ParquetGenerationWriter implements BatchSink {
             if (c.type === "INTEGER") {
               for (let row = start; row < end; row++) {
                 const value = source[row];
-                vector.setItem(row - start, value === value ? value : null);
+                // Observed values (a line number) can be fractional or out of range: round, or NULL.
+            vector.setItem(row - start, value === value && Math.abs(value) <= INT32_MAX ? Math.round(value) : null);
               }
             } else {
               for (let row = start; row < end; row++) vector.setItem(row - start, source[row]);
@@ -111,6 +126,42 @@ export class ParquetGenerationWriter implements BatchSink {
         appender.appendDataChunk(chunk);
       }
     }
+    const staged = (this.staged.get(batch.table) ?? 0) + batch.length;
+    this.staged.set(batch.table, staged);
+    if (staged >= this.spillRows) await this.spill(batch.table);
+  }
+
+  private async spill(table: StagingTableName): Promise<void> {
+    this.appenders.get(table)?.closeSync();
+    this.appenders.delete(table);
+    const parts = this.parts.get(table) ?? [];
+    const part = path.join(this.stagingDir, `${table}.part${parts.length}.parquet`);
+    await this.connection.run(`COPY "${table}" TO ${sqlString(part)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
+    await this.connection.run(`DROP TABLE "${table}"`);
+    await this.connection.run(createTableSql(table));
+    parts.push(part);
+    this.parts.set(table, parts);
+    this.staged.set(table, 0);
+  }
+
+  /** A staging table's rows: the table itself and any part files it spilled to. */
+  private source(table: StagingTableName): string {
+    const parts = this.parts.get(table);
+    if (!parts?.length) return `"${table}"`;
+    return `(SELECT * FROM "${table}" UNION ALL SELECT * FROM read_parquet([${parts.map(sqlString).join(", ")}]))`;
+  }
+
+  /** Rows to write for a table: spans also gets the drafted spans joined to their places. */
+  private outputSource(table: TableName): string {
+    if (table !== "spans" || !this.hasRows("span_places")) return this.source(table);
+    const drafted = new Set(DRAFT_TABLES.span_drafts.map((c) => c.name as string));
+    const columns = TABLES.spans.map((c) => `"${c.name}"`).join(", ");
+    const joined = TABLES.spans.map((c) => (drafted.has(c.name) ? `d."${c.name}"` : `p."${c.name}"`)).join(", ");
+    return `(SELECT ${columns} FROM ${this.source("spans")} UNION ALL SELECT ${joined} FROM ${this.source("span_places")} p JOIN ${this.source("span_drafts")} d USING (draft_id))`;
+  }
+
+  private hasRows(table: StagingTableName): boolean {
+    return (this.staged.get(table) ?? 0) > 0 || (this.parts.get(table)?.length ?? 0) > 0;
   }
 
   /** Writes every table as Parquet into the object store; returns the files for the generation row. */
@@ -119,14 +170,13 @@ export class ParquetGenerationWriter implements BatchSink {
     try {
       for (const appender of this.appenders.values()) appender.closeSync();
       this.appenders.clear();
-      await this.placeDraftedSpans();
+      await this.checkDrafts();
       for (const table of TABLE_NAMES) {
         const target = path.join(this.stagingDir, `${table}.parquet`);
-        const rows = await this.connection.runAndReadAll(`SELECT count(*)::BIGINT FROM "${table}"`);
-        const rowCount = Number(rows.getRows()[0][0]);
-        await this.connection.run(
-          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM "${table}"${SORT_ORDER[table] ? ` ORDER BY ${SORT_ORDER[table]}` : ""}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[table] ?? 122_880})`,
+        const copied = await this.connection.runAndReadAll(
+          `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM ${this.outputSource(table)}${SORT_ORDER[table] ? ` ORDER BY ${SORT_ORDER[table]}` : ""}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[table] ?? 122_880})`,
         );
+        const rowCount = Number(copied.getRows()[0][0]);
         await this.connection.run(`DROP TABLE "${table}"`);
         const stored = await this.ws.objects.put(createReadStream(target));
         await fsp.rm(target, { force: true });
@@ -138,16 +188,17 @@ export class ParquetGenerationWriter implements BatchSink {
     }
   }
 
-  /** Joins span drafts to their places (see DRAFT_TABLES) into the spans table. */
-  private async placeDraftedSpans(): Promise<void> {
-    const columns = TABLES.spans.map((c) => `"${c.name}"`);
-    const drafted = new Set(DRAFT_TABLES.span_drafts.map((c) => c.name as string));
-    const from = (name: string) => (drafted.has(name) ? `d."${name}"` : `p."${name}"`);
-    await this.connection.run(
-      `INSERT INTO spans (${columns.join(", ")}) SELECT ${TABLES.spans.map((c) => from(c.name)).join(", ")} FROM span_places p JOIN span_drafts d USING (draft_id)`,
+  /** Every span place has exactly one draft and every draft one place, or the spans would be wrong. */
+  private async checkDrafts(): Promise<void> {
+    if (!this.hasRows("span_places") && !this.hasRows("span_drafts")) return;
+    const counts = await this.connection.runAndReadAll(
+      `SELECT (SELECT count(*) FROM ${this.source("span_places")}) AS places, (SELECT count(DISTINCT draft_id) FROM ${this.source("span_places")}) AS placed,
+              (SELECT count(*) FROM ${this.source("span_drafts")}) AS drafts, (SELECT count(*) FROM ${this.source("span_places")} p JOIN ${this.source("span_drafts")} d USING (draft_id)) AS joined`,
     );
-    await this.connection.run("DROP TABLE span_places");
-    await this.connection.run("DROP TABLE span_drafts");
+    const [places, placed, drafts, joined] = counts.getRows()[0].map(Number);
+    if (places !== placed || places !== drafts || joined !== places) {
+      throw new Error(`span drafts and places do not pair up: ${places} places (${placed} distinct), ${drafts} drafts, ${joined} joined`);
+    }
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EvidenceBuilder, MemorySink } from "../../analysis/evidence/builder";
 import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
+import { cpuprofileImporter } from "../../analysis/formats/cpuprofile";
 import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
 import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
@@ -33,7 +34,7 @@ async function importWith(builder: EvidenceBuilder, text: string) {
 }
 
 describe("span drafts and places (spans whose nesting is known only at the end)", () => {
-  it("the Parquet writer joins them into exactly the spans the in-memory sink assembles", async () => {
+  it.each([["in staging tables", undefined], ["spilled to part files", 100]])("the Parquet writer joins them (%s) into exactly the spans the in-memory sink assembles", async (_label, spillRows) => {
     const text = mixedTrace();
     const memory = new MemorySink();
     const memorySummary = await importWith(new EvidenceBuilder(memory, 64), text);
@@ -43,7 +44,7 @@ describe("span drafts and places (spans whose nesting is known only at the end)"
     const root = tempProject();
     const ws = initWorkspace(root);
     try {
-      const writer = await ParquetGenerationWriter.open(ws, "gen_test");
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test", { spillRows });
       const summary = await importWith(new EvidenceBuilder(writer, 64), text);
       const files = await writer.finish();
       expect(summary.rows).toEqual(memorySummary.rows);
@@ -67,6 +68,46 @@ describe("span drafts and places (spans whose nesting is known only at the end)"
     expect(byName("hang")).toMatchObject([{ status: "unfinished", start_ns: 50_000 }]);
   }, 60_000);
 });
+
+describe("the Parquet writer on observed values", () => {
+  it("rounds a fractional line number instead of failing the import, as the in-memory sink does", async () => {
+    const profile = JSON.stringify({
+      nodes: [
+        { id: 1, callFrame: { functionName: "(root)", scriptId: "0", url: "", lineNumber: -1, columnNumber: -1 }, children: [2] },
+        { id: 2, callFrame: { functionName: "work", scriptId: "1", url: "file:///a.js", lineNumber: 2.5, columnNumber: 1e12 } },
+      ],
+      startTime: 0,
+      endTime: 100,
+      samples: [2, 2],
+      timeDeltas: [10, 10],
+    });
+    const memory = new MemorySink();
+    await importProfile(new EvidenceBuilder(memory), profile);
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test");
+      await importProfile(new EvidenceBuilder(writer), profile);
+      const files = await writer.finish();
+      const framesFile = files.find((f) => f.table === "frames")!;
+      const { instance, connection } = await openDuckDb();
+      try {
+        const reader = await connection.runAndReadAll(`SELECT name, line, col FROM read_parquet(${sqlString(ws.objects.pathOf(framesFile.object_id as ObjectId))})`);
+        expect(reader.getRowObjectsJson()).toEqual(memory.tables.frames.map((f) => ({ name: f.name, line: f.line, col: f.col })));
+        expect(memory.tables.frames).toMatchObject([{ name: "work", line: 4, col: null }]);
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
+      }
+    } finally {
+      ws.close();
+    }
+  });
+});
+
+async function importProfile(builder: EvidenceBuilder, text: string) {
+  await cpuprofileImporter.parse({ source: sourceFromBytes(text, "a.cpuprofile"), builder, limits: DEFAULT_IMPORT_LIMITS });
+  return builder.finish();
+}
 
 /** Rows as plain JSON values (DuckDB gives BIGINTs as strings in JSON form). */
 function normalize(row: Record<string, unknown>): Record<string, unknown> {
