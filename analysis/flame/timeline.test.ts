@@ -54,8 +54,10 @@ describe("time-order flame graph layout", () => {
 
   it("reports the value that pruned cells leave undrawn", () => {
     // main: 10 = 2 self + 4 + 4 → nothing; a@100: 4 = 1 self + 3 (b) → nothing; drop b: 3 missing.
-    expect(timelineRemainder(CELLS)).toBe(0);
-    expect(timelineRemainder(CELLS.filter((c) => c.name !== "b"))).toBe(3);
+    expect(timelineRemainder(CELLS, 10)).toBe(0);
+    expect(timelineRemainder(CELLS.filter((c) => c.name !== "b"), 10)).toBe(3);
+    // Top-level cells left out count too: the window held 15, the drawn top level 10.
+    expect(timelineRemainder(CELLS, 15)).toBe(5);
   });
 
   it("an empty timeline still has a root of width 1", () => {

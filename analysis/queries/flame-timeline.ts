@@ -14,6 +14,8 @@ export const TimelineCell = FrameColumns.extend({
   self: z.number(),
   /** Cells left out (narrower than the minimum width, each with all under it, or over the budget); the same on every row. */
   dropped_cells: z.number().int(),
+  /** The metric's summed value over every sample in the window (drawn or not); the same on every row. */
+  window_total: z.number(),
 });
 export type TimelineCell = z.infer<typeof TimelineCell>;
 
@@ -119,7 +121,8 @@ kept AS MATERIALIZED (
 ),
 dropped AS (
   SELECT coalesce((SELECT sum(n) FROM cells WHERE kind = 'narrow'), 0)
-         + (SELECT count(*) FROM wide_cells) - (SELECT count(*) FROM kept) AS dropped_cells
+         + (SELECT count(*) FROM wide_cells) - (SELECT count(*) FROM kept) AS dropped_cells,
+         coalesce((SELECT sum(value) FROM runs), 0)::DOUBLE AS window_total
 ),
 named AS MATERIALIZED (
   SELECT *, depth::VARCHAR || '@' || start_ns::BIGINT::VARCHAR
@@ -130,24 +133,28 @@ named AS MATERIALIZED (
 ${FRAME_INFO}
 SELECT c.cell_id, p.cell_id AS parent_id, c.frame_key, fi.name, fi.file, fi.line, fi.module, fi.kind,
        c.depth::INTEGER AS depth, c.start_ns::DOUBLE AS start_ns, c.end_ns::DOUBLE AS end_ns,
-       c.total::DOUBLE AS total, c.self::DOUBLE AS self, (SELECT dropped_cells FROM dropped)::BIGINT AS dropped_cells
+       c.total::DOUBLE AS total, c.self::DOUBLE AS self, (SELECT dropped_cells FROM dropped)::BIGINT AS dropped_cells,
+       (SELECT window_total FROM dropped) AS window_total
 FROM named c
 LEFT JOIN named p ON p.depth = c.depth - 1 AND p.a = c.parent_a
 JOIN frame_info fi ON fi.frame_key = c.frame_key
 -- When no cell is wide enough, one row at depth -1 still carries the count of dropped cells.
 UNION ALL
-SELECT '', NULL, '', '', NULL, NULL, NULL, 'other', -1, 0, 0, 0, 0, dropped_cells::BIGINT FROM dropped WHERE NOT EXISTS (SELECT 1 FROM kept)
+SELECT '', NULL, '', '', NULL, NULL, NULL, 'other', -1, 0, 0, 0, 0, dropped_cells::BIGINT, window_total FROM dropped WHERE NOT EXISTS (SELECT 1 FROM kept)
 ORDER BY depth, start_ns, cell_id`,
 });
 
 /**
- * The value the kept cells leave undrawn: under each cell, its total minus its self value and
- * its kept children's totals (the samples of pruned, narrower cells), summed.
+ * The value the kept cells leave undrawn: the window's total minus what the top-level cells hold,
+ * plus under each cell its total minus its self value and its kept children's totals (the
+ * samples of pruned, narrower cells).
  */
-export function timelineRemainder(cells: readonly Pick<TimelineCell, "cell_id" | "parent_id" | "self" | "total">[]): number {
+export function timelineRemainder(cells: readonly Pick<TimelineCell, "cell_id" | "parent_id" | "self" | "total">[], windowTotal: number): number {
   const childTotals = new Map<string, number>();
   for (const c of cells) if (c.parent_id !== null) childTotals.set(c.parent_id, (childTotals.get(c.parent_id) ?? 0) + c.total);
-  let rest = 0;
+  let rest = windowTotal;
+  for (const c of cells) if (c.parent_id === null) rest -= c.total;
+  if (rest <= 1e-9 * Math.max(1, windowTotal)) rest = 0;
   for (const c of cells) {
     const r = c.total - c.self - (childTotals.get(c.cell_id) ?? 0);
     if (r > 1e-9 * Math.max(1, c.total)) rest += r;

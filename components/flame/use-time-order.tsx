@@ -28,7 +28,12 @@ export function useTimeOrder(args: { runId: string; commitId: string; metric: st
             ? `${r.dropped_cells.toLocaleString("en-US")} cells shorter than ${formatValue(r.min_width_ns, "ns")} (or past the ${CELL_BUDGET.toLocaleString("en-US")}-cell budget) are left out with everything under them: ${formatValue(r.dropped_total, r.unit, r.metric)} not drawn.`
             : null;
         const reason = r.status.state === "partial" || r.status.state === "empty" ? r.status.reason : null;
-        setResult({ key, cells: r.cells, note: <span data-testid="time-order-note">{[reason, dropped].filter(Boolean).join(" ") || `${r.cells.length.toLocaleString("en-US")} cells, nothing left out.`}</span> });
+        const track = r.sampled_tracks.find((t) => t.track_id === r.track_id);
+        const thread =
+          track && r.sampled_tracks.length > 1
+            ? `Time order of one thread, ${track.thread_name ?? track.thread_id ?? `track ${track.track_id}`} (the busiest of ${r.sampled_tracks.length} with samples).`
+            : null;
+        setResult({ key, cells: r.cells, note: <span data-testid="time-order-note">{[thread, reason, dropped].filter(Boolean).join(" ") || `${r.cells.length.toLocaleString("en-US")} cells, nothing left out.`}</span> });
       })
       .catch((e: unknown) => {
         if (!live) return;

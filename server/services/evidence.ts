@@ -239,7 +239,7 @@ export const flameTimeline = defineService({
       metric: MetricArg,
       start_ns: z.number().int().optional(),
       end_ns: z.number().int().optional(),
-      track_id: z.number().int().optional().describe("Only this track's samples; all tracks in one time order by default."),
+      track_id: z.number().int().optional().describe("The thread (track) whose samples to order; by default the one with the most samples. Time order is per thread: interleaving threads would cut every cell at the other threads' samples."),
       budget: z.number().int().min(10).max(200_000).default(20_000),
       min_width_ns: z.number().min(0).optional().describe(`Drop cells shorter than this; by default the shown span / ${TIMELINE_RESOLUTION}.`),
       commit_id: CommitArg,
@@ -247,11 +247,14 @@ export const flameTimeline = defineService({
     .strict()
     .refine((i) => i.start_ns === undefined || i.end_ns === undefined || i.end_ns > i.start_ns, { message: "end_ns must be after start_ns", path: ["end_ns"] }),
   output: z.object({
-    cells: z.array(TimelineCell.omit({ dropped_cells: true })),
+    cells: z.array(TimelineCell.omit({ dropped_cells: true, window_total: true })),
     /** Cells left out (narrower than min_width_ns, each with everything under it, or over the budget) and the value they leave undrawn. */
     dropped_cells: z.number().int(),
     dropped_total: z.number(),
     min_width_ns: z.number(),
+    /** The track ordered, and every track with samples (to choose another). */
+    track_id: z.number().int().nullable(),
+    sampled_tracks: z.array(TrackRow),
     metric: z.string().nullable(),
     unit: z.string().nullable(),
     commit_id: z.string(),
@@ -262,7 +265,10 @@ export const flameTimeline = defineService({
     const metric = chooseMetric(evidence, input.metric);
     const range = metric ? timeRangeOf(evidence, metric.name) : null;
     const commitId = evidence.reader.commit.commit_id;
-    const empty = { cells: [], dropped_cells: 0, dropped_total: 0, min_width_ns: 0, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: commitId };
+    const sampledTracks = (await evidence.reader.run(tracksQuery, { generations: evidence.generations })).filter((t) => t.samples > 0);
+    const busiest = sampledTracks.reduce<(typeof sampledTracks)[number] | null>((best, t) => (best === null || t.samples > best.samples ? t : best), null);
+    const trackId = input.track_id ?? (sampledTracks.length > 1 ? busiest!.track_id : null);
+    const empty = { cells: [], dropped_cells: 0, dropped_total: 0, min_width_ns: 0, track_id: trackId, sampled_tracks: sampledTracks, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: commitId };
     if (!metric) return { ...empty, status: statusOf(evidence, input.run_id, false, "samples") };
     if (!range) {
       return { ...empty, status: { state: "empty" as const, reason: `The samples of ${metric.name} carry no timestamps (an aggregate profile), so there is no time order; use the left-heavy flame graph.`, fill_with: null } };
@@ -275,16 +281,16 @@ export const flameTimeline = defineService({
       metric: metric.name,
       start_ns: input.start_ns ?? null,
       end_ns: input.end_ns ?? null,
-      track_id: input.track_id ?? null,
+      track_id: trackId,
       min_width_ns: minWidth,
       budget: input.budget,
     });
-    const cells = rows.filter((r) => r.depth >= 0).map(({ dropped_cells: _d, ...cell }) => cell);
+    const cells = rows.filter((r) => r.depth >= 0).map(({ dropped_cells: _d, window_total: _w, ...cell }) => cell);
     return {
       ...empty,
       cells,
       dropped_cells: rows[0]?.dropped_cells ?? 0,
-      dropped_total: timelineRemainder(cells),
+      dropped_total: timelineRemainder(cells, rows[0]?.window_total ?? 0),
       min_width_ns: minWidth,
       status:
         cells.length === 0 && (rows[0]?.dropped_cells ?? 0) > 0

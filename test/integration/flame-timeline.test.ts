@@ -6,13 +6,16 @@ import { extractAndPublish } from "../../server/evidence/extract";
 import { registerArtifact } from "../../server/store/artifacts";
 import { createRun } from "../../server/store/runs";
 import { initWorkspace, type Workspace } from "../../server/store/workspace";
+import { flameTimeline } from "../../server/services/evidence";
+import { callService } from "../../server/services/service";
 import { tempProject } from "../helpers/project";
 
 async function publish(ws: Workspace, produce: (b: EvidenceBuilder) => void) {
   const run = createRun(ws.db, { kind: "import", source: "test", title: "timeline" });
   const stored = await ws.objects.put(Buffer.from("timeline"));
   registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "test", mediaType: "text/plain", sensitivity: "normal" });
-  return extractAndPublish(ws, { artifactId: stored.id, runId: run.run_id, extractor: "test", extractorVersion: "1", produce: async (b) => produce(b) });
+  const published = await extractAndPublish(ws, { artifactId: stored.id, runId: run.run_id, extractor: "test", extractorVersion: "1", produce: async (b) => produce(b) });
+  return { ...published, run_id: run.run_id };
 }
 
 /** One sample every 10 ns on the main thread; a second thread's samples interleave at +5 ns. */
@@ -31,7 +34,7 @@ function fixture(b: EvidenceBuilder) {
 }
 
 type Cell = { cell_id: string; parent_id: string | null; name: string; depth: number; start_ns: number; end_ns: number; total: number; self: number; dropped_cells: number };
-const shape = (rows: Cell[]) => rows.map((r) => `${r.depth} ${r.name} [${r.start_ns},${r.end_ns}) total ${r.total} self ${r.self}`);
+const shape = (rows: Omit<Cell, "dropped_cells">[]) => rows.map((r) => `${r.depth} ${r.name} [${r.start_ns},${r.end_ns}) total ${r.total} self ${r.self}`);
 
 describe("flame_timeline: consecutive samples sharing a stack prefix merge into cells", () => {
   it("merges per frame in time order, links each cell to its parent and lasts each sample until the next", async () => {
@@ -119,6 +122,28 @@ describe("flame_timeline: consecutive samples sharing a stack prefix merge into 
         "0 main [20,25) total 1 self 0",
         "0 worker [25,30) total 1 self 0",
       ]);
+    } finally {
+      ws.close();
+    }
+  });
+});
+
+describe("evidence.flame_timeline (the service)", () => {
+  it("orders one thread at a time, the busiest by default, and counts what it leaves undrawn", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const { run_id } = await publish(ws, fixture);
+      const ctx = { locator: { cwd: ws.layout.projectRoot, projectRoot: ws.layout.projectRoot }, actor: "test" as const };
+      const busiest = await callService(flameTimeline, ctx, { run_id, metric: "samples", min_width_ns: 0 });
+      expect(busiest.track_id).toBe(mainTrack);
+      expect(busiest.sampled_tracks.map((t) => [t.thread_name, t.samples])).toEqual([["main", 7], ["other", 3]]);
+      expect(shape(busiest.cells.filter((c) => c.depth === 0))).toEqual(["0 main [0,70) total 7 self 1"]);
+      expect(busiest.dropped_total).toBe(0);
+      const other = await callService(flameTimeline, ctx, { run_id, metric: "samples", min_width_ns: 0, track_id: busiest.sampled_tracks[1].track_id });
+      expect(shape(other.cells.filter((c) => c.depth === 0))).toEqual(["0 worker [5,35) total 3 self 0"]);
+      // Nothing is 1000 ns wide: every sample of the thread is left undrawn, and said so.
+      const none = await callService(flameTimeline, ctx, { run_id, metric: "samples", min_width_ns: 1000 });
+      expect(none).toMatchObject({ cells: [], dropped_cells: 1, dropped_total: 7, status: { state: "partial" } });
     } finally {
       ws.close();
     }
