@@ -52,12 +52,36 @@ function wantsProgress(body: unknown): boolean {
   return messages.some((m) => (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined);
 }
 
+/** JSON-RPC messages are small; a larger body is refused before it is parsed. */
+export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
+
+/** The body of a Web request as JSON, refused (BodyTooLarge) past MAX_MCP_BODY_BYTES. */
+async function readLimitedJson(req: Request): Promise<unknown> {
+  if (Number(req.headers.get("content-length") ?? 0) > MAX_MCP_BODY_BYTES) throw new BodyTooLarge(MAX_MCP_BODY_BYTES);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    const reader = req.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > MAX_MCP_BODY_BYTES) {
+        await reader.cancel();
+        throw new BodyTooLarge(MAX_MCP_BODY_BYTES);
+      }
+      chunks.push(value);
+    }
+  }
+  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+}
+
 /**
  * Answers one request. `readBody` reads a POST body already taken off the socket (the Node entry in
  * `node-http.ts`); by default the Web request's own body is read. Either way it is read only after
  * the Host/Origin and token checks have passed.
  */
-export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocator, readBody: () => Promise<unknown> = () => req.json()): Promise<Response> {
+export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocator, readBody: () => Promise<unknown> = () => readLimitedJson(req)): Promise<Response> {
   try {
     checkLoopbackRequest(req.headers);
   } catch (error) {

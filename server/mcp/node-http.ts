@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { WorkspaceLocator } from "../store/layout";
-import { BodyTooLarge, handleMcpHttpRequest } from "./http";
+import { BodyTooLarge, handleMcpHttpRequest, MAX_MCP_BODY_BYTES } from "./http";
 
 /**
  * `/api/mcp` answered straight from the Node HTTP server of `emberscope serve`, ahead of Next's
@@ -11,9 +11,6 @@ import { BodyTooLarge, handleMcpHttpRequest } from "./http";
  */
 
 export const MCP_PATH = "/api/mcp";
-
-/** JSON-RPC messages are small; anything larger is refused before parsing. */
-export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
 
 export function isMcpRequest(url: string | undefined): boolean {
   if (!url) return false;
@@ -60,13 +57,18 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
   res.writeHead(response.status, headers);
   res.flushHeaders();
   const reader = response.body.getReader();
-  res.once("close", () => void reader.cancel().catch(() => undefined));
+  let closed = false;
+  res.once("close", () => {
+    closed = true;
+    void reader.cancel().catch(() => undefined);
+  });
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) break;
-    if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve));
+    if (done || closed) break;
+    // A client gone while the socket is full never drains: wait for whichever comes first.
+    if (!res.write(value)) await new Promise<void>((resolve) => (res.once("drain", resolve), res.once("close", resolve)));
   }
-  res.end();
+  if (!closed) res.end();
 }
 
 /** Answers one `/api/mcp` request on a Node server; never throws (a fault becomes a 500). */
