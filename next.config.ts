@@ -7,6 +7,12 @@ const config: NextConfig = {
   allowedDevOrigins: ["127.0.0.1"],
   poweredByHeader: false,
   turbopack: { root: process.cwd() },
+  // DuckDB-WASM's engine (public/duckdb/<version>/, copied at build): a versioned URL, so cached for
+  // good; no-transform keeps the compression middleware off the 34 MB wasm (gzip on the fly cost
+  // ~2 s per cold load on loopback and held back the browser's streaming compile).
+  async headers() {
+    return [{ source: "/duckdb/:version/:file", headers: [{ key: "Cache-Control", value: "public, max-age=31536000, immutable, no-transform" }] }];
+  },
 };
 
 export default config;

@@ -6,7 +6,8 @@ import { ErrorPanel } from "../../components/ErrorPanel";
 import { CompareCell, type CompareRow } from "../../components/compare/CompareCell";
 import { errorDocumentOf, queryService } from "../../components/trpc-client";
 import type { FlameInputNode } from "../../analysis/flame/tree";
-import { useUrlState } from "../runs/[runId]/url-state";
+import { useUrlState } from "../../components/use-url-state";
+import { COMPARE_URL_STATE, type CompareUrlState } from "./url-state";
 
 interface Loaded {
   base: FlameInputNode[];
@@ -20,14 +21,13 @@ export interface CompareWorkbenchProps {
   candidate: string;
   commitId: string;
   metrics: string[];
-  initial: { metric: string | null; from: string | null; norm: string | null; zoom: string | null; q: string | null };
+  /** The view state the URL carried: readUrlState(COMPARE_URL_STATE, searchParams). */
+  initial: CompareUrlState;
 }
-
-const DEFAULTS = { from: "candidate", norm: "0" };
 
 /** Fetches both flame trees and the per-function comparison, and keeps the view in the URL. */
 export function CompareWorkbench(props: CompareWorkbenchProps) {
-  const [state, patch] = useUrlState(props.initial, DEFAULTS as never);
+  const [state, patch] = useUrlState(COMPARE_URL_STATE, props.initial);
   const [trees, setTrees] = useState<Loaded | ErrorDocument | null>(null);
   const [table, setTable] = useState<{ rows: CompareRow[] } | ErrorDocument | null>(null);
   const metric = state.metric ?? undefined;

@@ -6,11 +6,11 @@ import { webServiceContext } from "../../server/trpc/context";
 import "../../components/flame/workbench.css";
 import { CommitPicker } from "../runs/[runId]/CommitPicker";
 import { CompareWorkbench } from "./CompareWorkbench";
+import { firstParam, readUrlState, type SearchParams } from "../../components/url-state";
+import { COMPARE_URL_STATE } from "./url-state";
 
 export const dynamic = "force-dynamic";
 
-type Search = Record<string, string | string[] | undefined>;
-const one = (v: string | string[] | undefined): string | null => (Array.isArray(v) ? (v[0] ?? null) : (v ?? null));
 
 const RAIL = [
   { href: "/", label: "Workspace" },
@@ -18,13 +18,13 @@ const RAIL = [
   { href: "/compare", label: "Compare", current: true },
 ];
 
-/** /compare?base=RUN&candidate=RUN[&commit=&metric=&from=base&norm=1&zoom=&q=] */
-export default async function ComparePage(props: { searchParams: Promise<Search> }) {
+/** /compare?base=RUN&candidate=RUN[&commit=&metric=&from=base&norm=1&zoom=&q=] (COMPARE_URL_STATE) */
+export default async function ComparePage(props: { searchParams: Promise<SearchParams> }) {
   const search = await props.searchParams;
   const ctx = webServiceContext();
-  const base = one(search.base);
-  const candidate = one(search.candidate);
-  const commit = one(search.commit) ?? "HEAD";
+  const base = firstParam(search.base);
+  const candidate = firstParam(search.candidate);
+  const commit = firstParam(search.commit) ?? "HEAD";
   try {
     const runs = await callService(listRuns, ctx, { limit: 100 });
     const commits = await callService(listCommits, ctx, { limit: 50 });
@@ -82,7 +82,7 @@ export default async function ComparePage(props: { searchParams: Promise<Search>
               candidate={both[1].run_id}
               commitId={commitId}
               metrics={summary.metrics.filter((m) => m.samples > 0).map((m) => m.name)}
-              initial={{ metric: one(search.metric), from: one(search.from), norm: one(search.norm), zoom: one(search.zoom), q: one(search.q) }}
+              initial={readUrlState(COMPARE_URL_STATE, search)}
             />
           </>
         ) : runs.items.length >= 2 ? (

@@ -50,8 +50,14 @@ export function CompareCell(props: CompareCellProps) {
   const colours = useCallback(
     (tree: FlameTree) => {
       const out = new Uint8Array(tree.count);
-      out[0] = diffColourOf({ share_change: 0 } as DiffNode, scale);
-      for (let i = 1; i < tree.count; i++) out[i] = diffColourOf(byId.get(tree.ids[i])!, scale);
+      const neutral = diffColourOf({ share_change: 0 } as DiffNode, scale);
+      out[0] = neutral;
+      // The tree may still be the previous layout's (layouts arrive from a worker after `from` changes):
+      // nodes it has that this diff lacks are drawn neutral until the new layout lands.
+      for (let i = 1; i < tree.count; i++) {
+        const node = byId.get(tree.ids[i]);
+        out[i] = node ? diffColourOf(node, scale) : neutral;
+      }
       return out;
     },
     [byId, scale],

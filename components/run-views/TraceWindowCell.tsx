@@ -1,10 +1,20 @@
 "use client";
 
-import { TraceWindow } from "../trace/TraceWindow";
+import { TraceWindow, type TimeWindow } from "../trace/TraceWindow";
 
-/** The trace window as a notebook-ready cell: props in (run and pinned commit), no page globals. */
-export function TraceWindowCell(props: { runId: string; commitId: string; initialView?: { start: number; end: number }; onViewChange?: (view: { start: number; end: number }, selection: { start: number; end: number } | null) => void }) {
-  return <TraceWindow runId={props.runId} commitId={props.commitId} initialView={props.initialView} onViewChange={props.onViewChange} />;
+/**
+ * The trace window as a notebook-ready cell: props in (run, pinned commit, and optionally the visible
+ * range and selection to open with), no page globals. onViewChange reports the visible range (null
+ * while the whole run is shown) and the selection, e.g. to keep them in the URL.
+ */
+export function TraceWindowCell(props: {
+  runId: string;
+  commitId: string;
+  initialView?: TimeWindow;
+  initialSelection?: TimeWindow;
+  onViewChange?: (view: TimeWindow | null, selection: TimeWindow | null) => void;
+}) {
+  return <TraceWindow runId={props.runId} commitId={props.commitId} initialView={props.initialView} initialSelection={props.initialSelection} onViewChange={props.onViewChange} />;
 }
 
 export default TraceWindowCell;

@@ -50,7 +50,9 @@ function Bars({ rows, y, label }: { rows: Record<string, unknown>[]; y: string; 
   const height = rows.length * barHeight + 4;
   const max = Math.max(0, ...rows.map((r) => r[y] as number));
   const min = Math.min(0, ...rows.map((r) => r[y] as number));
-  const x = scaleLinear().domain([min, max || 1]).range([left, WIDTH - 80]);
+  // Room at the right for the longest value label (about 7 px a character at the chart's font size).
+  const valueRoom = Math.min(200, 12 + Math.max(0, ...rows.map((r) => formatCell(r[y]).length)) * 7);
+  const x = scaleLinear().domain([min, max || 1]).range([left, WIDTH - valueRoom]);
   const band = scaleBand<number>().domain(rows.map((_, i) => i)).range([2, height - 2]).padding(0.15);
   return (
     <svg width={WIDTH} height={height} role="img" aria-label={`Bar chart of ${y}`}>

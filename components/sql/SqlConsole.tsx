@@ -1,8 +1,10 @@
 "use client";
 
 import { useCallback, useEffect, useMemo, useState } from "react";
+import { preload } from "react-dom";
 import "./sql.css";
 import { ENGINE, openCommitSession, type CommitSession, type QueryResult } from "./duckdb-session";
+import { engineUrls } from "./engine";
 import { buildPresets, presetContext, STARTER_SQL, type Preset } from "./presets";
 import { ResultChart } from "./ResultChart";
 import { ResultTable } from "./ResultTable";
@@ -19,6 +21,10 @@ type State =
  */
 export function SqlConsole(props: { commitId: string; runId?: string | null; initialSql?: string; initialPreset?: string; compact?: boolean }) {
   const runId = props.runId ?? null;
+  // The engine's wasm is the long pole of a cold start: a <link rel=preload> in the page's head starts
+  // downloading it while the page's scripts load and hydrate; the worker's fetch then reads it from the
+  // HTTP cache (immutable, versioned URL). eh is the bundle every current browser picks.
+  preload(engineUrls().eh.mainModule, { as: "fetch", crossOrigin: "anonymous", fetchPriority: "high" });
   const [state, setState] = useState<State>({ phase: "loading", step: "starting DuckDB-WASM" });
   const [session, setSession] = useState<CommitSession | null>(null);
   const [presets, setPresets] = useState<Preset[]>([]);

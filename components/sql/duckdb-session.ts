@@ -1,6 +1,6 @@
 "use client";
 
-import type { AsyncDuckDB } from "@duckdb/duckdb-wasm";
+import { loadEngine, mark } from "./engine";
 import { TABLES, TABLE_NAMES, type ColumnSpec } from "../../analysis/evidence/schema";
 import { parquetFileToArrowIpc } from "./parquet-to-arrow";
 import type { listCorpusFiles } from "../../server/services/corpus";
@@ -10,6 +10,7 @@ import { callQuery } from "../home/trpc-client";
  * DuckDB-WASM over one pinned commit: the app serves the engine (public/duckdb/, copied at build)
  * and each Parquet file at an immutable content-addressed URL; the browser reads the commit's files
  * with range requests into the evidence tables (frames, stacks, …). Loaded only in the browser.
+ * The engine itself (worker + wasm) is started by ./engine.ts.
  */
 export const ENGINE = "duckdb-wasm";
 
@@ -33,35 +34,6 @@ export interface CommitSession {
   query(sql: string): Promise<QueryResult>;
 }
 
-let engine: Promise<{ db: AsyncDuckDB; version: string }> | null = null;
-
-/** Starts DuckDB-WASM once per page (worker + wasm from this app's /duckdb/, never a CDN). */
-export function loadEngine(): Promise<{ db: AsyncDuckDB; version: string }> {
-  engine ??= (async () => {
-    const duckdb = await import("@duckdb/duckdb-wasm");
-    const base = new URL("/duckdb/", window.location.href).href;
-    const bundle = await duckdb.selectBundle({
-      mvp: { mainModule: `${base}duckdb-mvp.wasm`, mainWorker: `${base}duckdb-browser-mvp.worker.js` },
-      eh: { mainModule: `${base}duckdb-eh.wasm`, mainWorker: `${base}duckdb-browser-eh.worker.js` },
-    });
-    const worker = new Worker(bundle.mainWorker!);
-    const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), worker);
-    await db.instantiate(bundle.mainModule, bundle.pthreadWorker);
-    await db.open({ query: { castBigIntToDouble: true, castDecimalToDouble: true } });
-    const version = await db.getVersion();
-    return { db, version };
-  })();
-  engine.catch(() => {
-    engine = null;
-  });
-  return engine;
-}
-
-/** Starts fetching and compiling the engine early (e.g. when a page with an SQL cell opens). */
-export function preloadEngine(): void {
-  void loadEngine().catch(() => undefined);
-}
-
 const sessions = new Map<string, Promise<CommitSession>>();
 
 /** Arrow values as plain JSON-like values (lists as arrays, 64-bit integers as numbers). */
@@ -83,37 +55,74 @@ function plain(value: unknown): unknown {
 const TABLE_PATTERN = new RegExp(`\\b(?:from|join)\\s+"?(${TABLE_NAMES.join("|")})\\b`, "gi");
 const MISSING_TABLE = new RegExp(`Table with name "?(${TABLE_NAMES.join("|")})"? does not exist`, "i");
 
+/** Tables up to this many bytes of Parquet are decoded while the engine is still starting. */
+const PREFETCH_BYTES = 256 * 1024;
+
+type TableName = (typeof TABLE_NAMES)[number];
+
 async function createSession(commitRef: string, runId: string | null): Promise<CommitSession> {
-  const [{ db, version }, listing] = await Promise.all([loadEngine(), callQuery<typeof listCorpusFiles>("corpus.files", { commit_id: commitRef, ...(runId ? { run_id: runId } : {}) })]);
+  const engineReady = loadEngine();
+  const listing = await callQuery<typeof listCorpusFiles>("corpus.files", { commit_id: commitRef, ...(runId ? { run_id: runId } : {}) });
+  mark("session-listing");
   const schema = `commit_${listing.commit_id.replace(/[^A-Za-z0-9_]/g, "_")}${runId ? `_${runId.replace(/[^A-Za-z0-9_]/g, "_")}` : ""}`;
   const generations = listing.run_generations ?? listing.generations.map((g) => g.generation_id);
   // A run-scoped session holds only that run's files; a commit-wide one holds every file of the commit.
   const scope = new Set(generations);
   const files = listing.files.filter((f) => scope.has(f.generation_id));
+  // Parquet → Arrow IPC per table, on the main thread; cached until the table is inserted.
+  const decoded = new Map<TableName, Promise<{ file: (typeof files)[number]; ipc: Uint8Array }[]>>();
+  const decode = (table: TableName) => {
+    let done = decoded.get(table);
+    if (!done) {
+      const spec = [...(TABLES[table] as readonly ColumnSpec[])];
+      done = (async () => {
+        const out = [];
+        for (const file of files.filter((f) => f.table === table)) {
+          const { ipc } = await parquetFileToArrowIpc(new URL(file.url, window.location.href).href, file.size_bytes, spec);
+          out.push({ file, ipc });
+        }
+        mark(`table-${table}-decoded`);
+        return out;
+      })();
+      decoded.set(table, done);
+      done.catch(() => decoded.delete(table));
+    }
+    return done;
+  };
+  // While the wasm compiles in the worker, the main thread is mostly idle: decode the small tables
+  // now (smallest first; the first queries read metrics and spans), so they only need inserting.
+  const bytes = new Map<TableName, number>();
+  for (const f of files) bytes.set(f.table as TableName, (bytes.get(f.table as TableName) ?? 0) + f.size_bytes);
+  const small = [...bytes].filter(([, b]) => b <= PREFETCH_BYTES).sort((a, b) => a[1] - b[1]);
+  void (async () => {
+    for (const [table] of small) await decode(table).catch(() => undefined);
+  })();
+  const { db, version } = await engineReady;
   const connection = await db.connect();
   await connection.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   await connection.query(`SET search_path = '${schema}'`);
+  mark("session-connected");
   // Tables are materialized on first use: a query reading only frames never downloads samples.
   const loaded = new Map<string, Promise<void>>();
-  const materialize = (table: (typeof TABLE_NAMES)[number]) => {
+  const materialize = (table: TableName) => {
     let done = loaded.get(table);
     if (!done) {
       done = (async () => {
         const spec = TABLES[table] as readonly ColumnSpec[];
-        const mine = files.filter((f) => f.table === table);
         const parts: string[] = [];
-        for (const [i, file] of mine.entries()) {
-          const { ipc } = await parquetFileToArrowIpc(new URL(file.url, window.location.href).href, file.size_bytes, [...spec]);
+        for (const [i, { file, ipc }] of (await decode(table)).entries()) {
           const name = `${table}__${i}`;
           await connection.insertArrowFromIPCStream(ipc, { name, schema, create: true });
           parts.push(`SELECT '${file.generation_id.replace(/[^a-z0-9_]/g, "")}' AS generation_id, * FROM ${schema}."${name}"`);
         }
+        decoded.delete(table);
         if (parts.length) {
           await connection.query(`CREATE OR REPLACE VIEW ${schema}."${table}" AS ${parts.join(" UNION ALL BY NAME ")}`);
         } else {
           const columns = ["generation_id VARCHAR", ...spec.map((c) => `"${c.name}" ${c.type}`)].join(", ");
           await connection.query(`CREATE TABLE IF NOT EXISTS ${schema}."${table}" (${columns})`);
         }
+        mark(`table-${table}-inserted`);
       })();
       loaded.set(table, done);
       done.catch(() => loaded.delete(table));
@@ -132,7 +141,7 @@ async function createSession(commitRef: string, runId: string | null): Promise<C
       // One connection per session runs one statement at a time.
       const run = queue.then(async () => {
         const start = performance.now();
-        const tables = new Set([...sql.matchAll(TABLE_PATTERN)].map((m) => m[1].toLowerCase() as (typeof TABLE_NAMES)[number]));
+        const tables = new Set([...sql.matchAll(TABLE_PATTERN)].map((m) => m[1].toLowerCase() as TableName));
         for (const table of tables) await materialize(table);
         let table;
         for (let attempt = 0; ; attempt++) {
@@ -142,10 +151,11 @@ async function createSession(commitRef: string, runId: string | null): Promise<C
           } catch (error) {
             const missing = MISSING_TABLE.exec(error instanceof Error ? error.message : String(error));
             if (!missing || attempt >= TABLE_NAMES.length) throw error;
-            await materialize(missing[1].toLowerCase() as (typeof TABLE_NAMES)[number]);
+            await materialize(missing[1].toLowerCase() as TableName);
           }
         }
         const ms = performance.now() - start;
+        mark("query-answered");
         const columns = table.schema.fields.map((f) => ({ name: f.name, type: String(f.type) }));
         const rows = table.toArray().map((row) => {
           const record = (row as { toJSON(): Record<string, unknown> }).toJSON();

@@ -40,14 +40,25 @@ function toVector(spec: ColumnSpec, column: Column | null, rows: number): Vector
   return vectorFromArray(values as never[], ARROW[spec.type]());
 }
 
+/** Files up to this size are read with one request: every column is decoded anyway, and on loopback
+ * one response beats a footer request plus one range request per column chunk. */
+const WHOLE_FILE_BYTES = 4 * 1024 * 1024;
+
 /**
- * Reads one evidence Parquet file by range requests (footer, then the column chunks) and returns
+ * Reads one evidence Parquet file (a small one whole, a larger one by range requests: footer, then
+ * the column chunks) and returns
  * it as an Arrow IPC stream with the schema's column types. DuckDB-WASM 1.32 does not link its
  * parquet extension and would fetch it from the internet, so the browser decodes Parquet itself.
  * `generation_id` is left out: it is constant per file, and the view adds it back.
  */
 export async function parquetFileToArrowIpc(url: string, byteLength: number, columns: ColumnSpec[]): Promise<{ ipc: Uint8Array; rows: number }> {
-  const file = cachedAsyncBuffer(await asyncBufferFromUrl({ url, byteLength }));
+  const file =
+    byteLength <= WHOLE_FILE_BYTES
+      ? await fetch(url).then((r) => {
+          if (!r.ok) throw new Error(`GET ${url}: ${r.status} ${r.statusText}`);
+          return r.arrayBuffer();
+        })
+      : cachedAsyncBuffer(await asyncBufferFromUrl({ url, byteLength }));
   const metadata = await parquetMetadataAsync(file);
   const present = new Set(metadata.schema.map((s) => s.name));
   const wanted = columns.filter((c) => present.has(c.name));

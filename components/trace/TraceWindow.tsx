@@ -20,6 +20,9 @@ interface View {
   end: number;
 }
 
+/** A time range in nanoseconds (the visible window or a selection). */
+export type TimeWindow = View;
+
 function isDark(): boolean {
   return typeof window !== "undefined" && window.matchMedia?.("(prefers-color-scheme: dark)").matches;
 }
@@ -29,7 +32,16 @@ function isDark(): boolean {
  * zoom (wheel, W/S) and pan (shift+wheel, A/D, minimap), flows as arrows; dragging selects a time
  * range, which shows the flame graph of that range's samples and its spans. Canvas throughout.
  */
-export function TraceWindow(props: { runId: string; commitId: string; initialView?: View; onViewChange?: (view: View, selection: View | null) => void }) {
+export function TraceWindow(props: {
+  runId: string;
+  commitId: string;
+  /** The visible range to open with (clamped to the run); the whole run when absent. */
+  initialView?: View;
+  /** The selected range to open with. */
+  initialSelection?: View;
+  /** Called when the visible range (null: the whole run) or the selection changes. */
+  onViewChange?: (view: View | null, selection: View | null) => void;
+}) {
   const { runId, commitId } = props;
   const [summary, setSummary] = useState<Summary | null>(null);
   const [error, setError] = useState<ErrorDocument | null>(null);
@@ -37,7 +49,7 @@ export function TraceWindow(props: { runId: string; commitId: string; initialVie
   const [loading, setLoading] = useState(true);
   const [flows, setFlows] = useState<Flow[]>([]);
   const [view, setView] = useState<View | null>(null);
-  const [selection, setSelection] = useState<View | null>(null);
+  const [selection, setSelection] = useState<View | null>(props.initialSelection ?? null);
   const [picked, setPicked] = useState<Span | null>(null);
   const [hover, setHover] = useState<{ span: Span; x: number; y: number } | null>(null);
   const [width, setWidth] = useState(900);
@@ -66,7 +78,12 @@ export function TraceWindow(props: { runId: string; commitId: string; initialVie
         if (cancelled) return;
         setSummary(s);
         if (!s.spans || s.spans.spans === 0 || s.spans.first_ns === null) setLoading(false);
-        else setView(props.initialView ?? { start: s.spans.first_ns, end: Math.max(s.spans.last_ns ?? 0, s.spans.first_ns + 1) });
+        else {
+          const whole = { start: s.spans.first_ns, end: Math.max(s.spans.last_ns ?? 0, s.spans.first_ns + 1) };
+          const asked = props.initialView;
+          // A range from a link is kept when it lies in the run; otherwise the whole run is shown.
+          setView(asked && asked.start >= whole.start && asked.end <= whole.end && asked.end > asked.start ? asked : whole);
+        }
       })
       .catch((e: unknown) => !cancelled && (setError(errorDocumentOf(e)), setLoading(false)));
     return () => {
@@ -117,9 +134,13 @@ export function TraceWindow(props: { runId: string; commitId: string; initialVie
     };
   }, [data, runId, commitId, summary]);
 
+  // Reported once the view settles (150 ms): a wheel zoom changes it every frame.
   useEffect(() => {
-    if (view) props.onViewChange?.(view, selection);
-  }, [view, selection]);
+    if (!view || !full) return;
+    const whole = Math.round(view.start) <= full.start && Math.round(view.end) >= full.end;
+    const timer = setTimeout(() => props.onViewChange?.(whole ? null : view, selection), 150);
+    return () => clearTimeout(timer);
+  }, [view, selection, full]);
 
   useEffect(() => {
     const el = wrapRef.current;
@@ -444,6 +465,8 @@ export function TraceWindow(props: { runId: string; commitId: string; initialVie
       data-span-count={spanCount}
       data-track-count={layout.tracks.length}
       data-opened-ms={openedMs !== null ? Math.round(openedMs) : undefined}
+      data-view={view ? `${Math.round(view.start)}..${Math.round(view.end)}` : undefined}
+      data-selection={selection ? `${Math.round(selection.start)}..${Math.round(selection.end)}` : undefined}
     >
       <div className="trace-toolbar">
         <span className="muted">
@@ -557,10 +580,12 @@ export function TraceWindow(props: { runId: string; commitId: string; initialVie
                       <tbody>
                         {inSelection.slice(0, 300).map((s) => (
                           <tr key={`${s.generation_id}:${s.span_id}`} onClick={() => setPicked(s)} className={picked?.span_id === s.span_id ? "picked" : undefined}>
-                            <td className="wide">{s.name}</td>
+                            <td className="wide" title={s.name}>
+                              {s.name}
+                            </td>
                             <td className="num">{formatNs(s.dur_ns)}</td>
                             <td className="num">{formatNs(s.start_ns - origin)}</td>
-                            <td>{trackName(s.track_id)}</td>
+                            <td title={trackName(s.track_id)}>{trackName(s.track_id)}</td>
                           </tr>
                         ))}
                       </tbody>

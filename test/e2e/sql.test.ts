@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import path from "node:path";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { hotspotsQuery } from "../../analysis/queries";
@@ -8,6 +8,7 @@ import { openEvidence } from "../../server/evidence/engine";
 import { analyzeHotspots, callService, importArtifact, listCorpusFiles } from "../../server/services";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { cpuprofileFile } from "../bench/generators";
+import { DUCKDB_WASM_VERSION, engineUrls } from "../../components/sql/engine";
 import { launchChromium, screenshotPath } from "../helpers/browser";
 import { tempProject } from "../helpers/project";
 import { startServer } from "../helpers/server";
@@ -120,6 +121,36 @@ describe("SQL over a pinned commit with DuckDB-WASM in the browser", () => {
       await server.stop();
     }
   }, 90_000);
+
+  it("serves the engine itself at versioned URLs: immutable, application/wasm, never recompressed; the SQL page preloads the wasm", async () => {
+    // The version in the URLs is the installed package's (scripts/copy-duckdb-wasm.js copies it there).
+    const installed = JSON.parse(readFileSync(path.join(import.meta.dirname, "..", "..", "node_modules", "@duckdb", "duckdb-wasm", "package.json"), "utf8")).version;
+    expect(DUCKDB_WASM_VERSION).toBe(installed);
+    const urls = engineUrls();
+    const root = tempProject();
+    initWorkspace(root).close();
+    const server = await startServer(root);
+    try {
+      for (const [file, type] of [
+        [urls.eh.mainModule, "application/wasm"],
+        [urls.eh.mainWorker, "application/javascript"],
+        [urls.mvp.mainModule, "application/wasm"],
+      ] as const) {
+        const size = statSync(path.join(import.meta.dirname, "..", "..", "public", file)).size;
+        // A browser asks for gzip/br; on-the-fly gzip of the 34 MB wasm cost ~2 s per cold start here.
+        const res = await rawRequest(`${server.url}${file}`, { headers: { "Accept-Encoding": "gzip, deflate, br" } });
+        expect(res.status, file).toBe(200);
+        expect(res.headers["content-type"]).toContain(type);
+        expect(res.headers["content-encoding"], file).toBeUndefined();
+        expect(res.body.length).toBe(size);
+        expect(res.headers["cache-control"]).toBe("public, max-age=31536000, immutable, no-transform");
+      }
+      const html = (await rawRequest(`${server.url}/sql`)).body.toString();
+      expect(html).toMatch(new RegExp(`<link rel="preload" href="${urls.eh.mainModule.replace(/\./g, "\\.")}" as="fetch" crossorigin=""`));
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 
   it("serves each evidence file by content hash: immutable, ETag, byte ranges, loopback only, nothing else", async () => {
     const root = tempProject();

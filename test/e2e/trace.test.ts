@@ -104,6 +104,95 @@ describe("trace window in a real browser", () => {
     }
   }, 90_000);
 
+  it("keeps the zoom and the selected range in the URL: the copied link opens the same range and span list", async () => {
+    const root = tempProject();
+    initWorkspace(root).close();
+    const file = path.join(root, "fixture.trace.json");
+    writeFileSync(file, JSON.stringify(FIXTURE));
+    const imported = await callService(importArtifact, ctxFor(root), { path: file });
+    const server = await startServer(root);
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      await page.goto(`${server.url}/runs/${imported.run_id}?view=trace`);
+      const win = page.locator("[data-testid=trace-window][data-state=ready]");
+      await win.waitFor({ timeout: 30_000 });
+      // The whole run (1.5 ms) is the default view: nothing about it in the URL yet. Times are in ns
+      // from the importer's origin; t(µs) converts a fixture timestamp.
+      const [f0, f1] = (await win.getAttribute("data-view"))!.split("..").map(Number);
+      expect(f1 - f0).toBe(1_500_000);
+      const t = (us: number) => f0 + (us - 1000) * 1000;
+      expect(new URL(page.url()).searchParams.get("window")).toBeNull();
+
+      // Zoom in twice around the centre (W), then drag a selection from 1460 to 1690 µs.
+      const canvas = page.locator("[data-testid=trace-canvas]");
+      await canvas.focus();
+      await page.keyboard.press("w");
+      await page.keyboard.press("w");
+      await expect.poll(() => new URL(page.url()).searchParams.get("window")).toMatch(/^\d+\.\.\d+$/);
+      const zoomed = (await win.getAttribute("data-view"))!;
+      expect(new URL(page.url()).searchParams.get("window")).toBe(zoomed);
+      const [v0, v1] = zoomed.split("..").map(Number);
+      expect(v1 - v0).toBeLessThan(1_500_000 * 0.5);
+      const box = (await canvas.boundingBox())!;
+      const gutter = 190;
+      const xAt = (us: number) => box.x + gutter + ((t(us) - v0) / (v1 - v0)) * (box.width - gutter);
+      await page.mouse.move(xAt(1460), box.y + 60);
+      await page.mouse.down();
+      await page.mouse.move(xAt(1600), box.y + 60, { steps: 4 });
+      await page.mouse.move(xAt(1690), box.y + 60, { steps: 4 });
+      await page.mouse.up();
+      await page.locator("[data-testid=trace-selection]").waitFor();
+      await expect.poll(() => new URL(page.url()).searchParams.get("range")).toMatch(/^\d+\.\.\d+$/);
+      const selected = (await win.getAttribute("data-selection"))!;
+      expect(new URL(page.url()).searchParams.get("range")).toBe(selected);
+      const [s0, s1] = selected.split("..").map(Number);
+      expect(Math.abs(s0 - t(1460))).toBeLessThan(5_000);
+      expect(Math.abs(s1 - t(1690))).toBeLessThan(5_000);
+      const heading = await page.locator("[data-testid=trace-selection] h3").innerText();
+      const rows = await page.locator("[data-testid=trace-selection] tbody tr").allInnerTexts();
+      // Spans overlapping 1460–1690 µs: frame, paint, raster (main), job and compile (worker).
+      expect(
+        (await page.locator("[data-testid=trace-selection] tbody tr td:first-child").allInnerTexts()).sort(),
+      ).toEqual(["compile", "frame", "job", "paint", "raster"]);
+      const drawn = await canvas.getAttribute("data-drawn");
+      const link = page.url();
+      expect(link).toContain("view=trace");
+
+      // The copied link in a fresh browser context: same visible range, selection, heading and span list.
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const again = await context.newPage();
+      again.on("pageerror", (e) => errors.push(String(e)));
+      await again.goto(link);
+      const win2 = again.locator("[data-testid=trace-window][data-state=ready]");
+      await win2.waitFor({ timeout: 30_000 });
+      await again.locator("[data-testid=trace-selection]").waitFor();
+      expect(await win2.getAttribute("data-view")).toBe(zoomed);
+      expect(await win2.getAttribute("data-selection")).toBe(selected);
+      expect(await again.locator("[data-testid=trace-selection] h3").innerText()).toBe(heading);
+      expect(await again.locator("[data-testid=trace-selection] tbody tr").allInnerTexts()).toEqual(rows);
+      await expect.poll(() => again.locator("[data-testid=trace-canvas]").getAttribute("data-drawn")).toBe(drawn);
+      await again.screenshot({ path: screenshotPath("trace-window-from-link"), fullPage: true });
+      // Opening it must not rewrite the link.
+      await again.waitForTimeout(300);
+      expect(again.url()).toBe(link);
+
+      // Esc twice: selection cleared, whole run shown, and the URL says so.
+      const canvas2 = again.locator("[data-testid=trace-canvas]");
+      await canvas2.focus();
+      await again.keyboard.press("Escape");
+      await again.keyboard.press("Escape");
+      await expect.poll(() => new URL(again.url()).searchParams.get("range")).toBeNull();
+      await expect.poll(() => new URL(again.url()).searchParams.get("window")).toBeNull();
+      expect(errors).toEqual([]);
+      await context.close();
+      await page.close();
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+
   it("a run without spans says what to open or import instead", async () => {
     const root = tempProject();
     initWorkspace(root).close();

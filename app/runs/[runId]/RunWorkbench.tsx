@@ -5,11 +5,14 @@ import type { ErrorDocument } from "../../../server/domain/errors";
 import { ErrorPanel } from "../../../components/ErrorPanel";
 import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
 import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
+import { useTimeOrder } from "../../../components/flame/use-time-order";
 import { SandwichCell, type NeighbourRow, type SandwichFunction } from "../../../components/sandwich/SandwichCell";
 import { errorDocumentOf, queryService } from "../../../components/trpc-client";
 import { formatValue } from "../../../analysis/flame/format";
 import type { FlameInputNode } from "../../../analysis/flame/tree";
-import { useUrlState } from "./url-state";
+import { useUrlState } from "../../../components/use-url-state";
+import { formatTimeRange, parseTimeRange } from "../../../components/url-state";
+import { RUN_URL_STATE, type RunUrlState } from "./url-state";
 import { OtherView } from "./OtherView";
 
 export const VIEWS = [
@@ -37,6 +40,7 @@ interface FlameData {
   unit: string | null;
   metric: string | null;
   pruned_total: number;
+  time_range: { first_ns: number; last_ns: number } | null;
   commit_id: string;
   status: Status;
 }
@@ -53,15 +57,15 @@ export interface RunWorkbenchProps {
   commitId: string;
   metrics: MetricOption[];
   primaryMetric: string | null;
-  initial: { view: string; metric: string | null; zoom: string | null; q: string | null; sel: string | null; orient: string | null; budget: string | null };
+  /** The view state the URL carried: readUrlState(RUN_URL_STATE, searchParams). */
+  initial: RunUrlState;
 }
 
-const DEFAULTS = { view: "flame", orient: "icicle" };
 const DEFAULT_BUDGET = 20_000;
 
 /** The run page's client side: view tabs, metric selector and the cells, with state in the URL. */
 export function RunWorkbench(props: RunWorkbenchProps) {
-  const [state, patch] = useUrlState({ ...props.initial, metric: props.initial.metric ?? props.primaryMetric }, DEFAULTS as never);
+  const [state, patch] = useUrlState(RUN_URL_STATE, { ...props.initial, metric: props.initial.metric ?? props.primaryMetric });
   const view = VIEWS.some((v) => v.id === state.view) ? state.view! : "flame";
   const metric = state.metric;
   const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
@@ -103,6 +107,8 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     };
   }, [view, sel, props.runId, props.commitId, metric]);
 
+  const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order" });
+
   const functionTotals = useMemo(() => {
     const map = new Map<string, FunctionTotals>();
     if (hot && "rows" in hot) for (const r of hot.rows) map.set(r.frame_key, { self: r.self, total: r.total });
@@ -123,7 +129,18 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   ) : null;
 
   const body = () => {
-    if (!needsTree) return <OtherView view={view} runId={props.runId} commitId={props.commitId} />;
+    if (!needsTree) {
+      return (
+        <OtherView
+          view={view}
+          runId={props.runId}
+          commitId={props.commitId}
+          traceView={parseTimeRange(state.window)}
+          traceSelection={parseTimeRange(state.range)}
+          onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) })}
+        />
+      );
+    }
     if (!flame) return <p className="tip-muted" data-testid="loading">Loading the flame tree of {metric ?? "the run"} at {props.commitId}…</p>;
     if ("code" in flame) return <ErrorPanel error={flame} />;
     if (flame.status.state === "unavailable" || flame.status.state === "empty") {
@@ -157,6 +174,9 @@ export function RunWorkbench(props: RunWorkbenchProps) {
             onSearchChange={(q) => patch({ q })}
             orientation={state.orient === "flame" ? "flame" : "icicle"}
             onOrientationChange={(orient) => patch({ orient })}
+            mode={state.mode === "time-order" ? "time-order" : "left-heavy"}
+            onModeChange={(mode) => patch({ mode, zoom: null })}
+            timeOrder={timeOrder}
             functionTotals={functionTotals}
             toolbar={metricPicker}
             onOpenFunction={(frameKey) => patch({ view: "sandwich", sel: frameKey })}

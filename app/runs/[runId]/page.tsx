@@ -5,11 +5,11 @@ import { webServiceContext } from "../../../server/trpc/context";
 import "../../../components/flame/workbench.css";
 import { CommitPicker } from "./CommitPicker";
 import { RunWorkbench } from "./RunWorkbench";
+import { firstParam, readUrlState, type SearchParams } from "../../../components/url-state";
+import { RUN_URL_STATE } from "./url-state";
 
 export const dynamic = "force-dynamic";
 
-type Search = Record<string, string | string[] | undefined>;
-const one = (v: string | string[] | undefined): string | null => (Array.isArray(v) ? (v[0] ?? null) : (v ?? null));
 
 const RUN_RAIL = (runId: string) => [
   { href: "/", label: "Workspace" },
@@ -18,12 +18,12 @@ const RUN_RAIL = (runId: string) => [
   { href: "/compare", label: "Compare" },
 ];
 
-/** /runs/[runId]?view=flame|sandwich|calltree|trace|sql&commit=&metric=&zoom=&q=&sel=&orient= */
-export default async function RunPage(props: { params: Promise<{ runId: string }>; searchParams: Promise<Search> }) {
+/** /runs/[runId]?view=flame|sandwich|calltree|trace|sql&commit=&metric=&zoom=&q=&sel=&orient=&mode=&window=&range= (RUN_URL_STATE) */
+export default async function RunPage(props: { params: Promise<{ runId: string }>; searchParams: Promise<SearchParams> }) {
   const { runId } = await props.params;
   const search = await props.searchParams;
   const ctx = webServiceContext();
-  const commit = one(search.commit) ?? "HEAD";
+  const commit = firstParam(search.commit) ?? "HEAD";
   try {
     const run = await callService(showRun, ctx, { run_id: runId });
     const summary = await callService(summarizeRun, ctx, { run_id: runId, commit_id: commit });
@@ -63,7 +63,7 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           commitId={summary.commit_id}
           metrics={summary.metrics.filter((m) => m.samples > 0).map((m) => ({ name: m.name, unit: m.unit, total: m.total }))}
           primaryMetric={summary.primary_metric}
-          initial={{ view: one(search.view) ?? "flame", metric: one(search.metric), zoom: one(search.zoom), q: one(search.q), sel: one(search.sel), orient: one(search.orient), budget: one(search.budget) }}
+          initial={readUrlState(RUN_URL_STATE, search)}
         />
       </AppShell>
     );

@@ -1,20 +1,22 @@
-"use client";
-
-import { useEffect, useState } from "react";
+import type { UrlState } from "../../../components/url-state";
 
 /**
- * View state carried in the URL (so a copied link reproduces the view): written with
- * history.replaceState, which changes the address without reloading the page.
+ * What the run page's URL carries (/runs/[runId]?…), with defaults. `commit` is read by the page
+ * itself (CommitPicker changes it with a reload). Trace window: `window` is the visible time range and
+ * `range` the selected one, both `START..END` in nanoseconds.
  */
-export function useUrlState<T extends Record<string, string | null>>(initial: T, defaults: Partial<T>): [T, (patch: Partial<T>) => void] {
-  const [state, setState] = useState<T>(initial);
-  useEffect(() => {
-    const url = new URL(window.location.href);
-    for (const [key, value] of Object.entries(state)) {
-      if (value === null || value === "" || value === defaults[key]) url.searchParams.delete(key);
-      else url.searchParams.set(key, value);
-    }
-    if (url.toString() !== window.location.href) window.history.replaceState(null, "", url.toString());
-  }, [state, defaults]);
-  return [state, (patch) => setState((s) => ({ ...s, ...patch }))];
-}
+export const RUN_URL_STATE = {
+  view: "flame",
+  metric: null,
+  zoom: null,
+  q: null,
+  sel: null,
+  orient: "icicle",
+  /** Flame graph mode: left-heavy (aggregated) or time-order. */
+  mode: "left-heavy",
+  budget: null,
+  window: null,
+  range: null,
+} as const satisfies Record<string, string | null>;
+
+export type RunUrlState = UrlState<typeof RUN_URL_STATE>;
