@@ -16,7 +16,7 @@ const INT32_MAX = 2 ** 31 - 1;
  * empty again: an in-memory DuckDB keeps table data in memory whatever its memory limit, so a
  * 1 GB input's 100 M sample rows would otherwise all stay resident.
  */
-const SPILL_ROWS = 2_000_000;
+const SPILL_ROWS = 4_000_000;
 
 function createTableSql(table: StagingTableName): string {
   return `CREATE TABLE "${table}" (${STAGING_TABLES[table].map((c) => `"${c.name}" ${stagingSql(c)}`).join(", ")})`;
