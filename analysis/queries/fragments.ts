@@ -33,12 +33,16 @@ export function frameValues(name = "frame_values", generations = "$generations")
 )`;
 }
 
-/** Grand total of the metric: the sum of its samples' values. */
+/**
+ * Grand total of the metric: the sum of its samples' values, as derived at extraction into
+ * metrics.total (schema 2, like stack_totals) — one row per generation instead of a scan of
+ * every stack node.
+ */
 export function grandTotal(name = "grand", generations = "$generations"): string {
   return `${name} AS (
-  SELECT coalesce(sum(st.self), 0)::DOUBLE AS grand_total
-  FROM stack_totals st JOIN metrics m ON m.generation_id = st.generation_id AND m.metric_id = st.metric_id
-  WHERE m.name = $metric AND list_contains(${generations}, st.generation_id)
+  SELECT coalesce(sum(m.total), 0)::DOUBLE AS grand_total
+  FROM metrics m
+  WHERE m.name = $metric AND list_contains(${generations}, m.generation_id)
 )`;
 }
 

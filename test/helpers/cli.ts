@@ -14,8 +14,13 @@ export interface CliResult {
 
 /** Runs the real CLI as a child process. */
 export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> } = { cwd: REPO_ROOT }): Promise<CliResult> {
+  return runProcess(process.execPath, [CLI, ...args], options);
+}
+
+/** Runs a program as a child process and collects its output (stdout parsed as JSON when it is). */
+export function runProcess(command: string, args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(command, args, {
       cwd: options.cwd,
       env: { ...process.env, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],

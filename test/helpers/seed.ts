@@ -1,4 +1,6 @@
+import type { EvidenceBuilder } from "../../analysis/evidence/builder";
 import type { Run } from "../../server/domain/models";
+import { extractAndPublish, type Extraction } from "../../server/evidence/extract";
 import { registerArtifact } from "../../server/store/artifacts";
 import { publishGeneration, type Published } from "../../server/store/corpus";
 import type { ObjectId } from "../../server/store/object-store";
@@ -35,4 +37,13 @@ export async function seedImport(ws: Workspace, options: { title: string; native
   });
   const done = updateRun(ws.db, run.run_id, run.revision, { status: "succeeded", extraction_state: "succeeded" });
   return { run: done, artifactId: stored.id, published, fileObjectIds: files.map((f) => f.object_id as ObjectId) };
+}
+
+/** Publishes evidence a test builds by hand (real Parquet files, a real commit) for a new run. */
+export async function publishEvidence(ws: Workspace, label: string, produce: (b: EvidenceBuilder) => void): Promise<Extraction & { run_id: string }> {
+  const run = createRun(ws.db, { kind: "import", source: "test", title: label });
+  const stored = await ws.objects.put(Buffer.from(label));
+  registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "test", mediaType: "text/plain", sensitivity: "normal" });
+  const published = await extractAndPublish(ws, { artifactId: stored.id, runId: run.run_id, extractor: "test", extractorVersion: "1", produce: async (b) => produce(b) });
+  return { ...published, run_id: run.run_id };
 }

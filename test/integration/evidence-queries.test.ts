@@ -2,21 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
 import { addPrunedRemainders, calleesQuery, callersQuery, compareQuery, flameTreeQuery, flameTreeRangeQuery, hotspotsQuery, metricTotalsQuery, stackExamplesQuery, traceWindowQuery } from "../../analysis/queries";
 import { openEvidence } from "../../server/evidence/engine";
-import { extractAndPublish } from "../../server/evidence/extract";
-import { registerArtifact } from "../../server/store/artifacts";
-import { createRun } from "../../server/store/runs";
-import { initWorkspace, type Workspace } from "../../server/store/workspace";
+import { initWorkspace } from "../../server/store/workspace";
 import { traceWindow } from "../../server/services/evidence";
 import { callService } from "../../server/services/service";
 import { tempProject } from "../helpers/project";
+import { publishEvidence } from "../helpers/seed";
 
-async function publish(ws: Workspace, label: string, produce: (b: EvidenceBuilder) => void) {
-  const run = createRun(ws.db, { kind: "import", source: "test", title: label });
-  const stored = await ws.objects.put(Buffer.from(label));
-  registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "test", mediaType: "text/plain", sensitivity: "normal" });
-  const published = await extractAndPublish(ws, { artifactId: stored.id, runId: run.run_id, extractor: "test", extractorVersion: "1", produce: async (b) => produce(b) });
-  return { ...published, run_id: run.run_id };
-}
+const publish = publishEvidence;
 
 /** main;a;b ×3, main;a;c ×2, main;d ×1, main;a;a;b ×1 (recursion): self b=4 c=2 d=1; total main=7 a=6. */
 function fixture(counts: Record<string, number>) {

@@ -2,21 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
 import { flameTimelineQuery } from "../../analysis/queries";
 import { openEvidence } from "../../server/evidence/engine";
-import { extractAndPublish } from "../../server/evidence/extract";
-import { registerArtifact } from "../../server/store/artifacts";
-import { createRun } from "../../server/store/runs";
 import { initWorkspace, type Workspace } from "../../server/store/workspace";
 import { flameTimeline } from "../../server/services/evidence";
 import { callService } from "../../server/services/service";
 import { tempProject } from "../helpers/project";
+import { publishEvidence } from "../helpers/seed";
 
-async function publish(ws: Workspace, produce: (b: EvidenceBuilder) => void) {
-  const run = createRun(ws.db, { kind: "import", source: "test", title: "timeline" });
-  const stored = await ws.objects.put(Buffer.from("timeline"));
-  registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "test", mediaType: "text/plain", sensitivity: "normal" });
-  const published = await extractAndPublish(ws, { artifactId: stored.id, runId: run.run_id, extractor: "test", extractorVersion: "1", produce: async (b) => produce(b) });
-  return { ...published, run_id: run.run_id };
-}
+const publish = (ws: Workspace, produce: (b: EvidenceBuilder) => void) => publishEvidence(ws, "timeline", produce);
 
 /** One sample every 10 ns on the main thread; a second thread's samples interleave at +5 ns. */
 const MAIN = ["main;a;b", "main;a;b", "main;a;c", "main;d", "main;a;b", "main", "main;a;a;b"];

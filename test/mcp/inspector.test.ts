@@ -1,33 +1,17 @@
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MCP_TOOLS } from "../../server/mcp/tools";
-import { CLI, REPO_ROOT } from "../helpers/cli";
+import { CLI, REPO_ROOT, runProcess } from "../helpers/cli";
 import { suiteDemoProject } from "./project";
 
 // The official MCP Inspector (pinned dev dependency) in CLI mode, launching `emberscope mcp serve`
 // over stdio itself. Its package declares Node ≥ 22, but its CLI runs on this Node 20.
 const INSPECTOR = path.join(REPO_ROOT, "node_modules", ".bin", "mcp-inspector");
 
-function inspect(root: string, method: string[]): Promise<{ code: number; json: any; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(INSPECTOR, ["--cli", process.execPath, CLI, "mcp", "serve", "--project-root", root, "--method", ...method], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      try {
-        resolve({ code: code ?? -1, json: JSON.parse(stdout), stderr });
-      } catch {
-        reject(new Error(`the Inspector printed no JSON (exit ${code}): ${stdout}\n${stderr}`));
-      }
-    });
-  });
+async function inspect(root: string, method: string[]): Promise<{ code: number; json: any; stderr: string }> {
+  const result = await runProcess(INSPECTOR, ["--cli", process.execPath, CLI, "mcp", "serve", "--project-root", root, "--method", ...method], { cwd: root });
+  if (result.json === undefined) throw new Error(`the Inspector printed no JSON (exit ${result.code}): ${result.stdout}\n${result.stderr}`);
+  return result;
 }
 
 describe("the official MCP Inspector (CLI mode) against `emberscope mcp serve`", () => {
