@@ -26,10 +26,11 @@ export const traceWindowQuery = defineQuery({
     start_ns: z.number().int(),
     end_ns: z.number().int(),
     /**
-     * No span starting before this can reach start_ns: start_ns minus the longest span (see
-     * spanExtentQuery). A plain bound on start_ns lets row groups before the window be skipped.
+     * Spans up to this long are found by a scan bounded below on start_ns (start_ns minus this),
+     * which lets row groups before the window be skipped; the few longer ones by a scan on
+     * dur_ns. See spanExtentQuery. The default finds every span by the first scan, unbounded.
      */
-    min_start_ns: z.number().int().default(-Number.MAX_SAFE_INTEGER),
+    long_dur_ns: z.number().int().default(Number.MAX_SAFE_INTEGER),
     tracks: z.array(z.number().int()).max(1000).nullable().default(null),
     after_track: z.number().int().nullable().default(null),
     after_start: z.number().int().nullable().default(null),
@@ -37,24 +38,35 @@ export const traceWindowQuery = defineQuery({
     limit: z.number().int().min(1).max(10_000),
   }),
   row: WindowSpan,
-  sql: `SELECT generation_id, span_id::BIGINT AS span_id, track_id, parent_span_id::BIGINT AS parent_span_id, name, category,
+  sql: `WITH hits AS (
+  SELECT * FROM spans
+  WHERE list_contains($generations, generation_id)
+    AND start_ns < $end_ns AND start_ns >= $start_ns - $long_dur_ns AND dur_ns <= $long_dur_ns AND start_ns + dur_ns >= $start_ns
+  UNION ALL
+  SELECT * FROM spans
+  WHERE list_contains($generations, generation_id)
+    AND start_ns < $end_ns AND dur_ns > $long_dur_ns AND start_ns + dur_ns >= $start_ns
+)
+SELECT generation_id, span_id::BIGINT AS span_id, track_id, parent_span_id::BIGINT AS parent_span_id, name, category,
        start_ns::DOUBLE AS start_ns, dur_ns::DOUBLE AS dur_ns, depth, status, args
-FROM spans
-WHERE list_contains($generations, generation_id)
-  AND start_ns < $end_ns AND start_ns >= $min_start_ns AND start_ns + dur_ns >= $start_ns
-  AND ($tracks IS NULL OR list_contains($tracks, track_id))
+FROM hits
+WHERE ($tracks IS NULL OR list_contains($tracks, track_id))
   AND ($after_track IS NULL OR (track_id, start_ns, span_id) > ($after_track, $after_start, $after_span))
 ORDER BY track_id, start_ns, span_id
 LIMIT $limit`,
 });
 
-/** The longest span of the generations: with it a window's spans are bounded on start alone. */
+/**
+ * Where "long" spans start, for trace_window: the 99.9th percentile of span durations. A window
+ * then reads the row groups from its start minus that, plus the rare longer spans by duration;
+ * one very long span (a process-lifetime slice) no longer widens every window's scan.
+ */
 export const spanExtentQuery = defineQuery({
   name: "span_extent",
-  description: "The longest span duration of a run (bounds time-window scans).",
+  description: "The span duration beyond which a run's spans count as long (bounds time-window scans).",
   params: z.object({ generations: GenerationList }),
-  row: z.object({ max_dur_ns: z.number().nullable() }),
-  sql: `SELECT max(dur_ns)::DOUBLE AS max_dur_ns FROM spans WHERE list_contains($generations, generation_id)`,
+  row: z.object({ long_dur_ns: z.number().nullable() }),
+  sql: `SELECT quantile_disc(dur_ns, 0.999)::DOUBLE AS long_dur_ns FROM spans WHERE list_contains($generations, generation_id)`,
 });
 
 export const TrackRow = z.object({

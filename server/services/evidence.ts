@@ -318,13 +318,13 @@ export const traceWindow = defineService({
     const after = input.cursor
       ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.trace_window", arguments: { ...filters, limit: input.limit }, safe_to_repeat: true }) as [number, number, number])
       : null;
-    // Answered once per commit (the reader keeps small results), then every window skips the row groups before it.
+    // Answered once per commit (the reader keeps small results); then every window skips the row groups before it.
     const [extent] = await evidence.reader.run(spanExtentQuery, { generations: evidence.generations });
     const rows = await evidence.reader.run(traceWindowQuery, {
       generations: evidence.generations,
       start_ns: input.start_ns,
       end_ns: input.end_ns,
-      min_start_ns: extent?.max_dur_ns === null || extent === undefined ? -Number.MAX_SAFE_INTEGER : Math.max(-Number.MAX_SAFE_INTEGER, input.start_ns - extent.max_dur_ns),
+      long_dur_ns: extent?.long_dur_ns ?? Number.MAX_SAFE_INTEGER,
       tracks: input.tracks ?? null,
       after_track: after?.[0] ?? null,
       after_start: after?.[1] ?? null,
