@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { colourIndex, PALETTE_SIZE } from "./colour";
-import { formatDelta, formatLocation, formatPercent, formatValue } from "./format";
+import { formatDelta, formatLocation, formatPercent, formatShortLocation, formatValue } from "./format";
 
 describe("values with units", () => {
   it("shows nanoseconds as ms, bytes as KB/MB and counts as samples", () => {
@@ -25,6 +25,10 @@ describe("values with units", () => {
     expect(formatDelta(3, "count", "samples")).toBe("+3 samples");
     expect(formatLocation("app.js", 12)).toBe("app.js:12");
     expect(formatLocation(null, 3)).toBeNull();
+    expect(formatShortLocation("file:///tmp/project/src/app.js", 8)).toBe("…/app.js:8");
+    expect(formatShortLocation("node:internal/modules/esm/utils", 282)).toBe("…/utils:282");
+    expect(formatShortLocation("app.js", 3)).toBe("app.js:3");
+    expect(formatShortLocation(null, 3)).toBeNull();
   });
 });
 

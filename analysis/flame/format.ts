@@ -60,3 +60,11 @@ export function formatLocation(file: string | null, line: number | null): string
   if (!file) return null;
   return line !== null && line !== undefined ? `${file}:${line}` : file;
 }
+
+/** The location shortened for a table: the file's own name ("…/app.js:12"); the full one goes in a title. */
+export function formatShortLocation(file: string | null, line: number | null): string | null {
+  const full = formatLocation(file, line);
+  if (full === null) return null;
+  const segments = full.split("/");
+  return segments.length > 1 ? `…/${segments[segments.length - 1]}` : full;
+}

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMemo, useState } from "react";
-import { formatLocation, formatPercent, formatValue } from "../../analysis/flame/format";
+import { formatLocation, formatPercent, formatShortLocation, formatValue } from "../../analysis/flame/format";
 import { callersTree, calleesTree } from "../../analysis/flame/sandwich";
 import { buildFlameTree, type FlameInputNode } from "../../analysis/flame/tree";
 import type { NeighbourRow as QueryNeighbourRow } from "../../analysis/queries/callers";
@@ -88,7 +88,9 @@ export function SandwichCell(props: SandwichCellProps) {
                     <button type="button" className="row-button" onClick={() => props.onSelect(r.frame_key)}>
                       {r.name}
                     </button>{" "}
-                    <span className="tip-muted mono">{formatLocation(r.file, r.line) ?? ""}</span>
+                    <span className="tip-muted mono" title={formatLocation(r.file, r.line) ?? undefined}>
+                      {formatShortLocation(r.file, r.line) ?? ""}
+                    </span>
                   </td>
                 </tr>
               ))}
