@@ -78,55 +78,65 @@ const results = new Map<string, unknown[]>();
 const MAX_CACHED_RESULTS = 256;
 const MAX_CACHED_ROWS = 5000;
 
-function rememberResult(key: string, rows: unknown[]): void {
-  if (rows.length > MAX_CACHED_ROWS) return;
+/** Keeps a small answer; true when it is kept (and so must not be handed out to be changed). */
+function rememberResult(key: string, rows: unknown[]): boolean {
+  if (rows.length > MAX_CACHED_ROWS) return false;
   results.set(key, rows);
   if (results.size > MAX_CACHED_RESULTS) results.delete(results.keys().next().value!);
+  return true;
 }
 
 /** One pinned commit's evidence: run named queries over exactly its files. */
 export interface EvidenceReader {
   commit: PinnedCommit;
   run<P extends z.ZodType, R extends z.ZodType>(query: EvidenceQuery<P, R>, params: z.input<P>): Promise<z.output<R>[]>;
+  /** The same rows, possibly the kept answer itself: read them, never change them (no copy is made). */
+  runShared<P extends z.ZodType, R extends z.ZodType>(query: EvidenceQuery<P, R>, params: z.input<P>): Promise<readonly Readonly<z.output<R>>[]>;
 }
 
 export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<EvidenceReader> {
   const commit = pin(ws.db, ref);
   const reader = await readerFor(ws, commit);
+  async function answer<P extends z.ZodType, R extends z.ZodType>(query: EvidenceQuery<P, R>, params: z.input<P>): Promise<{ rows: unknown[]; kept: boolean }> {
+    const parsed = query.params.parse(params) as Record<string, unknown>;
+    const sql = renderSql(query.sql, parsed);
+    const cacheKey = `${ws.layout.dir}\u0000${commit.commit_id}\u0000${sql}`;
+    const cached = results.get(cacheKey);
+    if (cached) {
+      results.delete(cacheKey);
+      results.set(cacheKey, cached);
+      return { rows: cached, kept: true };
+    }
+    const connection = await reader.instance.connect();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      connection.interrupt();
+    }, QUERY_BUDGET_MS);
+    try {
+      const result = await connection.runAndReadAll(sql);
+      const rows = result.getRowObjectsJS().map((row) => query.row.parse(toPlain(row)));
+      return { rows, kept: rememberResult(cacheKey, rows) };
+    } catch (error) {
+      if (timedOut) {
+        throw new EmberscopeError("QUERY_BUDGET_EXCEEDED", `The ${query.name} query exceeded its ${QUERY_BUDGET_MS / 1000} s budget.`, {
+          details: { query: query.name, budget_ms: QUERY_BUDGET_MS },
+        });
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      connection.closeSync();
+    }
+  }
   return {
     commit,
     async run(query, params) {
-      const parsed = query.params.parse(params) as Record<string, unknown>;
-      const sql = renderSql(query.sql, parsed);
-      const cacheKey = `${ws.layout.dir}\u0000${commit.commit_id}\u0000${sql}`;
-      const cached = results.get(cacheKey);
-      if (cached) {
-        results.delete(cacheKey);
-        results.set(cacheKey, cached);
-        return structuredClone(cached) as z.output<typeof query.row>[];
-      }
-      const connection = await reader.instance.connect();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        connection.interrupt();
-      }, QUERY_BUDGET_MS);
-      try {
-        const result = await connection.runAndReadAll(sql);
-        const rows = result.getRowObjectsJS().map((row) => query.row.parse(toPlain(row)));
-        rememberResult(cacheKey, rows);
-        return rows;
-      } catch (error) {
-        if (timedOut) {
-          throw new EmberscopeError("QUERY_BUDGET_EXCEEDED", `The ${query.name} query exceeded its ${QUERY_BUDGET_MS / 1000} s budget.`, {
-            details: { query: query.name, budget_ms: QUERY_BUDGET_MS },
-          });
-        }
-        throw error;
-      } finally {
-        clearTimeout(timer);
-        connection.closeSync();
-      }
+      const { rows, kept } = await answer(query, params);
+      return (kept ? structuredClone(rows) : rows) as z.output<typeof query.row>[];
+    },
+    async runShared(query, params) {
+      return (await answer(query, params)).rows as z.output<typeof query.row>[];
     },
   };
 }

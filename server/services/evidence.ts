@@ -105,6 +105,25 @@ export const HotspotsResult = z.object({
   status: EvidenceStatus,
 });
 
+/** Frames in a run's whole ranking when it is small enough to keep (the engine keeps answers up to this size). */
+const RANKING_ROWS = 5000;
+
+/**
+ * One page of a run's hotspots after a keyset position. The whole ranking (a run's frames are
+ * usually a few thousand) is asked for with one fixed question, which the engine answers once per
+ * commit, and paged here; every limit and cursor then reuses it. Larger rankings page in SQL.
+ */
+async function hotspotsPage(evidence: RunEvidence, metric: string, limit: number, after: [number, string] | null) {
+  // Shared, not copied: the ranking is only sliced here and its rows only read by the caller.
+  const ranking = await evidence.reader.runShared(hotspotsQuery, { generations: evidence.generations, metric, limit: RANKING_ROWS + 1 });
+  if (ranking.length > RANKING_ROWS) {
+    return evidence.reader.run(hotspotsQuery, { generations: evidence.generations, metric, limit, after_self: after?.[0] ?? null, after_key: after?.[1] ?? null });
+  }
+  // The query's order (self descending, then frame_key) and its keyset predicate, in memory.
+  const from = after === null ? 0 : ranking.findIndex((r) => r.self < after[0] || (r.self === after[0] && r.frame_key > after[1]));
+  return from < 0 ? [] : ranking.slice(from, from + limit);
+}
+
 export const analyzeHotspots = defineService({
   name: "evidence.hotspots",
   summary: "Rank a run's functions by self value of a metric, with inclusive totals and percentages.",
@@ -121,13 +140,7 @@ export const analyzeHotspots = defineService({
     const after = input.cursor
       ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.hotspots", arguments: { run_id: input.run_id, metric: metric.name, limit: input.limit, commit_id: commitId }, safe_to_repeat: true }) as [number, string])
       : null;
-    const rows = await evidence.reader.run(hotspotsQuery, {
-      generations: evidence.generations,
-      metric: metric.name,
-      limit: input.limit + 1,
-      after_self: after?.[0] ?? null,
-      after_key: after?.[1] ?? null,
-    });
+    const rows = await hotspotsPage(evidence, metric.name, input.limit + 1, after);
     const page = rows.slice(0, input.limit);
     const grand = evidence.metrics.find((m) => m.name === metric.name)?.total ?? 0;
     const last = page[page.length - 1];

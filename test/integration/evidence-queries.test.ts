@@ -3,7 +3,7 @@ import type { EvidenceBuilder } from "../../analysis/evidence/builder";
 import { addPrunedRemainders, calleesQuery, callersQuery, compareQuery, flameTreeQuery, flameTreeRangeQuery, hotspotsQuery, metricTotalsQuery, stackExamplesQuery, traceWindowQuery } from "../../analysis/queries";
 import { openEvidence } from "../../server/evidence/engine";
 import { initWorkspace } from "../../server/store/workspace";
-import { traceWindow } from "../../server/services/evidence";
+import { analyzeHotspots, traceWindow } from "../../server/services/evidence";
 import { callService } from "../../server/services/service";
 import { tempProject } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
@@ -132,6 +132,31 @@ describe("evidence queries over published Parquet", () => {
       ws.close();
     }
   }, 60_000);
+
+  it("hotspots pages by cursor (from the kept ranking) give exactly the single page's rows, ties ordered by frame_key", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const { run_id } = await publish(ws, "paged", fixture(BASE));
+      const ctx = { locator: { cwd: ws.layout.projectRoot, projectRoot: ws.layout.projectRoot }, actor: "test" as const };
+      const whole = await callService(analyzeHotspots, ctx, { run_id, metric: "samples", limit: 1000 });
+      expect(whole.next_cursor).toBeNull();
+      // main and a both have self 0: the tie is broken by frame_key.
+      expect(whole.rows.filter((r) => r.self === 0)).toHaveLength(2);
+      for (const limit of [1, 2, 3]) {
+        const paged: typeof whole.rows = [];
+        let cursor: string | undefined;
+        do {
+          const page = await callService(analyzeHotspots, ctx, { run_id, metric: "samples", limit, cursor });
+          expect(page.rows.length).toBeLessThanOrEqual(limit);
+          paged.push(...page.rows);
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor);
+        expect(paged, `limit ${limit}`).toEqual(whole.rows);
+      }
+    } finally {
+      ws.close();
+    }
+  });
 
   it("compare reports grown, shrunk, added and removed frames", async () => {
     const ws = initWorkspace(tempProject());
