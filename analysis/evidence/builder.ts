@@ -1,7 +1,5 @@
 import { stableKey } from "./hash";
-import { FIELD_LIMITS, TABLES, type ColumnSpec, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
-
-const draftColumn = (name: string, type: ColumnSpec["type"], nullable: boolean): ColumnSpec => ({ name, type, nullable, description: "" });
+import { col, FIELD_LIMITS, TABLES, type ColumnSpec, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
 
 /**
  * Two staging tables that never become files: spans whose nesting is known only once the whole
@@ -11,20 +9,20 @@ const draftColumn = (name: string, type: ColumnSpec["type"], nullable: boolean):
  */
 export const DRAFT_TABLES = {
   span_drafts: [
-    draftColumn("draft_id", "BIGINT", false),
-    draftColumn("name", "VARCHAR", false),
-    draftColumn("category", "VARCHAR", true),
-    draftColumn("status", "VARCHAR", true),
-    draftColumn("args", "VARCHAR", true),
+    col("draft_id", "BIGINT", false, "The importer's id for the span, joining it to its place."),
+    col("name", "VARCHAR", false, "As spans.name."),
+    col("category", "VARCHAR", true, "As spans.category."),
+    col("status", "VARCHAR", true, "As spans.status."),
+    col("args", "VARCHAR", true, "As spans.args."),
   ],
   span_places: [
-    draftColumn("draft_id", "BIGINT", false),
-    draftColumn("span_id", "BIGINT", false),
-    draftColumn("track_id", "INTEGER", false),
-    draftColumn("parent_span_id", "BIGINT", true),
-    draftColumn("start_ns", "BIGINT", false),
-    draftColumn("dur_ns", "BIGINT", false),
-    draftColumn("depth", "INTEGER", false),
+    col("draft_id", "BIGINT", false, "The draft this places."),
+    col("span_id", "BIGINT", false, "As spans.span_id."),
+    col("track_id", "INTEGER", false, "As spans.track_id."),
+    col("parent_span_id", "BIGINT", true, "As spans.parent_span_id."),
+    col("start_ns", "BIGINT", false, "As spans.start_ns."),
+    col("dur_ns", "BIGINT", false, "As spans.dur_ns."),
+    col("depth", "INTEGER", false, "As spans.depth."),
   ],
 } as const satisfies Record<string, ColumnSpec[]>;
 

@@ -14,7 +14,7 @@ export interface ColumnSpec {
   description: string;
 }
 
-const col = (name: string, type: ColumnType, nullable: boolean, description: string): ColumnSpec => ({ name, type, nullable, description });
+export const col = (name: string, type: ColumnType, nullable: boolean, description: string): ColumnSpec => ({ name, type, nullable, description });
 
 export const FRAME_KINDS = ["js", "native", "python", "kernel", "gc", "idle", "program", "other"] as const;
 export type FrameKind = (typeof FRAME_KINDS)[number];

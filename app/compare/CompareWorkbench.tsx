@@ -89,8 +89,6 @@ export function CompareWorkbench(props: CompareWorkbenchProps) {
         rows={table.rows}
         unit={trees.unit}
         metric={trees.metric}
-        baseTotal={0}
-        candidateTotal={0}
         from={state.from === "base" ? "base" : "candidate"}
         onFromChange={(from) => patch({ from, zoom: null })}
         normalized={normalized}

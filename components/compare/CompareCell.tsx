@@ -26,8 +26,6 @@ export interface CompareCellProps {
   rows: readonly CompareRow[];
   unit: string | null;
   metric: string | null;
-  baseTotal: number;
-  candidateTotal: number;
   /** Which run's widths are drawn: the candidate (default) or the base (vanished stacks visible). */
   from: "base" | "candidate";
   onFromChange: (from: "base" | "candidate") => void;

@@ -5,6 +5,7 @@ import { firstVisible, nodeAt, panViewport, zoomViewport, type FlameLayout, type
 import type { FlameTree } from "../../analysis/flame/tree";
 
 import { ROW_HEIGHT } from "./constants";
+import { hiDpiContext } from "../canvas";
 
 export { ROW_HEIGHT };
 const LABEL_MIN_PX = 28;
@@ -208,13 +209,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
 }
 
 function draw(canvas: HTMLCanvasElement, p: FlameCanvasProps, viewport: Viewport, width: number, height: number, dark: boolean, theme: { bg: string; focus: string }) {
-  const dpr = window.devicePixelRatio || 1;
-  if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
-    canvas.width = Math.round(width * dpr);
-    canvas.height = Math.round(height * dpr);
-  }
-  const ctx = canvas.getContext("2d", { alpha: false })!;
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const ctx = hiDpiContext(canvas, width, height, { alpha: false });
   ctx.fillStyle = theme.bg;
   ctx.fillRect(0, 0, width, height);
   const palette = dark ? p.palettes.dark : p.palettes.light;

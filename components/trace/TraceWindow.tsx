@@ -10,6 +10,7 @@ import { AXIS, layoutTracks, ROW, TRACK_HEADER } from "./layout";
 import { RangeFlame } from "./RangeFlame";
 import { colourFor, formatNs } from "./time-format";
 import { loadFlows, loadSummary, loadWindow, type Flow, type LoadedWindow, type Span, type Summary } from "./trace-data";
+import { hiDpiContext } from "../canvas";
 
 const GUTTER = 190;
 const BUDGET = 60_000;
@@ -158,14 +159,8 @@ export function TraceWindow(props: {
   useEffect(() => {
     const canvas = canvasRef.current;
     if (!canvas || !view) return;
-    const dpr = window.devicePixelRatio || 1;
     const height = Math.min(MAX_CANVAS_HEIGHT, layout.height + 4);
-    canvas.width = width * dpr;
-    canvas.height = height * dpr;
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${height}px`;
-    const ctx = canvas.getContext("2d")!;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const ctx = hiDpiContext(canvas, width, height, { sizeElement: true });
     const dark = isDark();
     const css = getComputedStyle(canvas);
     const fg = css.getPropertyValue("--fg").trim() || "#1d2228";
@@ -299,13 +294,7 @@ export function TraceWindow(props: {
     const canvas = miniRef.current;
     if (!canvas || !full || !view) return;
     const h = 36;
-    const dpr = window.devicePixelRatio || 1;
-    canvas.width = width * dpr;
-    canvas.height = h * dpr;
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${h}px`;
-    const ctx = canvas.getContext("2d")!;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const ctx = hiDpiContext(canvas, width, h, { sizeElement: true });
     ctx.clearRect(0, 0, width, h);
     const mx = scaleLinear().domain([full.start, full.end]).range([GUTTER, width]);
     const bins = new Float64Array(Math.max(1, width - GUTTER));

@@ -32,6 +32,16 @@ const FIXTURE = {
 };
 const SLICES = 8;
 
+/** A new project whose workspace holds one import of the file `write` makes. */
+async function projectWithImport(name: string, write: (file: string) => unknown) {
+  const root = tempProject();
+  initWorkspace(root).close();
+  const file = path.join(root, name);
+  await write(file);
+  const imported = await callService(importArtifact, ctxFor(root), { path: file });
+  return { root, imported };
+}
+
 describe("trace window in a real browser", () => {
   let browser: Browser;
   beforeAll(async () => {
@@ -42,13 +52,8 @@ describe("trace window in a real browser", () => {
   });
 
   it("draws every span of a fixture Chrome trace on its thread's track, the flow as an arrow, and lists the spans of a selected range", async () => {
-    const root = tempProject();
-    initWorkspace(root).close();
-    const file = path.join(root, "fixture.trace.json");
-    writeFileSync(file, JSON.stringify(FIXTURE));
-    const ctx = ctxFor(root);
-    const imported = await callService(importArtifact, ctx, { path: file });
-    const summary = await callService(summarizeRun, ctx, { run_id: imported.run_id });
+    const { root, imported } = await projectWithImport("fixture.trace.json", (file) => writeFileSync(file, JSON.stringify(FIXTURE)));
+    const summary = await callService(summarizeRun, ctxFor(root), { run_id: imported.run_id });
     expect(summary.spans?.spans).toBe(SLICES);
 
     const server = await startServer(root);
@@ -105,11 +110,7 @@ describe("trace window in a real browser", () => {
   }, 90_000);
 
   it("keeps the zoom and the selected range in the URL: the copied link opens the same range and span list", async () => {
-    const root = tempProject();
-    initWorkspace(root).close();
-    const file = path.join(root, "fixture.trace.json");
-    writeFileSync(file, JSON.stringify(FIXTURE));
-    const imported = await callService(importArtifact, ctxFor(root), { path: file });
+    const { root, imported } = await projectWithImport("fixture.trace.json", (file) => writeFileSync(file, JSON.stringify(FIXTURE)));
     const server = await startServer(root);
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -194,11 +195,7 @@ describe("trace window in a real browser", () => {
   }, 90_000);
 
   it("a run without spans says what to open or import instead", async () => {
-    const root = tempProject();
-    initWorkspace(root).close();
-    const file = path.join(root, "cpu.cpuprofile");
-    await cpuprofileFile(file, 2000, 50);
-    const imported = await callService(importArtifact, ctxFor(root), { path: file });
+    const { root, imported } = await projectWithImport("cpu.cpuprofile", (file) => cpuprofileFile(file, 2000, 50));
     const server = await startServer(root);
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 600 } });
