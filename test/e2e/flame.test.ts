@@ -266,6 +266,45 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     await page.close();
   });
 
+  it("time order of a run with several threads orders one, the busiest first, and the note picks another", async () => {
+    // perf script output: thread 101 runs main→compute three times, thread 102 worker→work twice.
+    const sample = (tid: number, at: string, frames: string[]) => `app 100/${tid} [000] ${at}:       1000 cpu-clock: \n${frames.map((f) => `\t            1139 ${f}+0x10 (/opt/app/bin/app)\n`).join("")}\n`;
+    const text = [
+      sample(101, "10.000000", ["compute", "main"]),
+      sample(102, "10.000500", ["work", "worker"]),
+      sample(101, "10.001000", ["compute", "main"]),
+      sample(102, "10.001500", ["work", "worker"]),
+      sample(101, "10.002000", ["compute", "main"]),
+    ].join("");
+    const file = path.join(root, "threads.perf.txt");
+    writeFileSync(file, text);
+    const run = (await callService(importArtifact, ctx, { path: file, format: "perf-script" })).run_id;
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`${server.url}/runs/${run}?mode=time-order`);
+    const canvas = page.locator("[data-testid=flame-canvas]");
+    await expect.poll(() => canvas.getAttribute("data-mode"), { timeout: 20_000 }).toBe("time-order");
+    const picker = page.locator("[data-testid=time-order-thread]");
+    await picker.waitFor();
+    expect(await picker.locator("option").allInnerTexts()).toEqual(["app · thread 101", "app · thread 102"]);
+    // The busiest thread (101: three samples against two) is the one ordered.
+    expect(await picker.locator("option:checked").innerText()).toBe("app · thread 101");
+    const tip = page.locator("[data-testid=flame-tooltip]");
+    const rootName = async () => {
+      const at = await nodeCentre(page, 1, 0.5);
+      await page.mouse.move(at.x, at.y);
+      await tip.waitFor();
+      return tip.locator("[data-testid=tooltip-name]").innerText();
+    };
+    await expect.poll(rootName).toBe("main");
+    const other = await picker.locator("option").nth(1).getAttribute("value");
+    await picker.selectOption(other!);
+    await expect.poll(rootName, { timeout: 20_000 }).toBe("worker");
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("an unknown run says so and points at the runs list", async () => {
     const page = await browser.newPage();
     await page.goto(`${server.url}/runs/run_doesnotexist`);
