@@ -111,6 +111,9 @@ export interface EvidenceSummary {
 }
 
 export const DEFAULT_BATCH_ROWS = 65_536;
+const DRAFT_NONE = 0;
+const DRAFT_OPEN = 1;
+const DRAFT_PLACED = 2;
 
 class TableBuffer {
   private numeric: (Float64Array | null)[];
@@ -140,6 +143,15 @@ class TableBuffer {
       bigger.set(column);
       return bigger;
     });
+  }
+  /** Appends a row whose cells the caller writes into `column(i)[row]`; returns the row. Numeric tables only. */
+  reserve(): number {
+    if (this.length === this.capacity) this.grow();
+    this.total++;
+    return this.length++;
+  }
+  column(index: number): Float64Array {
+    return this.numeric[index]!;
   }
   push(values: unknown[]): void {
     if (this.length === this.capacity) this.grow();
@@ -197,11 +209,10 @@ export class EvidenceBuilder {
   private readonly stackParent = new IntList();
   private readonly stackFrame = new IntList();
   private readonly stackDepth = new IntList();
-  private stackSlots = new Int32Array(1 << 12);
+  /** Slots of four int32s: node id + 1 (0: empty), parent, frame, unused (a slot per 16 bytes). */
+  private stackSlots = new Int32Array(4 << 12);
   /** Per metric: summed sample value by leaf stack id (for the derived totals tables). */
   private readonly selfByMetric: Float64Array[] = [];
-  private readonly sampleRow: number[] = [0, 0, 0, 0, 0];
-  private readonly stackRow: (number | null)[] = [0, null, 0, 0];
   private readonly metricIds = new Map<string, number>();
   private readonly metricRows: unknown[][] = [];
   private readonly metricStats: { total: number; count: number; first: number | null; last: number | null }[] = [];
@@ -210,6 +221,9 @@ export class EvidenceBuilder {
   private readonly limitations = new Map<string, Limitation>();
   private readonly buffers: Record<StagingTableName, TableBuffer>;
   private nextSpanId = 0;
+  /** Per draft id: none, drafted, or placed. Each draft is placed exactly once, so sinks join them one to one. */
+  private draftStates = new Uint8Array(1024);
+  private openDrafts = 0;
   readonly metadata: Record<string, string> = {};
 
   constructor(
@@ -260,13 +274,12 @@ export class EvidenceBuilder {
   /** The prefix-tree node for `frameId` under `parentStackId` (null: a root). */
   stack(parentStackId: number | null, frameId: number): number {
     const parent = parentStackId === null ? -1 : parentStackId;
-    const parents = this.stackParent.data;
-    const frames = this.stackFrame.data;
-    let slots = this.stackSlots;
-    let mask = slots.length - 1;
+    // Each slot holds its key beside the node id, so a lookup touches one cache line, not three arrays.
+    const slots = this.stackSlots;
+    const mask = (slots.length >> 2) - 1;
     let slot = stackSlot(parent, frameId) & mask;
-    for (let entry = slots[slot]; entry !== 0; entry = slots[slot]) {
-      if (parents[entry - 1] === parent && frames[entry - 1] === frameId) return entry - 1;
+    for (let entry = slots[slot << 2]; entry !== 0; entry = slots[slot << 2]) {
+      if (slots[(slot << 2) + 1] === parent && slots[(slot << 2) + 2] === frameId) return entry - 1;
       slot = (slot + 1) & mask;
     }
     const id = this.stackParent.length;
@@ -274,23 +287,31 @@ export class EvidenceBuilder {
     this.stackParent.push(parent);
     this.stackFrame.push(frameId);
     this.stackDepth.push(depth);
-    slots[slot] = id + 1;
-    if ((id + 1) * 2 > slots.length) {
-      slots = this.stackSlots = new Int32Array(slots.length * 2);
-      mask = slots.length - 1;
-      for (let known = 0; known <= id; known++) {
-        let at = stackSlot(this.stackParent.data[known], this.stackFrame.data[known]) & mask;
-        while (slots[at] !== 0) at = (at + 1) & mask;
-        slots[at] = known + 1;
-      }
-    }
-    const row = this.stackRow;
-    row[0] = id;
-    row[1] = parentStackId;
-    row[2] = frameId;
-    row[3] = depth;
-    this.buffers.stacks.push(row);
+    slots[slot << 2] = id + 1;
+    slots[(slot << 2) + 1] = parent;
+    slots[(slot << 2) + 2] = frameId;
+    if ((id + 1) * 2 > mask + 1) this.growStackSlots();
+    const stacks = this.buffers.stacks;
+    const row = stacks.reserve();
+    stacks.column(0)[row] = id;
+    stacks.column(1)[row] = parent < 0 ? NaN : parent;
+    stacks.column(2)[row] = frameId;
+    stacks.column(3)[row] = depth;
     return id;
+  }
+
+  private growStackSlots(): void {
+    const slots = (this.stackSlots = new Int32Array(this.stackSlots.length * 2));
+    const mask = (slots.length >> 2) - 1;
+    const parents = this.stackParent.data;
+    const frames = this.stackFrame.data;
+    for (let known = 0; known < this.stackParent.length; known++) {
+      let at = stackSlot(parents[known], frames[known]) & mask;
+      while (slots[at << 2] !== 0) at = (at + 1) & mask;
+      slots[at << 2] = known + 1;
+      slots[(at << 2) + 1] = parents[known];
+      slots[(at << 2) + 2] = frames[known];
+    }
   }
 
   /** The leaf stack node of a root-first list of frame ids; null for an empty list. */
@@ -351,13 +372,13 @@ export class EvidenceBuilder {
       if (stats.first === null || timeNs < stats.first) stats.first = timeNs;
       if (stats.last === null || timeNs > stats.last) stats.last = timeNs;
     }
-    const row = this.sampleRow;
-    row[0] = stackId;
-    row[1] = trackId === null ? NaN : trackId;
-    row[2] = timeNs === null ? NaN : Math.round(timeNs);
-    row[3] = metricId;
-    row[4] = Math.round(value);
-    this.buffers.samples.push(row);
+    const samples = this.buffers.samples;
+    const row = samples.reserve();
+    samples.column(0)[row] = stackId;
+    samples.column(1)[row] = trackId === null ? NaN : trackId;
+    samples.column(2)[row] = timeNs === null ? NaN : Math.round(timeNs);
+    samples.column(3)[row] = metricId;
+    samples.column(4)[row] = Math.round(value);
   }
 
   allocateSpanId(): number {
@@ -389,12 +410,29 @@ export class EvidenceBuilder {
 
   /** A span's text, before its place is known (see DRAFT_TABLES); `draftId` is the importer's own. */
   spanDraft(draftId: number, input: { name: string; category?: string | null; status?: string | null; args?: unknown }): void {
+    if (this.draftState(draftId) !== DRAFT_NONE) throw new Error(`span draft ${draftId} was drafted twice`);
+    this.draftStates[draftId] = DRAFT_OPEN;
+    this.openDrafts++;
     this.buffers.span_drafts.push([draftId, this.bound(input.name, "name"), this.bound(input.category, "category"), input.status ?? null, this.argsText(input.args)]);
   }
 
   /** The place of a drafted span: its id, track, parent, times and depth. */
   placeSpan(draftId: number, place: { spanId: number; trackId: number; parentSpanId: number | null; startNs: number; durNs: number; depth: number }): void {
+    if (this.draftState(draftId) !== DRAFT_OPEN) throw new Error(`span ${draftId} placed without a draft, or twice`);
+    this.draftStates[draftId] = DRAFT_PLACED;
+    this.openDrafts--;
     this.buffers.span_places.push([draftId, place.spanId, place.trackId, place.parentSpanId, Math.round(place.startNs), Math.max(0, Math.round(place.durNs)), place.depth]);
+  }
+
+  /** Where a draft id stands; ids are the importer's own, non-negative integers below 2^31. */
+  private draftState(draftId: number): number {
+    if (!Number.isInteger(draftId) || draftId < 0 || draftId > 2 ** 31 - 1) throw new Error(`span draft id ${draftId} is not an integer in [0, 2^31)`);
+    if (draftId >= this.draftStates.length) {
+      const grown = new Uint8Array(Math.max(draftId + 1, this.draftStates.length * 2));
+      grown.set(this.draftStates);
+      this.draftStates = grown;
+    }
+    return this.draftStates[draftId];
   }
 
   edge(fromSpanId: number, toSpanId: number, kind: EdgeKind): void {
@@ -433,32 +471,36 @@ export class EvidenceBuilder {
     const nodes = this.stackParent.length;
     const stackParent = this.stackParent.data;
     const stackFrame = this.stackFrame.data;
+    const frames = this.frameIds.size;
+    const outermost = this.selfByMetric.some(Boolean) ? outermostNodes(stackParent, stackFrame, nodes) : null;
     this.selfByMetric.forEach((selfByStack, metricId) => {
-      if (!selfByStack) return;
+      if (!selfByStack || !outermost) return;
       const total = new Float64Array(nodes);
       total.set(selfByStack.subarray(0, Math.min(nodes, selfByStack.length)));
       for (let id = nodes - 1; id >= 0; id--) {
         const parent = stackParent[id];
         if (parent >= 0) total[parent] += total[id];
       }
-      const frameSelf = new Map<number, number>();
-      const frameTotal = new Map<number, number>();
+      const frameSelf = new Float64Array(frames);
+      const frameTotal = new Float64Array(frames);
+      const frameSeen = new Uint8Array(frames);
+      const totals = this.buffers.stack_totals;
       for (let id = 0; id < nodes; id++) {
         if (total[id] === 0) continue;
         const self = id < selfByStack.length ? selfByStack[id] : 0;
-        this.buffers.stack_totals.push([id, metricId, self, total[id]]);
+        const row = totals.reserve();
+        totals.column(0)[row] = id;
+        totals.column(1)[row] = metricId;
+        totals.column(2)[row] = self;
+        totals.column(3)[row] = total[id];
         const frame = stackFrame[id];
-        if (self !== 0) frameSelf.set(frame, (frameSelf.get(frame) ?? 0) + self);
-        let outermost = true;
-        for (let up = stackParent[id]; up >= 0; up = stackParent[up]) {
-          if (stackFrame[up] === frame) {
-            outermost = false;
-            break;
-          }
-        }
-        if (outermost) frameTotal.set(frame, (frameTotal.get(frame) ?? 0) + total[id]);
+        frameSeen[frame] = 1;
+        frameSelf[frame] += self;
+        if (outermost[id]) frameTotal[frame] += total[id];
       }
-      for (const [frame, value] of frameTotal) this.buffers.frame_totals.push([frame, metricId, frameSelf.get(frame) ?? 0, value]);
+      for (let frame = 0; frame < frames; frame++) {
+        if (frameSeen[frame]) this.buffers.frame_totals.push([frame, metricId, frameSelf[frame], frameTotal[frame]]);
+      }
     });
   }
 
@@ -473,9 +515,7 @@ export class EvidenceBuilder {
     for (const buffer of Object.values(this.buffers)) {
       if (buffer.length > 0) await this.sink.write(buffer.take());
     }
-    if (this.buffers.span_drafts.total !== this.buffers.span_places.total) {
-      throw new Error(`${this.buffers.span_drafts.total} span drafts but ${this.buffers.span_places.total} places`);
-    }
+    if (this.openDrafts !== 0) throw new Error(`${this.openDrafts} span drafts were never placed`);
     const rows = Object.fromEntries(Object.keys(TABLES).map((t) => [t, this.buffers[t as TableName].total])) as Record<TableName, number>;
     rows.spans += this.buffers.span_places.total;
     return { rows, limitations: [...this.limitations.values()], metadata: this.metadata };
@@ -484,6 +524,43 @@ export class EvidenceBuilder {
 
 function integerOrNull(value: number | null | undefined): number | null {
   return value === null || value === undefined || !Number.isFinite(value) || Math.abs(value) > 2 ** 31 - 1 ? null : Math.round(value);
+}
+
+/**
+ * Per stack node, 1 when its frame does not occur among its ancestors (a frame's total sums these
+ * only, so recursion counts a sample once). Each node carries a 64-bit summary of the frames on
+ * its path; only when the summary says the frame may be there are the ancestors walked.
+ */
+function outermostNodes(stackParent: Int32Array, stackFrame: Int32Array, nodes: number): Uint8Array {
+  const outermost = new Uint8Array(nodes);
+  const low = new Int32Array(nodes);
+  const high = new Int32Array(nodes);
+  for (let id = 0; id < nodes; id++) {
+    const frame = stackFrame[id];
+    const bit = Math.imul(frame, 0x9e3779b1) >>> 26;
+    const word = bit < 32 ? 1 << bit : 1 << (bit - 32);
+    const parent = stackParent[id];
+    let ancestorLow = 0;
+    let ancestorHigh = 0;
+    if (parent >= 0) {
+      ancestorLow = low[parent];
+      ancestorHigh = high[parent];
+    }
+    let outer = ((bit < 32 ? ancestorLow : ancestorHigh) & word) === 0;
+    if (!outer) {
+      outer = true;
+      for (let up = parent; up >= 0; up = stackParent[up]) {
+        if (stackFrame[up] === frame) {
+          outer = false;
+          break;
+        }
+      }
+    }
+    outermost[id] = outer ? 1 : 0;
+    low[id] = bit < 32 ? ancestorLow | word : ancestorLow;
+    high[id] = bit < 32 ? ancestorHigh : ancestorHigh | word;
+  }
+  return outermost;
 }
 
 /** Hash of a (parent, frame) pair for the stack table. */

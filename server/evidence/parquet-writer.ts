@@ -1,4 +1,5 @@
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBAppender, type DuckDBConnection, type DuckDBInstance, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
+import duckdb from "@duckdb/node-bindings";
 import { randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
@@ -17,6 +18,46 @@ const INT32_MAX = 2 ** 31 - 1;
  * 1 GB input's 100 M sample rows would otherwise all stay resident.
  */
 const SPILL_ROWS = 4_000_000;
+
+const integers = new Int32Array(VECTOR_SIZE);
+const validity = new Uint8Array(VECTOR_SIZE / 8);
+
+/** Marks `invalid` rows of a vector NULL (the others stay valid). */
+function setNulls(vector: duckdb.Vector, invalid: number[]): void {
+  validity.fill(0xff);
+  for (const row of invalid) validity[row >> 3] &= ~(1 << (row & 7));
+  duckdb.vector_ensure_validity_writable(vector);
+  duckdb.copy_data_to_vector_validity(vector, 0, validity.buffer, 0, validity.byteLength);
+}
+
+/**
+ * An INTEGER vector from `rows` values of `source` at `start`. Observed values (a line number) can
+ * be fractional or out of range: rounded, or NULL (as is NaN).
+ */
+function fillInteger(vector: duckdb.Vector, source: Float64Array, start: number, rows: number): void {
+  const invalid: number[] = [];
+  for (let row = 0; row < rows; row++) {
+    const value = source[start + row];
+    if (value === value && Math.abs(value) <= INT32_MAX) integers[row] = Math.round(value);
+    else {
+      integers[row] = 0;
+      invalid.push(row);
+    }
+  }
+  duckdb.copy_data_to_vector(vector, 0, integers.buffer, 0, rows * 4);
+  if (invalid.length) setNulls(vector, invalid);
+}
+
+/** A VARCHAR vector from `rows` strings (or nulls) of `source` at `start`. */
+function fillText(vector: duckdb.Vector, source: ArrayLike<string | null>, start: number, rows: number): void {
+  const invalid: number[] = [];
+  for (let row = 0; row < rows; row++) {
+    const value = source[start + row];
+    if (value === null || value === undefined) invalid.push(row);
+    else duckdb.vector_assign_string_element(vector, row, value);
+  }
+  if (invalid.length) setNulls(vector, invalid);
+}
 
 function createTableSql(table: StagingTableName): string {
   return `CREATE TABLE "${table}" (${STAGING_TABLES[table].map((c) => `"${c.name}" ${stagingSql(c)}`).join(", ")})`;
@@ -88,44 +129,45 @@ export class ParquetGenerationWriter implements BatchSink {
 
   /** One appender per table, kept open across batches (closing one flushes it into the table). */
   private readonly appenders = new Map<StagingTableName, DuckDBAppender>();
+  /** One data chunk per table, refilled for every 2,048 rows (the appender copies what it is given). */
+  private readonly chunks = new Map<StagingTableName, DuckDBDataChunk>();
   /** Rows in each staging table now, and the part files it has spilled to. */
   private readonly staged = new Map<StagingTableName, number>();
   private readonly parts = new Map<StagingTableName, string[]>();
+  private readonly written = new Map<StagingTableName, number>();
 
   async write(batch: RowBatch): Promise<void> {
     const specs = STAGING_TABLES[batch.table];
-    const types = specs.map(stagingType);
     let appender = this.appenders.get(batch.table);
     if (!appender) {
       appender = await this.connection.createAppender(batch.table);
       this.appenders.set(batch.table, appender);
     }
-    {
-      for (let start = 0; start < batch.length; start += VECTOR_SIZE) {
-        const end = Math.min(batch.length, start + VECTOR_SIZE);
-        const chunk = DuckDBDataChunk.create(types, end - start);
-        specs.forEach((c, i) => {
-          const source = batch.columns[c.name];
-          if (source instanceof Float64Array) {
-            // Numbers go straight into the vector: no per-value conversion or allocation.
-            const vector = chunk.getColumnVector(i);
-            if (c.type === "INTEGER") {
-              for (let row = start; row < end; row++) {
-                const value = source[row];
-                // Observed values (a line number) can be fractional or out of range: round, or NULL.
-            vector.setItem(row - start, value === value && Math.abs(value) <= INT32_MAX ? Math.round(value) : null);
-              }
-            } else {
-              for (let row = start; row < end; row++) vector.setItem(row - start, source[row]);
-            }
-            vector.flush();
-          } else {
-            chunk.setColumnValues(i, Array.prototype.slice.call(source, start, end) as DuckDBValue[]);
-          }
-        });
-        appender.appendDataChunk(chunk);
-      }
+    let chunk = this.chunks.get(batch.table);
+    if (!chunk) {
+      chunk = DuckDBDataChunk.create(specs.map(stagingType));
+      this.chunks.set(batch.table, chunk);
     }
+    for (let start = 0; start < batch.length; start += VECTOR_SIZE) {
+      const rows = Math.min(batch.length, start + VECTOR_SIZE) - start;
+      chunk.reset();
+      chunk.rowCount = rows;
+      specs.forEach((c, i) => {
+        const source = batch.columns[c.name];
+        const vector = duckdb.data_chunk_get_vector(chunk.chunk, i);
+        if (source instanceof Float64Array) {
+          if (c.type === "INTEGER") fillInteger(vector, source, start, rows);
+          // DOUBLE staging keeps NaN (NULL on COPY): the numbers are copied as they are, in one call.
+          else duckdb.copy_data_to_vector(vector, 0, source.buffer as ArrayBuffer, source.byteOffset + start * 8, rows * 8);
+        } else if (c.type === "VARCHAR") {
+          fillText(vector, source as ArrayLike<string | null>, start, rows);
+        } else {
+          chunk.setColumnValues(i, Array.prototype.slice.call(source, start, start + rows) as DuckDBValue[]);
+        }
+      });
+      appender.appendDataChunk(chunk);
+    }
+    this.written.set(batch.table, this.totalRows(batch.table) + batch.length);
     const staged = (this.staged.get(batch.table) ?? 0) + batch.length;
     this.staged.set(batch.table, staged);
     if (staged >= this.spillRows) await this.spill(batch.table);
@@ -160,6 +202,11 @@ export class ParquetGenerationWriter implements BatchSink {
     return `(SELECT ${columns} FROM ${this.source("spans")} UNION ALL SELECT ${joined} FROM ${this.source("span_places")} p JOIN ${this.source("span_drafts")} d USING (draft_id))`;
   }
 
+  /** Rows written to a staging table so far, spilled or not. */
+  private totalRows(table: StagingTableName): number {
+    return this.written.get(table) ?? 0;
+  }
+
   private hasRows(table: StagingTableName): boolean {
     return (this.staged.get(table) ?? 0) > 0 || (this.parts.get(table)?.length ?? 0) > 0;
   }
@@ -170,13 +217,15 @@ export class ParquetGenerationWriter implements BatchSink {
     try {
       for (const appender of this.appenders.values()) appender.closeSync();
       this.appenders.clear();
-      await this.checkDrafts();
+      // The builder placed every draft exactly once; the spans COPY must then write one row per place.
+      const expectedSpans = this.totalRows("spans") + this.totalRows("span_places");
       for (const table of TABLE_NAMES) {
         const target = path.join(this.stagingDir, `${table}.parquet`);
         const copied = await this.connection.runAndReadAll(
           `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM ${this.outputSource(table)}${SORT_ORDER[table] ? ` ORDER BY ${SORT_ORDER[table]}` : ""}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[table] ?? 122_880})`,
         );
         const rowCount = Number(copied.getRows()[0][0]);
+        if (table === "spans" && rowCount !== expectedSpans) throw new Error(`span drafts and places do not pair up: ${rowCount} spans written, ${expectedSpans} expected`);
         await this.connection.run(`DROP TABLE "${table}"`);
         const stored = await this.ws.objects.put(createReadStream(target));
         await fsp.rm(target, { force: true });
@@ -185,19 +234,6 @@ export class ParquetGenerationWriter implements BatchSink {
       return files;
     } finally {
       await this.close();
-    }
-  }
-
-  /** Every span place has exactly one draft and every draft one place, or the spans would be wrong. */
-  private async checkDrafts(): Promise<void> {
-    if (!this.hasRows("span_places") && !this.hasRows("span_drafts")) return;
-    const counts = await this.connection.runAndReadAll(
-      `SELECT (SELECT count(*) FROM ${this.source("span_places")}) AS places, (SELECT count(DISTINCT draft_id) FROM ${this.source("span_places")}) AS placed,
-              (SELECT count(*) FROM ${this.source("span_drafts")}) AS drafts, (SELECT count(*) FROM ${this.source("span_places")} p JOIN ${this.source("span_drafts")} d USING (draft_id)) AS joined`,
-    );
-    const [places, placed, drafts, joined] = counts.getRows()[0].map(Number);
-    if (places !== placed || places !== drafts || joined !== places) {
-      throw new Error(`span drafts and places do not pair up: ${places} places (${placed} distinct), ${drafts} drafts, ${joined} joined`);
     }
   }
 

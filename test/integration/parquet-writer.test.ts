@@ -69,6 +69,35 @@ describe("span drafts and places (spans whose nesting is known only at the end)"
   }, 60_000);
 });
 
+describe("drafts that do not pair up with places fail the extraction instead of writing wrong spans", () => {
+  const place = { spanId: 0, trackId: 0, parentSpanId: null, startNs: 0, durNs: 1, depth: 0 };
+  it("the builder refuses a place without a draft, a draft given twice, and drafts never placed", async () => {
+    const builder = new EvidenceBuilder(new MemorySink());
+    expect(() => builder.placeSpan(3, place)).toThrow(/placed without a draft/);
+    builder.spanDraft(1, { name: "a" });
+    expect(() => builder.spanDraft(1, { name: "a" })).toThrow(/drafted twice/);
+    builder.placeSpan(1, place);
+    expect(() => builder.placeSpan(1, place)).toThrow(/placed without a draft, or twice/);
+    expect(() => builder.spanDraft(-1, { name: "b" })).toThrow(/not an integer/);
+    builder.spanDraft(2, { name: "c" });
+    await expect(builder.finish()).rejects.toThrow(/1 span drafts were never placed/);
+  });
+
+  it("the writer checks that the spans it wrote are one per place", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test");
+      const text = (values: string[]) => values;
+      // Two drafts share an id: the join would write the place twice.
+      await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: text(["a", "b"]), category: text(["c", "c"]), status: [null, null], args: [null, null] } });
+      await writer.write({ table: "span_places", length: 1, columns: { draft_id: new Float64Array([7]), span_id: new Float64Array([0]), track_id: new Float64Array([0]), parent_span_id: new Float64Array([NaN]), start_ns: new Float64Array([0]), dur_ns: new Float64Array([5]), depth: new Float64Array([0]) } });
+      await expect(writer.finish()).rejects.toThrow(/do not pair up: 2 spans written, 1 expected/);
+    } finally {
+      ws.close();
+    }
+  });
+});
+
 describe("the Parquet writer on observed values", () => {
   it("rounds a fractional line number instead of failing the import, as the in-memory sink does", async () => {
     const profile = JSON.stringify({
