@@ -45,5 +45,7 @@ async function build() {
 }
 
 if (!isFresh()) await build();
-const { main } = await import(pathToFileURL(bundle).href);
-process.exitCode = await main(process.argv.slice(2));
+const cli = await import(pathToFileURL(bundle).href);
+// A thread started by an extraction (server/evidence/writer-thread.ts) writes Parquet instead.
+if (cli.isWriterThread()) await cli.runWriterThread();
+else process.exitCode = await cli.main(process.argv.slice(2));

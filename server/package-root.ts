@@ -16,6 +16,9 @@ function findPackageRoot(): string {
 
 export const PACKAGE_ROOT = findPackageRoot();
 
+/** The CLI's entry: pool workers run it as a process, extraction writers as a thread (workerData.role). */
+export const CLI_ENTRY = path.join(PACKAGE_ROOT, "bin", "emberscope.js");
+
 export function isAppBuilt(): boolean {
   return existsSync(path.join(PACKAGE_ROOT, ".next", "BUILD_ID"));
 }

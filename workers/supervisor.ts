@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { cpus } from "node:os";
-import { CLI_ENTRY } from "../server/capture/pool";
+import { CLI_ENTRY } from "../server/package-root";
 
 export interface Supervisor {
   workers(): { pid: number | null }[];

@@ -1,11 +1,10 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
-import { PACKAGE_ROOT } from "../package-root";
+import { CLI_ENTRY } from "../package-root";
 import { liveWorkers } from "../store/workers";
 import type { Workspace } from "../store/workspace";
 
-export const CLI_ENTRY = path.join(PACKAGE_ROOT, "bin", "emberscope.js");
 /** A worker started for a detached capture exits after this long without work. */
 export const DETACHED_IDLE_EXIT_S = 30;
 

@@ -5,6 +5,9 @@ import { GLOBAL_OPTIONS, parseCommandLine, probeCommandLine, type OptionSpec } f
 import { COMMANDS, commandForService, findCommand, type CliCommand } from "./commands";
 import { PACKAGE_ROOT } from "../package-root";
 
+// The extraction writer's thread runs this bundle too (see bin/emberscope.js).
+export { isWriterThread, runWriterThread } from "../evidence/writer-thread";
+
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;

@@ -10,7 +10,7 @@ import { newId } from "../domain/ids";
 import { publishGeneration, type Published } from "../store/corpus";
 import type { ObjectId } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
-import { ParquetGenerationWriter } from "./parquet-writer";
+import { ThreadedGenerationWriter } from "./writer-thread";
 
 export interface ExtractionRequest {
   artifactId: ObjectId;
@@ -49,7 +49,7 @@ export function existingGeneration(ws: Workspace, artifactId: string, extractor:
 export async function extractAndPublish(ws: Workspace, request: ExtractionRequest): Promise<Extraction> {
   const version = extractorVersion(request.extractorVersion);
   const generationId = newId("gen");
-  const writer = await ParquetGenerationWriter.open(ws, generationId);
+  const writer = await ThreadedGenerationWriter.open(ws, generationId);
   let summary: EvidenceSummary;
   let files;
   try {

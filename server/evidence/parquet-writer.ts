@@ -6,7 +6,7 @@ import path from "node:path";
 import { DRAFT_TABLES, isNumericColumn, STAGING_TABLES, type BatchSink, type RowBatch, type StagingTableName } from "../../analysis/evidence/builder";
 import { TABLES, TABLE_NAMES, type ColumnSpec, type TableName } from "../../analysis/evidence/schema";
 import type { GenerationFile } from "../domain/models";
-import type { Workspace } from "../store/workspace";
+import type { ObjectStore } from "../store/object-store";
 import { openDuckDb, sqlString } from "./duckdb";
 
 const VECTOR_SIZE = 2048;
@@ -107,9 +107,15 @@ const SORT_ORDER: Partial<Record<TableName, string>> = {
  * object store. Every file carries `generation_id` so readers can union generations by name.
  * zstd at level 1: about twice as fast to write as the default level, for files about a fifth larger.
  */
+/** Where a writer stages (the workspace's tmp/) and stores its files; a Workspace is one. */
+export interface WriterTarget {
+  layout: { tmp: string };
+  objects: ObjectStore;
+}
+
 export class ParquetGenerationWriter implements BatchSink {
   private constructor(
-    private readonly ws: Workspace,
+    private readonly ws: WriterTarget,
     private readonly generationId: string,
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
@@ -118,7 +124,7 @@ export class ParquetGenerationWriter implements BatchSink {
   ) {}
 
   /** `spillRows`: staged rows per table before a part file is written (tests make it small). */
-  static async open(ws: Workspace, generationId: string, options: { spillRows?: number } = {}): Promise<ParquetGenerationWriter> {
+  static async open(ws: WriterTarget, generationId: string, options: { spillRows?: number } = {}): Promise<ParquetGenerationWriter> {
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
     // Staging spills to disk beyond this, keeping a 1 GB import within about 2 GB of RSS in all.

@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { EvidenceBuilder, MemorySink } from "../../analysis/evidence/builder";
 import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
@@ -6,6 +7,7 @@ import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
 import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
+import { ThreadedGenerationWriter } from "../../server/evidence/writer-thread";
 import type { ObjectId } from "../../server/store/object-store";
 import { initWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
@@ -96,6 +98,39 @@ describe("drafts that do not pair up with places fail the extraction instead of 
       ws.close();
     }
   });
+});
+
+describe("the writer on its own thread", () => {
+  it("writes the same files as the writer in this thread", async () => {
+    const text = mixedTrace();
+    const ws = initWorkspace(tempProject());
+    try {
+      const direct = await ParquetGenerationWriter.open(ws, "gen_test");
+      await importWith(new EvidenceBuilder(direct, 64), text);
+      const threaded = await ThreadedGenerationWriter.open(ws, "gen_test");
+      await importWith(new EvidenceBuilder(threaded, 64), text);
+      const [a, b] = [await direct.finish(), await threaded.finish()];
+      // Same bytes: the same content addresses, table by table.
+      expect(b).toEqual(a);
+      expect(b.find((f) => f.table === "spans")!.row_count).toBe(600 * 4 + 1);
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    } finally {
+      ws.close();
+    }
+  }, 60_000);
+
+  it("a failure on the thread fails the extraction's next step, and leaves no staging files", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ThreadedGenerationWriter.open(ws, "gen_test");
+      await writer.write({ table: "no_such_table" as never, length: 1, columns: { x: new Float64Array([1]) } });
+      await expect(writer.finish()).rejects.toThrow(/no_such_table/);
+      await writer.close();
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    } finally {
+      ws.close();
+    }
+  }, 60_000);
 });
 
 describe("the Parquet writer on observed values", () => {

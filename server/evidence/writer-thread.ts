@@ -1,0 +1,146 @@
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import type { BatchSink, RowBatch } from "../../analysis/evidence/builder";
+import type { GenerationFile } from "../domain/models";
+import { CLI_ENTRY } from "../package-root";
+import { ObjectStore } from "../store/object-store";
+import type { Workspace } from "../store/workspace";
+import { ParquetGenerationWriter } from "./parquet-writer";
+
+/**
+ * The Parquet writer on its own thread, so that DuckDB's appends (native calls that block the
+ * thread making them) overlap with the parse that produces the batches instead of following it.
+ * Numeric columns move to the thread without a copy; text columns are copied once.
+ *
+ * The thread runs the CLI's bundle (bin/emberscope.js), which starts the writer when it finds
+ * `workerData.role` is WRITER_ROLE.
+ */
+export const WRITER_ROLE = "parquet-writer";
+
+/** Batches sent but not yet written: the parse may run this far ahead (each batch ≤ 64 k rows). */
+const MAX_IN_FLIGHT = 4;
+
+interface WriterThreadData {
+  role: typeof WRITER_ROLE;
+  tmp: string;
+  objects: string;
+  generationId: string;
+  spillRows?: number;
+}
+
+type ToWriter = { type: "batch"; batch: RowBatch } | { type: "finish" } | { type: "close" };
+type FromWriter = { type: "ready" } | { type: "written" } | { type: "finished"; files: GenerationFile[] } | { type: "failed"; message: string; stack?: string } | { type: "closed" };
+
+export class ThreadedGenerationWriter implements BatchSink {
+  private inFlight = 0;
+  private failure: Error | null = null;
+  private readonly waiting: { resolve: (message: FromWriter) => void; reject: (error: Error) => void; accepts: FromWriter["type"][] }[] = [];
+  private exited = false;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on("message", (message: FromWriter) => this.receive(message));
+    worker.on("error", (error) => this.fail(error));
+    worker.on("exit", (code) => {
+      this.exited = true;
+      this.fail(new Error(`the Parquet writer thread exited (code ${code})`));
+    });
+  }
+
+  static async open(ws: Workspace, generationId: string, options: { spillRows?: number } = {}): Promise<ThreadedGenerationWriter> {
+    const data: WriterThreadData = { role: WRITER_ROLE, tmp: ws.layout.tmp, objects: ws.layout.objects, generationId, spillRows: options.spillRows };
+    const writer = new ThreadedGenerationWriter(new Worker(CLI_ENTRY, { workerData: data, stdout: false, stderr: false }));
+    await writer.next(["ready"]);
+    return writer;
+  }
+
+  async write(batch: RowBatch): Promise<void> {
+    if (this.failure) throw this.failure;
+    const transfer = new Set<ArrayBuffer>();
+    for (const column of Object.values(batch.columns)) if (column instanceof Float64Array) transfer.add(column.buffer as ArrayBuffer);
+    this.worker.postMessage({ type: "batch", batch } satisfies ToWriter, [...transfer]);
+    this.inFlight++;
+    while (this.inFlight >= MAX_IN_FLIGHT) await this.next(["written"]);
+  }
+
+  async finish(): Promise<GenerationFile[]> {
+    try {
+      this.worker.postMessage({ type: "finish" } satisfies ToWriter);
+      const finished = await this.next(["finished"]);
+      return (finished as Extract<FromWriter, { type: "finished" }>).files;
+    } finally {
+      await this.close();
+    }
+  }
+
+  /** Stops the thread; its writer removes its staging files. Safe to call more than once. */
+  async close(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
+    this.worker.postMessage({ type: "close" } satisfies ToWriter);
+    await exited;
+  }
+
+  private receive(message: FromWriter): void {
+    if (message.type === "written") this.inFlight--;
+    if (message.type === "failed") {
+      const error = new Error(message.message);
+      if (message.stack) error.stack = message.stack;
+      return this.fail(error);
+    }
+    const index = this.waiting.findIndex((w) => w.accepts.includes(message.type));
+    if (index >= 0) this.waiting.splice(index, 1)[0].resolve(message);
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const waiter of this.waiting.splice(0)) waiter.reject(this.failure);
+  }
+
+  private next(accepts: FromWriter["type"][]): Promise<FromWriter> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject, accepts }));
+  }
+}
+
+/** True in a thread started by ThreadedGenerationWriter. */
+export function isWriterThread(): boolean {
+  return !isMainThread && (workerData as { role?: string } | null)?.role === WRITER_ROLE;
+}
+
+/** The thread's side: writes batches in order, acknowledging each, until told to finish or close. */
+export async function runWriterThread(): Promise<void> {
+  const data = workerData as WriterThreadData;
+  const port = parentPort!;
+  const send = (message: FromWriter) => port.postMessage(message);
+  let writer: ParquetGenerationWriter | null = null;
+  let queue = Promise.resolve();
+  const handle = async (message: ToWriter): Promise<void> => {
+    if (message.type === "close") {
+      const closing = writer;
+      writer = null;
+      await closing?.close();
+      port.close();
+    } else if (!writer) {
+      // The writer failed (and said so): what still arrives is dropped.
+    } else if (message.type === "batch") {
+      await writer.write(message.batch);
+      send({ type: "written" });
+    } else {
+      send({ type: "finished", files: await writer.finish() });
+    }
+  };
+  try {
+    writer = await ParquetGenerationWriter.open({ layout: { tmp: data.tmp }, objects: new ObjectStore(data.objects, data.tmp) }, data.generationId, { spillRows: data.spillRows });
+    send({ type: "ready" });
+  } catch (error) {
+    send({ type: "failed", message: (error as Error).message, stack: (error as Error).stack });
+  }
+  port.on("message", (message: ToWriter) => {
+    queue = queue.then(() => handle(message)).catch((error: Error) => {
+      send({ type: "failed", message: error.message, stack: error.stack });
+      // Nothing more can be written; the staging files go with the writer.
+      const failed = writer;
+      writer = null;
+      return failed?.close();
+    });
+  });
+}
