@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
 import { EvidenceBuilder, MemorySink } from "../evidence/builder";
 import { gunzip, isGzip } from "../io/bytes";
-import { chromeTraceImporter } from "./chrome-trace";
+import { chromeTraceImporter, sortNearlySorted } from "./chrome-trace";
 import { importToMemory, sourceFromBytes, type MemoryImport } from "./run";
 import { DEFAULT_IMPORT_LIMITS } from "./types";
 
@@ -247,5 +247,20 @@ describe("chrome-trace importer", () => {
     expect(sniff('{"nodes":[{"id":1,"callFrame":{}}]}')).toBe(0);
     expect(sniff('{"$schema":"https://www.speedscope.app/file-format-schema.json"}')).toBe(0);
     expect(sniff("\u0000\u0001garbage")).toBe(0);
+  });
+});
+
+describe("sortNearlySorted", () => {
+  it.each([
+    ["in order", (i: number) => i],
+    ["nearly in order", (i: number) => i + ((i * 7919) % 5)],
+    ["shuffled", (i: number) => (i * 7919) % 1000],
+    ["reversed", (i: number) => -i],
+  ])("sorts %s input as a general sort does", (_label, key) => {
+    const keys = Array.from({ length: 1000 }, (_, i) => key(i));
+    const compare = (a: number, b: number) => keys[a] - keys[b] || a - b;
+    const order = Int32Array.from(keys.keys());
+    sortNearlySorted(order, compare);
+    expect([...order]).toEqual([...keys.keys()].sort(compare));
   });
 });
