@@ -130,8 +130,9 @@ class TableBuffer {
     this.other = [];
     this.reset();
   }
-  private reset(): void {
-    this.capacity = this.initialCapacity;
+  /** Starts empty at `capacity` rows: a table that filled a batch starts the next at its size. */
+  private reset(capacity = this.initialCapacity): void {
+    this.capacity = capacity;
     this.numeric = STAGING_TABLES[this.table].map((c) => (isNumericColumn(c.type) ? new Float64Array(this.capacity) : null));
     this.other = STAGING_TABLES[this.table].map((c) => (isNumericColumn(c.type) ? null : []));
   }
@@ -173,7 +174,7 @@ class TableBuffer {
     const columns = Object.fromEntries(specs.map((c, i) => [c.name, this.numeric[i] ? this.numeric[i]!.subarray(0, this.length) : this.other[i]!]));
     const batch = { table: this.table, columns, length: this.length };
     this.length = 0;
-    this.reset();
+    this.reset(this.capacity);
     return batch;
   }
 }
