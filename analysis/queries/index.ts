@@ -6,7 +6,7 @@ import { flameTreeQuery, flameTreeRangeQuery } from "./flame-tree";
 import { hotspotsQuery } from "./hotspots";
 import { metricTotalsQuery, spanTotalsQuery } from "./summary";
 import { traceFlowsQuery } from "./trace-flows";
-import { spanExtentQuery, traceWindowQuery, tracksQuery } from "./trace-window";
+import { spanExtentQuery, spanIndexQuery, traceWindowQuery, tracksQuery } from "./trace-window";
 
 export { flameTimelineQuery, type TimelineCell } from "./flame-timeline";
 export { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "./flame-tree";
@@ -16,7 +16,7 @@ export { renderSql, type EvidenceQuery } from "./define";
 export { hotspotsQuery, type HotspotRow } from "./hotspots";
 export { metricTotalsQuery, spanTotalsQuery } from "./summary";
 export { traceFlowsQuery } from "./trace-flows";
-export { spanExtentQuery, traceWindowQuery, tracksQuery } from "./trace-window";
+export { spanExtentQuery, spanIndexQuery, traceWindowQuery, tracksQuery } from "./trace-window";
 
 /** Every named evidence query: the server and the browser run these same definitions. */
 export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
@@ -29,6 +29,7 @@ export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   stackExamplesQuery,
   traceWindowQuery,
   spanExtentQuery,
+  spanIndexQuery,
   traceFlowsQuery,
   tracksQuery,
   compareQuery,

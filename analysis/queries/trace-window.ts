@@ -17,7 +17,10 @@ export const WindowSpan = z.object({
 });
 export type WindowSpan = z.infer<typeof WindowSpan>;
 
-/** Spans overlapping [start_ns, end_ns), by track then start; keyset after (track, start, span). */
+/**
+ * Spans overlapping [start_ns, end_ns), by track then start; keyset after (track, start, span).
+ * $tracks is cast because an empty list renders untyped (VARCHAR[]); no tracks then means no spans.
+ */
 export const traceWindowQuery = defineQuery({
   name: "trace_window",
   description: "Spans that overlap a time window, ordered by track and start.",
@@ -50,10 +53,27 @@ export const traceWindowQuery = defineQuery({
 SELECT generation_id, span_id::BIGINT AS span_id, track_id, parent_span_id::BIGINT AS parent_span_id, name, category,
        start_ns::DOUBLE AS start_ns, dur_ns::DOUBLE AS dur_ns, depth, status, args
 FROM hits
-WHERE ($tracks IS NULL OR list_contains($tracks, track_id))
+WHERE ($tracks IS NULL OR list_contains($tracks::INTEGER[], track_id))
   AND ($after_track IS NULL OR (track_id, start_ns, span_id) > ($after_track, $after_start, $after_span))
 ORDER BY track_id, start_ns, span_id
 LIMIT $limit`,
+});
+
+/**
+ * Every span of a run, in trace_window's columns and order: what the server's in-memory span index
+ * is built from (once per run), so windows need not go back to the Parquet files. The generation
+ * comes as its 1-based position in $generations, not its id repeated on every row.
+ */
+export const spanIndexQuery = defineQuery({
+  name: "span_index",
+  description: "Every span of a run in trace_window's columns and order (loads the server's span index).",
+  params: z.object({ generations: GenerationList }),
+  row: WindowSpan.omit({ generation_id: true }).extend({ generation: z.number().int() }),
+  sql: `SELECT list_position($generations, generation_id)::INTEGER AS generation, span_id::BIGINT AS span_id, track_id, parent_span_id::BIGINT AS parent_span_id,
+       name, category, start_ns::DOUBLE AS start_ns, dur_ns::DOUBLE AS dur_ns, depth, status, args
+FROM spans
+WHERE list_contains($generations, generation_id)
+ORDER BY track_id, start_ns, span_id, generation_id`,
 });
 
 /**

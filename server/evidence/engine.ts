@@ -1,4 +1,4 @@
-import type { DuckDBInstance } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import type { z } from "zod";
 import { TABLES, TABLE_NAMES } from "../../analysis/evidence/schema";
 import { renderSql, type EvidenceQuery } from "../../analysis/queries/define";
@@ -92,11 +92,39 @@ export interface EvidenceReader {
   run<P extends z.ZodType, R extends z.ZodType>(query: EvidenceQuery<P, R>, params: z.input<P>): Promise<z.output<R>[]>;
   /** The same rows, possibly the kept answer itself: read them, never change them (no copy is made). */
   runShared<P extends z.ZodType, R extends z.ZodType>(query: EvidenceQuery<P, R>, params: z.input<P>): Promise<readonly Readonly<z.output<R>>[]>;
+  /**
+   * The rows column by column, one DuckDB chunk (up to 2048 rows) at a time, neither validated nor
+   * kept: for answers too large to hold as row objects (the span index's load). BIGINT arrives as
+   * bigint. `onChunk` returning false stops the scan.
+   */
+  scan<P extends z.ZodType, R extends z.ZodType>(query: EvidenceQuery<P, R>, params: z.input<P>, onChunk: (columns: unknown[][], rows: number) => boolean | void): Promise<void>;
 }
 
 export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<EvidenceReader> {
   const commit = pin(ws.db, ref);
   const reader = await readerFor(ws, commit);
+  /** A connection interrupted after the query budget, with the budget's error for what it ran. */
+  async function budgeted<T>(name: string, work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    const connection = await reader.instance.connect();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      connection.interrupt();
+    }, QUERY_BUDGET_MS);
+    try {
+      return await work(connection);
+    } catch (error) {
+      if (timedOut) {
+        throw new EmberscopeError("QUERY_BUDGET_EXCEEDED", `The ${name} query exceeded its ${QUERY_BUDGET_MS / 1000} s budget.`, {
+          details: { query: name, budget_ms: QUERY_BUDGET_MS },
+        });
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      connection.closeSync();
+    }
+  }
   async function answer<P extends z.ZodType, R extends z.ZodType>(query: EvidenceQuery<P, R>, params: z.input<P>): Promise<{ rows: unknown[]; kept: boolean }> {
     const parsed = query.params.parse(params) as Record<string, unknown>;
     const sql = renderSql(query.sql, parsed);
@@ -107,27 +135,11 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
       results.set(cacheKey, cached);
       return { rows: cached, kept: true };
     }
-    const connection = await reader.instance.connect();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      connection.interrupt();
-    }, QUERY_BUDGET_MS);
-    try {
+    return budgeted(query.name, async (connection) => {
       const result = await connection.runAndReadAll(sql);
       const rows = result.getRowObjectsJS().map((row) => query.row.parse(toPlain(row)));
       return { rows, kept: rememberResult(cacheKey, rows) };
-    } catch (error) {
-      if (timedOut) {
-        throw new EmberscopeError("QUERY_BUDGET_EXCEEDED", `The ${query.name} query exceeded its ${QUERY_BUDGET_MS / 1000} s budget.`, {
-          details: { query: query.name, budget_ms: QUERY_BUDGET_MS },
-        });
-      }
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      connection.closeSync();
-    }
+    });
   }
   return {
     commit,
@@ -137,6 +149,16 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
     },
     async runShared(query, params) {
       return (await answer(query, params)).rows as z.output<typeof query.row>[];
+    },
+    async scan(query, params, onChunk) {
+      const sql = renderSql(query.sql, query.params.parse(params) as Record<string, unknown>);
+      await budgeted(query.name, async (connection) => {
+        const result = await connection.stream(sql);
+        for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+          const columns = Array.from({ length: chunk.columnCount }, (_, i) => chunk!.getColumnValues(i));
+          if (onChunk(columns, chunk.rowCount) === false) return;
+        }
+      });
     },
   };
 }

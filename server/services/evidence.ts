@@ -26,6 +26,7 @@ import { decodeCursor, encodeCursor } from "../domain/cursor";
 import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limitation } from "../domain/models";
 import { openEvidence, type EvidenceReader } from "../evidence/engine";
+import { loadedSpanIndex } from "../evidence/span-index";
 import { getRun } from "../store/runs";
 import type { Workspace } from "../store/workspace";
 import { defineService } from "./service";
@@ -331,19 +332,23 @@ export const traceWindow = defineService({
     const after = input.cursor
       ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.trace_window", arguments: { ...filters, limit: input.limit }, safe_to_repeat: true }) as [number, number, number])
       : null;
+    // The run's spans in memory when it is small enough and loaded (the first call starts the load); else SQL.
+    const index = loadedSpanIndex(ws.layout.dir, evidence.reader, evidence.generations);
     // Answered once per commit (the reader keeps small results); then every window skips the row groups before it.
-    const [extent] = await evidence.reader.run(spanExtentQuery, { generations: evidence.generations });
-    const rows = await evidence.reader.run(traceWindowQuery, {
-      generations: evidence.generations,
-      start_ns: input.start_ns,
-      end_ns: input.end_ns,
-      long_dur_ns: extent?.long_dur_ns ?? Number.MAX_SAFE_INTEGER,
-      tracks: input.tracks ?? null,
-      after_track: after?.[0] ?? null,
-      after_start: after?.[1] ?? null,
-      after_span: after?.[2] ?? null,
-      limit: input.limit + 1,
-    });
+    const [extent] = index ? [] : await evidence.reader.run(spanExtentQuery, { generations: evidence.generations });
+    const rows = index
+      ? index.window({ start_ns: input.start_ns, end_ns: input.end_ns, tracks: input.tracks ?? null, after, limit: input.limit + 1 })
+      : await evidence.reader.run(traceWindowQuery, {
+          generations: evidence.generations,
+          start_ns: input.start_ns,
+          end_ns: input.end_ns,
+          long_dur_ns: extent?.long_dur_ns ?? Number.MAX_SAFE_INTEGER,
+          tracks: input.tracks ?? null,
+          after_track: after?.[0] ?? null,
+          after_start: after?.[1] ?? null,
+          after_span: after?.[2] ?? null,
+          limit: input.limit + 1,
+        });
     const spans = rows.slice(0, input.limit);
     const last = spans[spans.length - 1];
     const tracks = await evidence.reader.run(tracksQuery, { generations: evidence.generations });
