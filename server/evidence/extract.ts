@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { EvidenceBuilder, type EvidenceSummary } from "../../analysis/evidence/builder";
 import { EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
 import { DEFAULT_IMPORT_LIMITS, type FormatImporter } from "../../analysis/formats/types";
@@ -10,6 +11,7 @@ import { newId } from "../domain/ids";
 import { publishGeneration, type Published } from "../store/corpus";
 import type { ObjectId } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
+import { ParquetGenerationWriter } from "./parquet-writer";
 import { ThreadedGenerationWriter } from "./writer-thread";
 
 export interface ExtractionRequest {
@@ -20,7 +22,15 @@ export interface ExtractionRequest {
   message?: string;
   /** Fills the builder (an importer's parse, or a capture adapter's collector). */
   produce: (builder: EvidenceBuilder) => Promise<void>;
+  /** Bytes the producer will read, when known: large inputs get the writer on its own thread. */
+  inputBytes?: number;
 }
+
+/**
+ * From this input size the Parquet writer runs on its own thread. Starting the thread costs about
+ * a second (a fresh isolate loads the CLI bundle and DuckDB), which smaller inputs would not win back.
+ */
+export const THREADED_WRITER_FROM_BYTES = 16 * 1024 * 1024;
 
 export interface Extraction extends Published {
   summary: EvidenceSummary;
@@ -49,7 +59,8 @@ export function existingGeneration(ws: Workspace, artifactId: string, extractor:
 export async function extractAndPublish(ws: Workspace, request: ExtractionRequest): Promise<Extraction> {
   const version = extractorVersion(request.extractorVersion);
   const generationId = newId("gen");
-  const writer = await ThreadedGenerationWriter.open(ws, generationId);
+  const threaded = (request.inputBytes ?? 0) >= THREADED_WRITER_FROM_BYTES;
+  const writer = threaded ? await ThreadedGenerationWriter.open(ws, generationId) : await ParquetGenerationWriter.open(ws, generationId);
   let summary: EvidenceSummary;
   let files;
   try {
@@ -108,6 +119,7 @@ export async function extractStoredArtifact(
     extractor: importer.id,
     extractorVersion: importer.version,
     message: `extract ${importer.id} ${request.fileName}`,
+    inputBytes: statSync(ws.objects.pathOf(request.artifactId)).size,
     produce: (builder) =>
       importer.parse({
         source: { fileName: request.fileName, chunks: () => decompressedChunks(ws.objects.pathOf(request.artifactId), request.bounds) },

@@ -1,9 +1,10 @@
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { EmberscopeError } from "../../server/domain/errors";
 import { analyzeHotspots, callService, importArtifact, listArtifacts, listRuns, showHead, summarizeRun, validateWorkspace, type ServiceContext } from "../../server/services";
+import { THREADED_WRITER_FROM_BYTES } from "../../server/evidence/extract";
 import { initWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
 
@@ -107,6 +108,38 @@ describe("import service", () => {
     const error = await failure(callService(importArtifact, ctx, { path: file("bomb.folded.gz", bomb), format: "folded" }));
     expect(error.toDocument()).toMatchObject({ code: "ARTIFACT_TOO_LARGE", details: { bound: "expansion_ratio" } });
   }, 60_000);
+
+  it("writes a large input on the writer thread: totals match the file's own counts", async () => {
+    const { root, ctx, file } = setup();
+    const lines: string[] = [];
+    const selfByLeaf = new Map<string, number>();
+    let total = 0;
+    for (let i = 0; lines.length * 120 < THREADED_WRITER_FROM_BYTES + 2 ** 20; i++) {
+      const leaf = `leaf_${i % 997}`;
+      const count = 1 + (i % 13);
+      lines.push(`main;module_${i % 31}.handler;${"middle;".repeat(8)}${leaf} ${count}`);
+      selfByLeaf.set(leaf, (selfByLeaf.get(leaf) ?? 0) + count);
+      total += count;
+    }
+    const result = await callService(importArtifact, ctx, { path: file("big.folded", lines.join("\n") + "\n") });
+    expect(result.rows.samples).toBe(lines.length);
+    const top = await callService(analyzeHotspots, ctx, { run_id: result.run_id, limit: 20 });
+    const highest = [...selfByLeaf.values()].sort((a, b) => b - a).slice(0, 20);
+    expect(top.grand_total).toBe(total);
+    expect(top.rows.map((r) => r.self)).toEqual(highest);
+    for (const row of top.rows) expect(selfByLeaf.get(row.name)).toBe(row.self);
+    expect(readdirSync(path.join(root, ".emberscope", "tmp"))).toEqual([]);
+  }, 120_000);
+
+  it("a large input that turns out malformed publishes nothing and leaves no staging behind", async () => {
+    const { root, ctx, file } = setup();
+    const events = Array.from({ length: Math.ceil((THREADED_WRITER_FROM_BYTES + 2 ** 20) / 90) }, (_, i) => `{"name":"f${i % 50}","ph":"X","ts":${i * 10},"dur":5,"pid":1,"tid":1}`);
+    const head = await callService(showHead, ctx, {});
+    const error = await failure(callService(importArtifact, ctx, { path: file("broken.json", `[${events.join(",")},{"name": oops}]`) }));
+    expect(error.code).toBe("ARTIFACT_PARSE_FAILED");
+    expect((await callService(showHead, ctx, {})).commit_id).toBe(head.commit_id);
+    expect(readdirSync(path.join(root, ".emberscope", "tmp"))).toEqual([]);
+  }, 120_000);
 
   it("confines agents to the project root and names missing files", async () => {
     const { ctx } = setup("agent");
