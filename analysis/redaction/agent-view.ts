@@ -68,8 +68,23 @@ function pathOf(parts: readonly (string | number)[]): string {
   return parts.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("") || "(root)";
 }
 
+/** Whether a key names a secret, per distinct key (keys are a result schema's few field names). */
+const secretKeys = new Map<string, boolean>();
+
+function isSecretKey(key: string): boolean {
+  let secret = secretKeys.get(key);
+  if (secret === undefined) {
+    secret = SECRET_KEY_NAME.test(key);
+    if (secretKeys.size < 10_000) secretKeys.set(key, secret);
+  }
+  return secret;
+}
+
 export function agentView<T>(value: T, options: AgentViewOptions): { value: T; report: AgentViewReport } {
-  const redact = options.detail === "redacted" ? createRedactor(options.redaction) : null;
+  const redacting = options.detail === "redacted";
+  // Built on the first string the memo has not seen: with a warm memo most calls never need it.
+  let redactor: ReturnType<typeof createRedactor> | null = null;
+  const redact = (text: string) => (redactor ??= createRedactor(options.redaction))(text);
   const verbatim = options.verbatimKeys ?? DEFAULT_VERBATIM_KEYS;
   const maxString = options.maxStringLength ?? 4000;
   const maxPaths = options.maxListedPaths ?? 50;
@@ -82,7 +97,7 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
     if (neutral.suppressed) return { text: neutral.text, suppressed: true, counts: null, cut: false };
     let out = neutral.text;
     let counts: RedactionCounts | null = null;
-    if (redact) {
+    if (redacting) {
       const r = redact(out);
       out = r.text;
       if (TOKEN_KINDS.some((k) => r.counts[k] > 0)) counts = r.counts;
@@ -92,10 +107,11 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
     return { text: out, suppressed: false, counts, cut };
   };
 
-  /** The keys and indexes from the root to the value being visited (read only when reporting a path). */
+  /** The keys and indexes from the root to the container being visited (read only when reporting a path). */
   const at: (string | number)[] = [];
 
-  const visitString = (text: string): string => {
+  /** `key` is the string's key or index in its container (none at the root): its path is built only if it is reported. */
+  const visitString = (text: string, key?: string | number): string => {
     let projected = memo.get(text);
     if (!projected) {
       projected = project(text);
@@ -103,7 +119,7 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
     }
     if (projected.suppressed) {
       report.suppressed.count++;
-      if (report.suppressed.paths.length < maxPaths) report.suppressed.paths.push(pathOf(at));
+      if (report.suppressed.paths.length < maxPaths) report.suppressed.paths.push(pathOf(key === undefined ? at : [...at, key]));
       else report.suppressed.paths_truncated = true;
     }
     if (projected.counts) for (const kind of TOKEN_KINDS) report.redacted[kind] += projected.counts[kind];
@@ -121,9 +137,14 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
     if (Array.isArray(node)) {
       const out = new Array<unknown>(node.length);
       for (let i = 0; i < node.length; i++) {
-        at.push(i);
-        out[i] = visit(node[i]);
-        at.pop();
+        const child: unknown = node[i];
+        if (typeof child === "string") out[i] = visitString(child, i);
+        else if (child === null || typeof child === "number" || typeof child === "boolean") out[i] = child;
+        else {
+          at.push(i);
+          out[i] = visit(child);
+          at.pop();
+        }
       }
       return out;
     }
@@ -131,9 +152,11 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
       const out: Record<string, unknown> = {};
       for (const key of Object.keys(node)) {
         const child = (node as Record<string, unknown>)[key];
-        if (typeof child === "string" && verbatim.has(key)) out[key] = child;
-        else if (typeof child === "string" && redact && SECRET_KEY_NAME.test(key)) out[key] = visitSecret(child);
-        else if (child === null || typeof child === "number" || typeof child === "boolean") out[key] = child;
+        if (typeof child === "string") {
+          if (verbatim.has(key)) out[key] = child;
+          else if (redacting && isSecretKey(key)) out[key] = visitSecret(child);
+          else out[key] = visitString(child, key);
+        } else if (child === null || typeof child === "number" || typeof child === "boolean") out[key] = child;
         else {
           at.push(key);
           out[key] = visit(child);

@@ -11,6 +11,9 @@ import type { CliCommand, CliEnv } from "./service-command";
 import { isAppBuilt, PACKAGE_ROOT } from "../package-root";
 import { handleMcpNodeRequest, isMcpRequest } from "../mcp/node-http";
 
+/** How long requests still being answered at SIGTERM/SIGINT may take before their connections are cut. */
+const STOP_GRACE_MS = 2000;
+
 export function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
 }
@@ -114,7 +117,13 @@ export const serveCommand: CliCommand = {
     env.log(`Emberscope is serving ${shownRoot} at ${boundUrl}${supervisor ? ` with ${workerCount} pool worker(s)` : ""}`);
     env.announce?.({ url: boundUrl, project_root: shownRoot, pid: process.pid });
     await new Promise<void>((resolve) => {
-      const stop = () => server.close(() => resolve());
+      // close() waits for every open connection: idle keep-alive sockets are closed now, and
+      // those still answering get a grace period before they are cut.
+      const stop = () => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), STOP_GRACE_MS).unref();
+      };
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });

@@ -16,7 +16,7 @@ function isLoopbackOrigin(origin: string): boolean {
  * (the workbench's own API), a page must also come from this very server — not from another
  * program listening on another loopback port.
  */
-export function checkLoopbackRequest(headers: Headers, options: { sameOrigin?: boolean } = {}): void {
+export function checkLoopbackRequest(headers: { get(name: string): string | null }, options: { sameOrigin?: boolean } = {}): void {
   const host = headers.get("host") ?? "";
   if (!LOOPBACK_HOST.test(host)) {
     throw new EmberscopeError("UNAUTHORIZED", "Requests must address the server by a loopback host name.", {

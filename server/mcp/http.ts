@@ -6,6 +6,8 @@ import { createHash } from "node:crypto";
 import { verifyAgentToken } from "../services/agent-access";
 import { heldWorkspace } from "./held-workspace";
 import { createEmberscopeMcpServer } from "./server";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Workspace } from "../store/workspace";
 
 /**
  * The Streamable HTTP endpoint (/api/mcp), stateless: a new server and transport per request.
@@ -13,16 +15,36 @@ import { createEmberscopeMcpServer } from "./server";
  * bearer token (401). Agent access (off at launch) is then checked per tool call.
  */
 
-function refusal(status: 401 | 403, error: EmberscopeError): Response {
-  const doc = error.toDocument();
-  return Response.json(
-    { jsonrpc: "2.0", id: null, error: { code: -32001, message: doc.message, data: doc } },
-    { status, headers: status === 401 ? { "WWW-Authenticate": 'Bearer realm="emberscope"' } : {} },
-  );
+/** A request's headers as the checks read them: a Web `Headers`, or a Node request's raw headers. */
+export interface HeaderReader {
+  get(name: string): string | null;
 }
 
-function bearerOf(req: Request): string | null {
-  const header = req.headers.get("authorization") ?? "";
+/** A whole (not streamed) answer: status, headers (lower-case names) and a body, or none. */
+export interface McpReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+export function jsonReply(status: number, payload: unknown, headers: Record<string, string> = {}): McpReply {
+  return { status, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(payload) };
+}
+
+export function toWebResponse(reply: McpReply): Response {
+  return new Response(reply.body, { status: reply.status, headers: reply.headers });
+}
+
+/** Tool results are live answers (never cached) and gain nothing from gzip on loopback. */
+export const NO_STORE = "no-store, no-transform";
+
+function refusal(status: 401 | 403, error: EmberscopeError): McpReply {
+  const doc = error.toDocument();
+  return jsonReply(status, { jsonrpc: "2.0", id: null, error: { code: -32001, message: doc.message, data: doc } }, status === 401 ? { "www-authenticate": 'Bearer realm="emberscope"' } : {});
+}
+
+function bearerOf(headers: HeaderReader): string | null {
+  const header = headers.get("authorization") ?? "";
   const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
   return match ? match[1] : null;
 }
@@ -47,7 +69,7 @@ function messagesOf(body: unknown): RpcMessage[] {
   return (Array.isArray(body) ? body : [body]).filter((m): m is RpcMessage => !!m && typeof m === "object");
 }
 
-function wantsProgress(body: unknown): boolean {
+export function wantsProgress(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
   return messages.some((m) => (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined);
 }
@@ -76,39 +98,57 @@ async function readLimitedJson(req: Request): Promise<unknown> {
   return JSON.parse(Buffer.concat(chunks).toString("utf8"));
 }
 
+/** A request that passed the Host/Origin and token checks: the workspace it may use, and who asks. */
+export interface Admitted {
+  ws: Workspace;
+  /** Short digest of the bearer token: correlates a client's cancellation with its calls. */
+  caller: string;
+}
+
 /**
- * Answers one request. `readBody` reads a POST body already taken off the socket (the Node entry in
- * `node-http.ts`); by default the Web request's own body is read. Either way it is read only after
- * the Host/Origin and token checks have passed.
+ * Host/Origin (403), then the bearer token (401): run on every request before its body is read.
+ * The token is checked against the hash stored now, so a rotation applies to the next request.
  */
-export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocator, readBody: () => Promise<unknown> = () => readLimitedJson(req)): Promise<Response> {
+export function admitMcpRequest(headers: HeaderReader, locator: WorkspaceLocator): { admitted: Admitted } | { refused: McpReply } {
   try {
-    checkLoopbackRequest(req.headers);
+    checkLoopbackRequest(headers);
   } catch (error) {
-    return refusal(403, toEmberscopeError(error));
+    return { refused: refusal(403, toEmberscopeError(error)) };
   }
-  const token = bearerOf(req);
+  const token = bearerOf(headers);
   const ws = heldWorkspace(locator);
   if (!token || !ws || !verifyAgentToken(ws, token)) {
-    return refusal(
-      401,
-      new EmberscopeError("UNAUTHORIZED", "A valid bearer token is required: a person runs `emberscope mcp token` and gives it to the agent.", {
-        details: { reason: token ? "token_rejected" : "token_missing" },
-      }),
-    );
+    return {
+      refused: refusal(
+        401,
+        new EmberscopeError("UNAUTHORIZED", "A valid bearer token is required: a person runs `emberscope mcp token` and gives it to the agent.", {
+          details: { reason: token ? "token_rejected" : "token_missing" },
+        }),
+      ),
+    };
   }
-  let body: unknown;
-  if (req.method === "POST") {
-    try {
-      body = await readBody();
-    } catch (error) {
-      if (error instanceof BodyTooLarge) {
-        return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: `The request body exceeds ${error.limit} bytes.` } }, { status: 413 });
-      }
-      return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body must be JSON-RPC." } }, { status: 400 });
+  return { admitted: { ws, caller: createHash("sha256").update(token).digest("hex").slice(0, 16) } };
+}
+
+/** A POST body read by `readBody`, or the 413 / 400 answer when it is too large or not JSON. */
+export async function readMcpBody(readBody: () => Promise<unknown>): Promise<{ body: unknown } | { refused: McpReply }> {
+  try {
+    return { body: await readBody() };
+  } catch (error) {
+    if (error instanceof BodyTooLarge) {
+      return { refused: jsonReply(413, { jsonrpc: "2.0", id: null, error: { code: -32600, message: `The request body exceeds ${error.limit} bytes.` } }) };
     }
+    return { refused: jsonReply(400, { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body must be JSON-RPC." } }) };
   }
-  const caller = createHash("sha256").update(token).digest("hex").slice(0, 16);
+}
+
+/**
+ * The MCP server for one request: the request's workspace handle (one per request, not looked up
+ * again per call), and the correlation of a later `notifications/cancelled` with its tool calls.
+ * `forget` drops that correlation when the request fails before its calls end.
+ */
+export function mcpServerForRequest(locator: WorkspaceLocator, admitted: Admitted, body: unknown): { server: Server; forget: () => void } {
+  const { ws, caller } = admitted;
   for (const m of messagesOf(body)) {
     if (m.method === "notifications/cancelled" && m.params?.requestId !== undefined) inflight.get(`${caller}:${m.params.requestId}`)?.abort();
   }
@@ -118,21 +158,39 @@ export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocat
     locator,
     transport: "http",
     requireAccessSwitch: true,
-    heldWorkspace: () => heldWorkspace(locator),
+    heldWorkspace: () => ws,
     cancellationFor: (id) => inflight.get(`${caller}:${id}`)?.signal,
     callEnded: (id) => inflight.delete(`${caller}:${id}`),
   });
+  return { server, forget: () => mine.forEach((key) => inflight.delete(key)) };
+}
+
+/**
+ * Answers one request with the SDK's Web-standard transport (the app route, and on `emberscope
+ * serve` the requests `node-http.ts` does not answer itself). `readBody` reads a POST body already
+ * taken off the socket; by default the Web request's own body is read. Either way it is read only
+ * after the Host/Origin and token checks have passed.
+ */
+export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocator, readBody: () => Promise<unknown> = () => readLimitedJson(req)): Promise<Response> {
+  const admission = admitMcpRequest(req.headers, locator);
+  if ("refused" in admission) return toWebResponse(admission.refused);
+  let body: unknown;
+  if (req.method === "POST") {
+    const read = await readMcpBody(readBody);
+    if ("refused" in read) return toWebResponse(read.refused);
+    body = read.body;
+  }
+  const { server, forget } = mcpServerForRequest(locator, admission.admitted, body);
   // Plain JSON answers unless the client asked for progress, which needs an event stream.
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
   await server.connect(transport);
   try {
     const response = await transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body });
-    // Loopback answers gain nothing from gzip (the app's compression would spend CPU on both ends
-    // and buffer progress events); no-store: tool results are live answers, never cached.
-    response.headers.set("Cache-Control", "no-store, no-transform");
+    // The app's compression would spend CPU on both ends and buffer progress events.
+    response.headers.set("Cache-Control", NO_STORE);
     return response;
   } catch (error) {
-    for (const key of mine) inflight.delete(key);
+    forget();
     throw error;
   }
 }

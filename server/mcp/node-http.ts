@@ -1,13 +1,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { WorkspaceLocator } from "../store/layout";
-import { BodyTooLarge, handleMcpHttpRequest, MAX_MCP_BODY_BYTES } from "./http";
+import { admitMcpRequest, BodyTooLarge, handleMcpHttpRequest, MAX_MCP_BODY_BYTES, mcpServerForRequest, NO_STORE, readMcpBody, wantsProgress, type HeaderReader, type McpReply } from "./http";
+import { answerJsonPost } from "./json-post";
 
 /**
  * `/api/mcp` answered straight from the Node HTTP server of `emberscope serve`, ahead of Next's
- * router: the same handler (`handleMcpHttpRequest`: Host/Origin, bearer token, access switch,
- * stateless SDK transport) as the app route `app/api/mcp/route.ts`, minus the router, the
- * request/response stream adapters and the response compression that cost more per call than a
- * cached tool answer itself. The app route stays for `next dev` and any other host of the app.
+ * router: the same checks (Host/Origin, bearer token, access switch) and the same MCP server as
+ * the app route `app/api/mcp/route.ts`, minus the router and the response compression. A POST
+ * that did not ask for progress (nearly every call) is answered as JSON straight from the Node
+ * request (`json-post.ts`), without Web Request/Response objects and their streams; progress
+ * streams, GET and DELETE go through the SDK's Web-standard transport (`handleMcpHttpRequest`).
+ * The app route stays for `next dev` and any other host of the app.
  */
 
 export const MCP_PATH = "/api/mcp";
@@ -71,15 +74,52 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
   if (!closed) res.end();
 }
 
+/** A Node request's headers read as a Web `Headers` reads them: any case, repeated ones joined by ", ". */
+function headerReader(rawHeaders: string[]): HeaderReader {
+  const values = new Map<string, string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i].toLowerCase();
+    const seen = values.get(name);
+    values.set(name, seen === undefined ? rawHeaders[i + 1] : `${seen}, ${rawHeaders[i + 1]}`);
+  }
+  return { get: (name) => values.get(name.toLowerCase()) ?? null };
+}
+
+function writeReply(reply: McpReply, res: ServerResponse): void {
+  const body = reply.body === null ? Buffer.alloc(0) : Buffer.from(reply.body);
+  res.writeHead(reply.status, { ...reply.headers, "content-length": String(body.length) });
+  res.end(body);
+}
+
+/** Through the SDK's Web-standard transport (GET, DELETE, progress streams); `readBody` as in `handleMcpHttpRequest`. */
+async function answerWeb(req: IncomingMessage, res: ServerResponse, locator: WorkspaceLocator, readBody: () => Promise<unknown>): Promise<void> {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  // The URL's host is not consulted (the guard reads the Host header), so a fixed base is enough.
+  const request = new Request(new URL(req.url ?? MCP_PATH, "http://127.0.0.1"), { method: req.method, headers });
+  await writeResponse(await handleMcpHttpRequest(request, locator, readBody), res);
+}
+
 /** Answers one `/api/mcp` request on a Node server; never throws (a fault becomes a 500). */
 export async function handleMcpNodeRequest(req: IncomingMessage, res: ServerResponse, locator: WorkspaceLocator): Promise<void> {
   try {
-    const headers = new Headers();
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
-    // The URL's host is not consulted (the guard reads the Host header), so a fixed base is enough.
-    const request = new Request(new URL(req.url ?? MCP_PATH, "http://127.0.0.1"), { method: req.method, headers });
-    const response = await handleMcpHttpRequest(request, locator, () => readJson(req));
-    await writeResponse(response, res);
+    if (req.method !== "POST") return await answerWeb(req, res, locator, () => readJson(req));
+    const headers = headerReader(req.rawHeaders);
+    const admission = admitMcpRequest(headers, locator);
+    if ("refused" in admission) return writeReply(admission.refused, res);
+    const read = await readMcpBody(() => readJson(req));
+    if ("refused" in read) return writeReply(read.refused, res);
+    // Progress needs an event stream: the SDK's transport (which checks admission again, cheaply).
+    if (wantsProgress(read.body)) return await answerWeb(req, res, locator, async () => read.body);
+    const { server, forget } = mcpServerForRequest(locator, admission.admitted, read.body);
+    let reply: McpReply;
+    try {
+      reply = await answerJsonPost(server, headers, read.body);
+    } catch (error) {
+      forget();
+      throw error;
+    }
+    writeReply({ ...reply, headers: { ...reply.headers, "cache-control": NO_STORE } }, res);
   } catch (error) {
     console.error("emberscope mcp: request failed:", error instanceof Error ? error.message : String(error));
     if (!res.headersSent) {

@@ -87,12 +87,40 @@ function generationsWithFiles(db: SqliteDatabase, rows: GenerationRow[]): Genera
 }
 
 /**
+ * Pinned commits per connection, by commit id. A commit never changes once written (no code
+ * updates or deletes commits or generations), so an entry is exact for as long as its connection
+ * lives; "HEAD" is resolved to an id on every call, so a new commit is seen at once. Entries are
+ * frozen: callers share them read-only.
+ */
+const pinnedByConnection = new WeakMap<SqliteDatabase, Map<string, PinnedCommit>>();
+const MAX_PINNED_PER_CONNECTION = 64;
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function headCommitId(db: SqliteDatabase): string {
+  const row = db.prepare("SELECT id FROM commits ORDER BY seq DESC LIMIT 1").get() as { id: string } | undefined;
+  if (!row) throw new EmberscopeError("WORKSPACE_INVALID", "The workspace has no root commit.");
+  return row.id;
+}
+
+/**
  * Pins one commit: exactly the generations (and their files) visible in it. Readers call this
  * once before their first lookup and use nothing else, so later publishes never change their view.
+ * The result is shared and frozen: read it, never change it.
  */
 export function pin(db: SqliteDatabase, ref: CommitRef): PinnedCommit {
+  const id = ref === "HEAD" ? headCommitId(db) : ref;
+  let pinned = pinnedByConnection.get(db);
+  const kept = pinned?.get(id);
+  if (kept) return kept;
   const read = db.transaction(() => {
-    const commit = getCommit(db, ref);
+    const commit = getCommit(db, id);
     const rows = db
       .prepare(
         `SELECT g.* FROM generations g JOIN commit_generations cg ON cg.generation_id = g.id
@@ -101,7 +129,13 @@ export function pin(db: SqliteDatabase, ref: CommitRef): PinnedCommit {
       .all(commit.commit_id) as GenerationRow[];
     return { ...commit, generations: generationsWithFiles(db, rows) };
   });
-  return read.deferred();
+  const commit = deepFreeze(read.deferred());
+  // Inside a caller's open transaction the commit could still be rolled back: not kept.
+  if (db.inTransaction) return commit;
+  if (!pinned) pinnedByConnection.set(db, (pinned = new Map()));
+  if (pinned.size >= MAX_PINNED_PER_CONNECTION) pinned.delete(pinned.keys().next().value!);
+  pinned.set(id, commit);
+  return commit;
 }
 
 export interface GenerationDraft {

@@ -3,12 +3,13 @@ import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { agentToken, analyzeHotspots, callService, importArtifact, setAgentAccess, traceWindow, type ServiceContext } from "../../server/services";
+import { agentToken, analyzeHotspots, callService, importArtifact, setAgentAccess, summarizeRun, traceWindow, type ServiceContext } from "../../server/services";
 import { hotspotsQuery } from "../../analysis/queries";
 import { openEvidence } from "../../server/evidence/engine";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { startServer, type RunningServer } from "../helpers/server";
 import { chromeTraceFile, cpuprofileFile } from "./generators";
+import { LeanMcpClient } from "./lean-mcp-client";
 
 const MB = 1024 * 1024;
 
@@ -19,10 +20,35 @@ function percentiles(samples: number[]) {
   return { n: sorted.length, p50_ms: round(at(0.5)), p99_ms: round(at(0.99)), max_ms: round(sorted[sorted.length - 1]) };
 }
 
-async function connect(url: string, token: string): Promise<Client> {
+/** One agent's connection: the SDK's `Client`, or the lean load generator (lean-mcp-client.ts). */
+interface Agent {
+  call(tool: string, args: Record<string, unknown>): Promise<{ ok: boolean; structured?: Record<string, unknown> }>;
+  close(): Promise<void> | void;
+}
+
+type ClientKind = "lean" | "sdk";
+
+async function connect(kind: ClientKind, url: string, token: string): Promise<Agent> {
+  if (kind === "lean") {
+    const lean = new LeanMcpClient(url, token);
+    await lean.initialize();
+    return {
+      call: async (tool, args) => {
+        const r = await lean.callTool(tool, args);
+        return { ok: r.ok, structured: r.result?.structuredContent };
+      },
+      close: () => lean.close(),
+    };
+  }
   const client = new Client({ name: "emberscope-bench", version: "1" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  return client;
+  return {
+    call: async (tool, args) => {
+      const r = await client.callTool({ name: tool, arguments: args });
+      return { ok: !r.isError && Array.isArray(r.content), structured: r.structuredContent as Record<string, unknown> | undefined };
+    },
+    close: () => client.close(),
+  };
 }
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
@@ -39,12 +65,18 @@ function cpuMsOf(pid: number | undefined): number | null {
 }
 
 /**
- * `clients` connected agents each make `calls` calls back to back; latency per call (ms), and the
- * server's CPU time per call (less sensitive than latency to other work on a shared machine).
+ * What one agent asks next. Each agent gets its own (an agent walking pages keeps its cursor);
+ * `previous` is the structured result of its last call.
  */
-async function load(server: RunningServer, token: string, clients: number, calls: number, tool: string, args: () => Record<string, unknown>) {
-  const url = server.url;
-  const agents = await Promise.all(Array.from({ length: clients }, () => connect(url, token)));
+type Questions = () => (previous: Record<string, unknown> | undefined) => Record<string, unknown>;
+
+/**
+ * `clients` connected agents each make `calls` calls back to back; latency per call (ms), errors
+ * (a JSON-RPC error, or a CallToolResult with isError), and the CPU time per call of the server
+ * and of the clients (this process) — less sensitive than latency to other work on the machine.
+ */
+async function load(server: RunningServer, token: string, kind: ClientKind, clients: number, calls: number, tool: string, questions: Questions) {
+  const agents = await Promise.all(Array.from({ length: clients }, () => connect(kind, server.url, token)));
   const samples: number[] = [];
   let errors = 0;
   const cpuBefore = cpuMsOf(server.process.pid);
@@ -53,11 +85,14 @@ async function load(server: RunningServer, token: string, clients: number, calls
   const started = performance.now();
   await Promise.all(
     agents.map(async (agent) => {
+      const next = questions();
+      let previous: Record<string, unknown> | undefined;
       for (let i = 0; i < calls; i++) {
         const t = performance.now();
-        const result = await agent.callTool({ name: tool, arguments: args() });
+        const result = await agent.call(tool, next(previous));
         samples.push(performance.now() - t);
-        if (result.isError) errors++;
+        if (!result.ok) errors++;
+        previous = result.structured;
       }
     }),
   );
@@ -79,7 +114,9 @@ async function load(server: RunningServer, token: string, clients: number, calls
 
 /**
  * MCP over HTTP on loopback against the built app: p50/p99 of analyze_hotspots (a cpuprofile run
- * of 1.2 M samples) and get_trace_window (a Chrome trace run) with 1, 8 and 32 concurrent clients.
+ * of 1.2 M samples) and get_trace_window (a Chrome trace run) with 1, 8 and 32 concurrent clients,
+ * each with two load generators: a lean client (plain keep-alive HTTP, so the figures are mostly
+ * the server's) and the SDK's `Client` (what most agents use; its own CPU shares the cores).
  * Goal (issue 6): p50 ≤ 20 ms and p99 ≤ 100 ms at 8 clients.
  */
 export async function mcpBenchmark(): Promise<Record<string, unknown>> {
@@ -97,6 +134,7 @@ export async function mcpBenchmark(): Promise<Record<string, unknown>> {
     try {
       await callService(setAgentAccess, ctx, { enabled: true });
       const spanCount = trace.rows.spans ?? 0;
+      const metrics = (await callService(summarizeRun, ctx, { run_id: profile.run_id })).metrics.map((m) => m.name);
       // Windows of 2 ms at random places in the trace's first 2 s (the generator advances ~25 µs per span).
       let seed = 7;
       const windowArgs = () => {
@@ -104,11 +142,36 @@ export async function mcpBenchmark(): Promise<Record<string, unknown>> {
         const start = (seed % 2_000_000) * 1000;
         return { run_id: trace.run_id, start_ns: start, end_ns: start + 2_000_000, limit: 200 };
       };
-      // A different page size on every call. The service pages one kept ranking per (commit, run,
-      // metric), so these are pages of an answered question; what a first question costs is
-      // measured below (first_question_hotspots_query).
+      const windows: Questions = () => () => windowArgs();
+      // What an agent does: the default page (20 rows), then the next one with next_cursor, and at
+      // the end of the ranking the same walk for the run's next metric. Agents start at different
+      // metrics, so the pages asked at one moment differ.
+      let walkers = 0;
+      const hotspotPages: Questions = () => {
+        let metric = walkers++ % metrics.length;
+        return (previous) => {
+          const cursor = previous?.next_cursor;
+          if (typeof cursor === "string") return { run_id: profile.run_id, metric: metrics[metric], cursor };
+          if (previous) metric = (metric + 1) % metrics.length;
+          return { run_id: profile.run_id, metric: metrics[metric] };
+        };
+      };
+      // A different page size on every call, up to 1000 rows (the tool's maximum): a heavier load
+      // than an agent's, dominated by projecting, serializing and sending large results. The
+      // service pages one kept ranking per (commit, run, metric), so these are pages of an answered
+      // question; what a first question costs is measured below (first_question_hotspots_query).
+      // Each agent steps through sizes 101 apart (mod 1000), from its own start: every run asks a
+      // spread of sizes averaging about 500 rows, whatever its number of clients and calls.
       let asked = 0;
       const hotspotArgs = () => ({ run_id: profile.run_id, limit: 1 + (asked++ % 1000) });
+      let sizers = 0;
+      const pageSizes: Questions = () => {
+        let i = sizers++ * 7;
+        return () => ({ run_id: profile.run_id, limit: 1 + ((i++ * 101) % 1000) });
+      };
+      // The same question again (an agent re-reading hotspots, several agents on one run): answered
+      // from the engine's per-commit answers, so this is the MCP path's own cost.
+      const repeated: Questions = () => () => ({ run_id: profile.run_id, limit: 20 });
       // The same calls straight into the services in this process: what the query itself costs.
       const direct = async (fn: () => Promise<unknown>, n: number) => {
         await fn();
@@ -133,23 +196,36 @@ export async function mcpBenchmark(): Promise<Record<string, unknown>> {
         get_trace_window: await direct(() => callService(traceWindow, ctx, windowArgs()), 50),
         first_question_hotspots_query: firstQuestion,
       };
-      await load(server, token, 1, 5, "analyze_hotspots", hotspotArgs); // warm the server's readers
-      await load(server, token, 1, 5, "get_trace_window", windowArgs);
-      // The same question again (an agent re-reading hotspots, several agents on one run): answered
-      // from the engine's per-commit answers, so this is the MCP path's own cost.
-      const repeatedArgs = () => ({ run_id: profile.run_id, limit: 20 });
-      await load(server, token, 1, 2, "analyze_hotspots", repeatedArgs);
-      const results: Record<string, unknown[]> = { analyze_hotspots_page_sizes: [], get_trace_window: [], analyze_hotspots_repeated_question: [] };
-      for (const clients of [1, 8, 32]) {
-        const calls = clients === 1 ? 100 : clients === 8 ? 25 : 8;
-        results.analyze_hotspots_page_sizes.push(await load(server, token, clients, calls, "analyze_hotspots", hotspotArgs));
-        results.get_trace_window.push(await load(server, token, clients, calls, "get_trace_window", windowArgs));
-        results.analyze_hotspots_repeated_question.push(await load(server, token, clients, calls, "analyze_hotspots", repeatedArgs));
+      const loads: Record<string, { tool: string; questions: Questions }> = {
+        analyze_hotspots_pages: { tool: "analyze_hotspots", questions: hotspotPages },
+        analyze_hotspots_page_sizes: { tool: "analyze_hotspots", questions: pageSizes },
+        get_trace_window: { tool: "get_trace_window", questions: windows },
+        analyze_hotspots_repeated_question: { tool: "analyze_hotspots", questions: repeated },
+      };
+      // Warm the server's readers and its JIT (a server's first thousand calls run slower code).
+      for (const { tool, questions } of Object.values(loads)) await load(server, token, "lean", 8, 40, tool, questions);
+      const results: Record<ClientKind, Record<string, unknown[]>> = { lean: {}, sdk: {} };
+      for (const kind of ["lean", "sdk"] as const) {
+        for (const [name, { tool, questions }] of Object.entries(loads)) {
+          results[kind][name] = [];
+          for (const clients of [1, 8, 32]) {
+            const calls = clients === 1 ? 100 : clients === 8 ? 40 : 10;
+            results[kind][name].push(await load(server, token, kind, clients, calls, tool, questions));
+          }
+        }
       }
       return {
         transport: "streamable-http (stateless, loopback, bearer token, redacted results, audited) at /api/mcp of `emberscope serve`",
-        note: "clients and server share this machine's cores (and any other work on it: see load_average_1m); server_cpu_ms_per_call is the server process's CPU time per call, client_cpu_ms_per_call the SDK clients' (this process)",
-        runs: { cpuprofile_samples: samples, trace_bytes: traceBytes, trace_spans: spanCount },
+        note: [
+          "Clients and server share this machine's cores (and any other work on it: see load_average_1m). server_cpu_ms_per_call is the server process's CPU time per call (/proc), client_cpu_ms_per_call the load generator's (this process).",
+          "results.lean: a minimal MCP client (test/bench/lean-mcp-client.ts: initialize, then tools/call POSTs on a keep-alive socket with the headers the spec requires; a call counts as an error unless it is a CallToolResult without isError) — its figures are mostly the server's. results.sdk: the MCP SDK's Client over StreamableHTTPClientTransport, as most agents connect; its own CPU per call is larger than the server's.",
+          "analyze_hotspots_pages (the primary hotspots load): what an agent does — the default limit (20) and a new page every call, each client walking the ranking with next_cursor and restarting at the end with the run's next metric.",
+          "analyze_hotspots_page_sizes (secondary, heavier): page sizes spread over 1..1000 from the top of the ranking (about 500 rows per answer on average), dominated by projecting, serializing and sending large results.",
+          "get_trace_window: 2 ms windows at random places in a 40 MB Chrome trace, up to 200 spans each. analyze_hotspots_repeated_question: the same first page again and again (the MCP path's own cost on an answered question).",
+          "direct_service_call_1_client: the same services called in this process (no MCP): what the query itself costs. first_question_hotspots_query: the hotspots SQL as a new question each time (not an answer kept per commit).",
+          "Every load ran once unmeasured (8 lean clients x 40 calls) before the measured runs, to warm the server's readers and JIT.",
+        ],
+        runs: { cpuprofile_samples: samples, cpuprofile_metrics: metrics, trace_bytes: traceBytes, trace_spans: spanCount },
         goal: "p50 <= 20 ms and p99 <= 100 ms at 8 clients",
         direct_service_call_1_client: baseline,
         results,
