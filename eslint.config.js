@@ -1,7 +1,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".next/", "public/duckdb/", "test-results/", "bench-results/", "next-env.d.ts"] },
+  { ignores: ["node_modules/", ".next/", "public/duckdb/", "test-results/", "bench-results/", "next-env.d.ts", ".scratch/"] },
   ...tseslint.configs.recommended,
   {
     rules: {
