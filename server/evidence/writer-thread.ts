@@ -19,16 +19,52 @@ export const WRITER_ROLE = "parquet-writer";
 /** Batches sent but not yet written: the parse may run this far ahead (each batch ≤ 64 k rows). */
 const MAX_IN_FLIGHT = 4;
 
-interface WriterThreadData {
-  role: typeof WRITER_ROLE;
+interface OpenWriter {
+  type: "open";
   tmp: string;
   objects: string;
   generationId: string;
   spillRows?: number;
 }
 
-type ToWriter = { type: "batch"; batch: RowBatch } | { type: "finish" } | { type: "close" };
+type ToWriter = OpenWriter | { type: "batch"; batch: RowBatch } | { type: "finish" } | { type: "close" };
 type FromWriter = { type: "ready" } | { type: "written" } | { type: "finished"; files: GenerationFile[] } | { type: "failed"; message: string; stack?: string } | { type: "closed" };
+
+/** An idle thread that has loaded its code, waiting to be told what to write; it ends if unused. */
+let prepared: { worker: Worker; timer: NodeJS.Timeout } | null = null;
+const PREPARED_IDLE_MS = 30_000;
+
+function startThread(): Worker {
+  return new Worker(CLI_ENTRY, { workerData: { role: WRITER_ROLE } });
+}
+
+/**
+ * Starts a writer thread ahead of need: loading its code takes about a second, which the caller
+ * overlaps with other work (an import stores its artifact meanwhile). An unused thread does not
+ * keep the process alive and ends after 30 s.
+ */
+export function prepareWriterThread(): void {
+  if (prepared) return;
+  const worker = startThread();
+  worker.unref();
+  worker.on("error", () => undefined);
+  const timer = setTimeout(() => {
+    if (prepared?.worker !== worker) return;
+    prepared = null;
+    void worker.terminate();
+  }, PREPARED_IDLE_MS);
+  timer.unref();
+  prepared = { worker, timer };
+}
+
+function takeThread(): Worker {
+  if (!prepared) return startThread();
+  const { worker, timer } = prepared;
+  prepared = null;
+  clearTimeout(timer);
+  worker.ref();
+  return worker;
+}
 
 export class ThreadedGenerationWriter implements BatchSink {
   private inFlight = 0;
@@ -45,9 +81,10 @@ export class ThreadedGenerationWriter implements BatchSink {
     });
   }
 
+  /** A writer on a thread: the one prepareWriterThread started, if any, else a new one. */
   static async open(ws: Workspace, generationId: string, options: { spillRows?: number } = {}): Promise<ThreadedGenerationWriter> {
-    const data: WriterThreadData = { role: WRITER_ROLE, tmp: ws.layout.tmp, objects: ws.layout.objects, generationId, spillRows: options.spillRows };
-    const writer = new ThreadedGenerationWriter(new Worker(CLI_ENTRY, { workerData: data, stdout: false, stderr: false }));
+    const writer = new ThreadedGenerationWriter(takeThread());
+    writer.worker.postMessage({ type: "open", tmp: ws.layout.tmp, objects: ws.layout.objects, generationId, spillRows: options.spillRows } satisfies ToWriter);
     await writer.next(["ready"]);
     return writer;
   }
@@ -106,15 +143,17 @@ export function isWriterThread(): boolean {
   return !isMainThread && (workerData as { role?: string } | null)?.role === WRITER_ROLE;
 }
 
-/** The thread's side: writes batches in order, acknowledging each, until told to finish or close. */
+/** The thread's side: opens a writer when told, writes batches in order, acknowledging each, until told to finish or close. */
 export async function runWriterThread(): Promise<void> {
-  const data = workerData as WriterThreadData;
   const port = parentPort!;
   const send = (message: FromWriter) => port.postMessage(message);
   let writer: ParquetGenerationWriter | null = null;
   let queue = Promise.resolve();
   const handle = async (message: ToWriter): Promise<void> => {
-    if (message.type === "close") {
+    if (message.type === "open") {
+      writer = await ParquetGenerationWriter.open({ layout: { tmp: message.tmp }, objects: new ObjectStore(message.objects, message.tmp) }, message.generationId, { spillRows: message.spillRows });
+      send({ type: "ready" });
+    } else if (message.type === "close") {
       const closing = writer;
       writer = null;
       await closing?.close();
@@ -128,12 +167,6 @@ export async function runWriterThread(): Promise<void> {
       send({ type: "finished", files: await writer.finish() });
     }
   };
-  try {
-    writer = await ParquetGenerationWriter.open({ layout: { tmp: data.tmp }, objects: new ObjectStore(data.objects, data.tmp) }, data.generationId, { spillRows: data.spillRows });
-    send({ type: "ready" });
-  } catch (error) {
-    send({ type: "failed", message: (error as Error).message, stack: (error as Error).stack });
-  }
   port.on("message", (message: ToWriter) => {
     queue = queue.then(() => handle(message)).catch((error: Error) => {
       send({ type: "failed", message: error.message, stack: error.stack });

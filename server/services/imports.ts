@@ -7,7 +7,8 @@ import { headText } from "../../analysis/io/text";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { EmberscopeError } from "../domain/errors";
 import { Limitation, Sensitivity } from "../domain/models";
-import { extractionFailure, extractStoredArtifact } from "../evidence/extract";
+import { extractionFailure, extractStoredArtifact, THREADED_WRITER_FROM_BYTES } from "../evidence/extract";
+import { prepareWriterThread } from "../evidence/writer-thread";
 import { DEFAULT_INPUT_BOUNDS, sniffHead, type InputBounds } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
 import { createRun, getRun, updateRun } from "../store/runs";
@@ -88,6 +89,8 @@ export const importArtifact = defineService({
     const fileName = path.basename(file);
     const importer = await chooseImporter(file, fileName, input.format, bounds);
 
+    // A large input's writer thread loads its code while the artifact is stored.
+    if (stat.size >= THREADED_WRITER_FROM_BYTES) prepareWriterThread();
     const stored = await ws.objects.put(createReadStream(file));
     const run = createRun(ws.db, {
       kind: "import",
