@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { agentToken, analyzeHotspots, callService, importArtifact, setAgentAccess, summarizeRun, traceWindow, type ServiceContext } from "../../server/services";
 import { hotspotsQuery } from "../../analysis/queries";
 import { openEvidence } from "../../server/evidence/engine";
+import { spanIndexFor } from "../../server/evidence/span-index";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { startServer, type RunningServer } from "../helpers/server";
 import { chromeTraceFile, cpuprofileFile } from "./generators";
@@ -190,6 +191,9 @@ export async function mcpBenchmark(): Promise<Record<string, unknown>> {
       const reader = await openEvidence(ws, "HEAD");
       let fresh = 0;
       const firstQuestion = await direct(() => reader.run(hotspotsQuery, { generations, metric: "samples", limit: 5_001 + (fresh++ % 4_000) }), 50);
+      const traceGenerations = (ws.db.prepare("SELECT g.id FROM generations g JOIN registrations r ON r.artifact_id = g.artifact_id WHERE r.run_id = ?").all(trace.run_id) as { id: string }[]).map((r) => r.id);
+      // In this process too, windows are answered from the span index once it is loaded.
+      await spanIndexFor(ws.layout.dir, reader, traceGenerations);
       ws.close();
       const baseline = {
         analyze_hotspots: await direct(() => callService(analyzeHotspots, ctx, hotspotArgs()), 50),
@@ -202,8 +206,14 @@ export async function mcpBenchmark(): Promise<Record<string, unknown>> {
         get_trace_window: { tool: "get_trace_window", questions: windows },
         analyze_hotspots_repeated_question: { tool: "analyze_hotspots", questions: repeated },
       };
-      // Warm the server's readers and its JIT (a server's first thousand calls run slower code).
-      for (const { tool, questions } of Object.values(loads)) await load(server, token, "lean", 8, 40, tool, questions);
+      // Warm the server's readers and its JIT (a server's first thousand calls run slower code). The
+      // first trace window starts loading the run's span index in the background (windows go to
+      // SQL meanwhile): its warm-up lasts at least 10 s, well past that load (about 2 s here).
+      for (const { tool, questions } of Object.values(loads)) {
+        const warmUntil = performance.now() + (tool === "get_trace_window" ? 10_000 : 0);
+        do await load(server, token, "lean", 8, 40, tool, questions);
+        while (performance.now() < warmUntil);
+      }
       const results: Record<ClientKind, Record<string, unknown[]>> = { lean: {}, sdk: {} };
       for (const kind of ["lean", "sdk"] as const) {
         for (const [name, { tool, questions }] of Object.entries(loads)) {
@@ -223,7 +233,7 @@ export async function mcpBenchmark(): Promise<Record<string, unknown>> {
           "analyze_hotspots_page_sizes (secondary, heavier): page sizes spread over 1..1000 from the top of the ranking (about 500 rows per answer on average), dominated by projecting, serializing and sending large results.",
           "get_trace_window: 2 ms windows at random places in a 40 MB Chrome trace, up to 200 spans each. analyze_hotspots_repeated_question: the same first page again and again (the MCP path's own cost on an answered question).",
           "direct_service_call_1_client: the same services called in this process (no MCP): what the query itself costs. first_question_hotspots_query: the hotspots SQL as a new question each time (not an answer kept per commit).",
-          "Every load ran once unmeasured (8 lean clients x 40 calls) before the measured runs, to warm the server's readers and JIT.",
+          "Every load ran once unmeasured (8 lean clients x 40 calls; trace windows for at least 10 s, past the span index's background load) before the measured runs, to warm the server's readers and JIT.",
         ],
         runs: { cpuprofile_samples: samples, cpuprofile_metrics: metrics, trace_bytes: traceBytes, trace_spans: spanCount },
         goal: "p50 <= 20 ms and p99 <= 100 ms at 8 clients",
