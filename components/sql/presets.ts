@@ -1,5 +1,4 @@
-import { EVIDENCE_QUERIES, hotspotsQuery, metricTotalsQuery, renderSql, spanTotalsQuery, type EvidenceQuery } from "../../analysis/queries";
-import { traceFlowsQuery } from "../../analysis/queries/trace-flows";
+import { EVIDENCE_QUERIES, hotspotsQuery, metricTotalsQuery, renderSql, spanIndexQuery, spanTotalsQuery, type EvidenceQuery } from "../../analysis/queries";
 
 /** What the presets are filled from: the pinned commit's (or run's) generations and a few facts about them. */
 export interface PresetContext {
@@ -23,7 +22,8 @@ export interface Preset {
 /** Same preference as the server's evidence services: time first, then samples. */
 export const METRIC_PREFERENCE = ["cpu_ns", "wall_ns", "samples", "alloc_bytes", "instructions", "Ir"];
 
-export const PRESET_QUERIES: readonly EvidenceQuery<any, any>[] = [...EVIDENCE_QUERIES, traceFlowsQuery];
+/** Every named query but span_index, which reads all of a run's spans (it loads the server's index). */
+export const PRESET_QUERIES: readonly EvidenceQuery<any, any>[] = EVIDENCE_QUERIES.filter((q) => q !== spanIndexQuery);
 
 function guesses(ctx: PresetContext): Record<string, unknown> {
   return {

@@ -4,6 +4,7 @@ import { EmberscopeError, exitCodeFor, toEmberscopeError, type ErrorDocument } f
 import { GLOBAL_OPTIONS, parseCommandLine, probeCommandLine, type OptionSpec } from "./args";
 import { COMMANDS, commandForService, findCommand, type CliCommand } from "./commands";
 import { PACKAGE_ROOT } from "../package-root";
+import { setSpanIndexLoading } from "../evidence/span-index";
 
 // The extraction writer's thread runs this bundle too (see bin/emberscope.js).
 export { isWriterThread, runWriterThread } from "../evidence/writer-thread";
@@ -142,6 +143,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
       });
     }
     command = found.command;
+    // A one-shot command would wait at exit for a span index it will never use.
+    if (!command.keepsRunning) setSpanIndexLoading(false);
     if (probe.globals.help) {
       io.stdout(commandHelp(command));
       return 0;

@@ -17,6 +17,7 @@ const hint = (a: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHi
 export const MCP_COMMANDS: CliCommand[] = [
   {
     path: ["mcp", "serve"],
+    keepsRunning: true,
     summary: "Serve the MCP tools over stdio for one agent (stdout carries protocol only; starting it is consent to agent access).",
     options: {},
     positionals: [],

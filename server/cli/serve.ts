@@ -60,6 +60,7 @@ function hasWorkspace(projectRoot: string): boolean {
 export const serveCommand: CliCommand = {
   path: ["serve"],
   summary: "Serve the workbench for this project on http://127.0.0.1:3000 (loopback only).",
+  keepsRunning: true,
   options: {
     port: { type: "string", valueName: "PORT", description: "TCP port (default 3000)." },
     host: { type: "string", valueName: "HOST", description: "Address to bind (default 127.0.0.1)." },

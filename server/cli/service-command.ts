@@ -34,6 +34,8 @@ export interface CliCommand {
   positionals: PositionalSpec[];
   /** Left out of help and docs (internal plumbing such as the pool worker). */
   hidden?: boolean;
+  /** Runs until stopped (a server): caches that pay off over many calls may load in the background. */
+  keepsRunning?: boolean;
   /** The service operations it calls (for generated docs and recovery hints). */
   services: ServiceDef[];
   execute: (args: ParsedArgs, env: CliEnv) => Promise<CliOutcome>;

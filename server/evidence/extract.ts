@@ -1,11 +1,10 @@
-import { statSync } from "node:fs";
 import { EvidenceBuilder, type EvidenceSummary } from "../../analysis/evidence/builder";
 import { EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
 import { DEFAULT_IMPORT_LIMITS, type FormatImporter } from "../../analysis/formats/types";
 import { EmberscopeError } from "../domain/errors";
 import type { Limitation } from "../domain/models";
 import { headCommit } from "../store/corpus";
-import { decompressedChunks, type InputBounds } from "./input";
+import { decompressedChunks, expectedInputBytes, type InputBounds } from "./input";
 import { EVIDENCE_SCHEMA_VERSION } from "../../analysis/evidence/schema";
 import { newId } from "../domain/ids";
 import { publishGeneration, type Published } from "../store/corpus";
@@ -119,7 +118,7 @@ export async function extractStoredArtifact(
     extractor: importer.id,
     extractorVersion: importer.version,
     message: `extract ${importer.id} ${request.fileName}`,
-    inputBytes: statSync(ws.objects.pathOf(request.artifactId)).size,
+    inputBytes: await expectedInputBytes(ws.objects.pathOf(request.artifactId)),
     produce: (builder) =>
       importer.parse({
         source: { fileName: request.fileName, chunks: () => decompressedChunks(ws.objects.pathOf(request.artifactId), request.bounds) },

@@ -32,6 +32,23 @@ async function readHead(file: string, bytes: number): Promise<Buffer> {
 }
 
 /**
+ * About how many bytes a parse of the file reads: its size, or for gzip the size its trailer
+ * records (modulo 4 GiB, and of the last member only: a hint, not a bound).
+ */
+export async function expectedInputBytes(file: string): Promise<number> {
+  const { size } = await fsp.stat(file);
+  if (size < 18 || !isGzipHead(await readHead(file, 2))) return size;
+  const handle = await fsp.open(file, "r");
+  try {
+    const trailer = Buffer.alloc(4);
+    await handle.read(trailer, 0, 4, size - 4);
+    return Math.max(size, trailer.readUInt32LE(0));
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * The decompressed bytes of a stored file as a chunk stream. Gzip is undone here, once for every
  * format, and an expansion beyond `maxExpansionRatio` × the compressed size fails with an
  * InputBoundError (a decompression bomb) instead of filling the disk or memory.

@@ -101,18 +101,18 @@ const SORT_ORDER: Partial<Record<TableName, string>> = {
   spans: '"start_ns", "track_id", "span_id"',
 };
 
-/**
- * Receives the evidence batches of one generation, stages them in an in-memory DuckDB (spilling
- * to the workspace's tmp/ when large), and on finish writes one Parquet file per table into the
- * object store. Every file carries `generation_id` so readers can union generations by name.
- * zstd at level 1: about twice as fast to write as the default level, for files about a fifth larger.
- */
 /** Where a writer stages (the workspace's tmp/) and stores its files; a Workspace is one. */
 export interface WriterTarget {
   layout: { tmp: string };
   objects: ObjectStore;
 }
 
+/**
+ * Receives the evidence batches of one generation, stages them in an in-memory DuckDB (spilling
+ * to the workspace's tmp/ when large), and on finish writes one Parquet file per table into the
+ * object store. Every file carries `generation_id` so readers can union generations by name.
+ * zstd at level 1: about twice as fast to write as the default level, for files about a fifth larger.
+ */
 export class ParquetGenerationWriter implements BatchSink {
   private constructor(
     private readonly ws: WriterTarget,
@@ -128,9 +128,20 @@ export class ParquetGenerationWriter implements BatchSink {
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
     // Staging spills to disk beyond this, keeping a 1 GB import within about 2 GB of RSS in all.
-    const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "768MB" });
-    for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) await connection.run(createTableSql(table));
-    return new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir, options.spillRows ?? SPILL_ROWS);
+    try {
+      const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "768MB" });
+      const writer = new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir, options.spillRows ?? SPILL_ROWS);
+      try {
+        for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) await connection.run(createTableSql(table));
+      } catch (error) {
+        await writer.close();
+        throw error;
+      }
+      return writer;
+    } catch (error) {
+      await fsp.rm(stagingDir, { recursive: true, force: true });
+      throw error;
+    }
   }
 
   /** One appender per table, kept open across batches (closing one flushes it into the table). */
@@ -201,7 +212,7 @@ export class ParquetGenerationWriter implements BatchSink {
 
   /** Rows to write for a table: spans also gets the drafted spans joined to their places. */
   private outputSource(table: TableName): string {
-    if (table !== "spans" || !this.hasRows("span_places")) return this.source(table);
+    if (table !== "spans" || this.totalRows("span_places") === 0) return this.source(table);
     const drafted = new Set(DRAFT_TABLES.span_drafts.map((c) => c.name as string));
     const columns = TABLES.spans.map((c) => `"${c.name}"`).join(", ");
     const joined = TABLES.spans.map((c) => (drafted.has(c.name) ? `d."${c.name}"` : `p."${c.name}"`)).join(", ");
@@ -213,9 +224,6 @@ export class ParquetGenerationWriter implements BatchSink {
     return this.written.get(table) ?? 0;
   }
 
-  private hasRows(table: StagingTableName): boolean {
-    return (this.staged.get(table) ?? 0) > 0 || (this.parts.get(table)?.length ?? 0) > 0;
-  }
 
   /** Writes every table as Parquet into the object store; returns the files for the generation row. */
   async finish(): Promise<GenerationFile[]> {
@@ -223,7 +231,9 @@ export class ParquetGenerationWriter implements BatchSink {
     try {
       for (const appender of this.appenders.values()) appender.closeSync();
       this.appenders.clear();
-      // The builder placed every draft exactly once; the spans COPY must then write one row per place.
+      // The builder refuses a draft given twice and a place without its draft, so the join writes
+      // one row per place; the spans COPY's row count checks that (on its own, a missing and a
+      // duplicated draft would cancel out).
       const expectedSpans = this.totalRows("spans") + this.totalRows("span_places");
       for (const table of TABLE_NAMES) {
         const target = path.join(this.stagingDir, `${table}.parquet`);

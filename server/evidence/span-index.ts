@@ -77,6 +77,15 @@ const indexes = new Map<string, Kept>();
 let keptBytes = 0;
 let loads = 0;
 let served = 0;
+let loading = true;
+
+/**
+ * Whether loadedSpanIndex starts loads. One-shot CLI commands turn it off: a background load would
+ * hold the process at exit for an index it never uses (servers keep it on).
+ */
+export function setSpanIndexLoading(enabled: boolean): void {
+  loading = enabled;
+}
 /** Entries kept at most, counting runs found beyond the bounds (remembered so they are not measured again). */
 const MAX_KEPT = 64;
 
@@ -99,6 +108,7 @@ export async function spanIndexFor(workspaceDir: string, reader: EvidenceReader,
  * Windows asked meanwhile go to SQL, so the first window of a large run does not wait seconds.
  */
 export function loadedSpanIndex(workspaceDir: string, reader: EvidenceReader, generations: readonly string[]): SpanIndex | null {
+  if (!loading) return null;
   const kept = keptIndex(workspaceDir, reader, generations);
   kept.index.catch(() => undefined); // a failed load is forgotten; the next call starts another
   if (kept.loaded) served++;

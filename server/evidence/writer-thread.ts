@@ -28,42 +28,59 @@ interface OpenWriter {
 }
 
 type ToWriter = OpenWriter | { type: "batch"; batch: RowBatch } | { type: "finish" } | { type: "close" };
-type FromWriter = { type: "ready" } | { type: "written" } | { type: "finished"; files: GenerationFile[] } | { type: "failed"; message: string; stack?: string } | { type: "closed" };
+type FromWriter = { type: "ready" } | { type: "written" } | { type: "finished"; files: GenerationFile[] } | { type: "failed"; message: string; stack?: string };
 
 /** An idle thread that has loaded its code, waiting to be told what to write; it ends if unused. */
-let prepared: { worker: Worker; timer: NodeJS.Timeout } | null = null;
+let prepared: { worker: Worker; timer: NodeJS.Timeout; alive: boolean } | null = null;
 const PREPARED_IDLE_MS = 30_000;
+/** A thread that has not opened its writer by then (its code failed to load, say) is given up. */
+const READY_WITHIN_MS = 60_000;
+/** After being told to close, a thread that has not ended by then is terminated. */
+const CLOSE_WITHIN_MS = 10_000;
+
+let started = 0;
+let live = 0;
+
+/** Writer threads started since the process began, and those still running (tests read these). */
+export function writerThreadStats(): { started: number; live: number } {
+  return { started, live };
+}
 
 function startThread(): Worker {
-  return new Worker(CLI_ENTRY, { workerData: { role: WRITER_ROLE } });
+  const worker = new Worker(CLI_ENTRY, { workerData: { role: WRITER_ROLE } });
+  started++;
+  live++;
+  worker.once("exit", () => live--);
+  return worker;
 }
 
 /**
  * Starts a writer thread ahead of need: loading its code takes about a second, which the caller
  * overlaps with other work (an import stores its artifact meanwhile). An unused thread does not
- * keep the process alive and ends after 30 s.
+ * keep the process alive and ends after 30 s; one that dies meanwhile is not handed out.
  */
 export function prepareWriterThread(): void {
-  if (prepared) return;
+  if (prepared?.alive) return;
   const worker = startThread();
   worker.unref();
+  const entry = { worker, alive: true, timer: setTimeout(() => void worker.terminate(), PREPARED_IDLE_MS) };
+  entry.timer.unref();
   worker.on("error", () => undefined);
-  const timer = setTimeout(() => {
-    if (prepared?.worker !== worker) return;
-    prepared = null;
-    void worker.terminate();
-  }, PREPARED_IDLE_MS);
-  timer.unref();
-  prepared = { worker, timer };
+  worker.once("exit", () => {
+    entry.alive = false;
+    clearTimeout(entry.timer);
+    if (prepared === entry) prepared = null;
+  });
+  prepared = entry;
 }
 
 function takeThread(): Worker {
-  if (!prepared) return startThread();
-  const { worker, timer } = prepared;
+  const entry = prepared;
   prepared = null;
-  clearTimeout(timer);
-  worker.ref();
-  return worker;
+  if (!entry?.alive) return startThread();
+  clearTimeout(entry.timer);
+  entry.worker.ref();
+  return entry.worker;
 }
 
 export class ThreadedGenerationWriter implements BatchSink {
@@ -84,9 +101,15 @@ export class ThreadedGenerationWriter implements BatchSink {
   /** A writer on a thread: the one prepareWriterThread started, if any, else a new one. */
   static async open(ws: Workspace, generationId: string, options: { spillRows?: number } = {}): Promise<ThreadedGenerationWriter> {
     const writer = new ThreadedGenerationWriter(takeThread());
-    writer.worker.postMessage({ type: "open", tmp: ws.layout.tmp, objects: ws.layout.objects, generationId, spillRows: options.spillRows } satisfies ToWriter);
-    await writer.next(["ready"]);
-    return writer;
+    try {
+      writer.worker.postMessage({ type: "open", tmp: ws.layout.tmp, objects: ws.layout.objects, generationId, spillRows: options.spillRows } satisfies ToWriter);
+      const timer = setTimeout(() => writer.fail(new Error(`the Parquet writer thread did not start within ${READY_WITHIN_MS / 1000} s`)), READY_WITHIN_MS);
+      await writer.next("ready").finally(() => clearTimeout(timer));
+      return writer;
+    } catch (error) {
+      await writer.worker.terminate();
+      throw error;
+    }
   }
 
   async write(batch: RowBatch): Promise<void> {
@@ -95,14 +118,13 @@ export class ThreadedGenerationWriter implements BatchSink {
     for (const column of Object.values(batch.columns)) if (column instanceof Float64Array) transfer.add(column.buffer as ArrayBuffer);
     this.worker.postMessage({ type: "batch", batch } satisfies ToWriter, [...transfer]);
     this.inFlight++;
-    while (this.inFlight >= MAX_IN_FLIGHT) await this.next(["written"]);
+    while (this.inFlight >= MAX_IN_FLIGHT) await this.next("written");
   }
 
   async finish(): Promise<GenerationFile[]> {
     try {
       this.worker.postMessage({ type: "finish" } satisfies ToWriter);
-      const finished = await this.next(["finished"]);
-      return (finished as Extract<FromWriter, { type: "finished" }>).files;
+      return (await this.next("finished")).files;
     } finally {
       await this.close();
     }
@@ -113,7 +135,9 @@ export class ThreadedGenerationWriter implements BatchSink {
     if (this.exited) return;
     const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
     this.worker.postMessage({ type: "close" } satisfies ToWriter);
+    const timer = setTimeout(() => void this.worker.terminate(), CLOSE_WITHIN_MS);
     await exited;
+    clearTimeout(timer);
   }
 
   private receive(message: FromWriter): void {
@@ -132,9 +156,9 @@ export class ThreadedGenerationWriter implements BatchSink {
     for (const waiter of this.waiting.splice(0)) waiter.reject(this.failure);
   }
 
-  private next(accepts: FromWriter["type"][]): Promise<FromWriter> {
+  private next<T extends FromWriter["type"]>(type: T): Promise<Extract<FromWriter, { type: T }>> {
     if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject, accepts }));
+    return new Promise((resolve, reject) => this.waiting.push({ resolve: resolve as (message: FromWriter) => void, reject, accepts: [type] }));
   }
 }
 
@@ -156,8 +180,11 @@ export async function runWriterThread(): Promise<void> {
     } else if (message.type === "close") {
       const closing = writer;
       writer = null;
-      await closing?.close();
-      port.close();
+      try {
+        await closing?.close();
+      } finally {
+        port.close();
+      }
     } else if (!writer) {
       // The writer failed (and said so): what still arrives is dropped.
     } else if (message.type === "batch") {

@@ -9,7 +9,7 @@ import { EmberscopeError } from "../domain/errors";
 import { Limitation, Sensitivity } from "../domain/models";
 import { extractionFailure, extractStoredArtifact, THREADED_WRITER_FROM_BYTES } from "../evidence/extract";
 import { prepareWriterThread } from "../evidence/writer-thread";
-import { DEFAULT_INPUT_BOUNDS, sniffHead, type InputBounds } from "../evidence/input";
+import { DEFAULT_INPUT_BOUNDS, expectedInputBytes, sniffHead, type InputBounds } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
 import { createRun, getRun, updateRun } from "../store/runs";
 import type { Workspace } from "../store/workspace";
@@ -90,7 +90,7 @@ export const importArtifact = defineService({
     const importer = await chooseImporter(file, fileName, input.format, bounds);
 
     // A large input's writer thread loads its code while the artifact is stored.
-    if (stat.size >= THREADED_WRITER_FROM_BYTES) prepareWriterThread();
+    if ((await expectedInputBytes(file)) >= THREADED_WRITER_FROM_BYTES) prepareWriterThread();
     const stored = await ws.objects.put(createReadStream(file));
     const run = createRun(ws.db, {
       kind: "import",

@@ -31,12 +31,15 @@ export function commitFromRow(row: CommitRow): Commit {
   };
 }
 
-export function headCommit(db: SqliteDatabase): Commit {
-  const row = db.prepare(`SELECT ${COMMIT_COLUMNS} FROM commits c ORDER BY c.seq DESC LIMIT 1`).get() as
-    | CommitRow
-    | undefined;
+/** The id of the latest commit. */
+function headCommitId(db: SqliteDatabase): string {
+  const row = db.prepare("SELECT id FROM commits ORDER BY seq DESC LIMIT 1").get() as { id: string } | undefined;
   if (!row) throw new EmberscopeError("WORKSPACE_INVALID", "The workspace has no root commit.");
-  return commitFromRow(row);
+  return row.id;
+}
+
+export function headCommit(db: SqliteDatabase): Commit {
+  return getCommit(db, headCommitId(db));
 }
 
 export function getCommit(db: SqliteDatabase, ref: CommitRef): Commit {
@@ -103,11 +106,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-function headCommitId(db: SqliteDatabase): string {
-  const row = db.prepare("SELECT id FROM commits ORDER BY seq DESC LIMIT 1").get() as { id: string } | undefined;
-  if (!row) throw new EmberscopeError("WORKSPACE_INVALID", "The workspace has no root commit.");
-  return row.id;
-}
 
 /**
  * Pins one commit: exactly the generations (and their files) visible in it. Readers call this

@@ -7,6 +7,7 @@ import { agentToken, analyzeHotspots, callService, importArtifact, setAgentAcces
 import { hotspotsQuery } from "../../analysis/queries";
 import { openEvidence } from "../../server/evidence/engine";
 import { spanIndexFor } from "../../server/evidence/span-index";
+import { runGenerationIds } from "../../server/services/corpus";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { startServer, type RunningServer } from "../helpers/server";
 import { chromeTraceFile, cpuprofileFile } from "./generators";
@@ -187,11 +188,11 @@ export async function mcpBenchmark(): Promise<Record<string, unknown>> {
       // The hotspots query itself, asked as a new SQL text every time (the engine's answers are
       // kept per exact text): what the first question about a run and metric costs.
       const ws = openWorkspace(ctx.locator);
-      const generations = (ws.db.prepare("SELECT g.id FROM generations g JOIN registrations r ON r.artifact_id = g.artifact_id WHERE r.run_id = ?").all(profile.run_id) as { id: string }[]).map((r) => r.id);
       const reader = await openEvidence(ws, "HEAD");
+      const generations = runGenerationIds(ws, reader.commit, profile.run_id);
       let fresh = 0;
       const firstQuestion = await direct(() => reader.run(hotspotsQuery, { generations, metric: "samples", limit: 5_001 + (fresh++ % 4_000) }), 50);
-      const traceGenerations = (ws.db.prepare("SELECT g.id FROM generations g JOIN registrations r ON r.artifact_id = g.artifact_id WHERE r.run_id = ?").all(trace.run_id) as { id: string }[]).map((r) => r.id);
+      const traceGenerations = runGenerationIds(ws, reader.commit, trace.run_id);
       // In this process too, windows are answered from the span index once it is loaded.
       await spanIndexFor(ws.layout.dir, reader, traceGenerations);
       ws.close();

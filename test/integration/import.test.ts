@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { EmberscopeError } from "../../server/domain/errors";
 import { analyzeHotspots, callService, importArtifact, listArtifacts, listRuns, showHead, summarizeRun, validateWorkspace, type ServiceContext } from "../../server/services";
 import { THREADED_WRITER_FROM_BYTES } from "../../server/evidence/extract";
+import { writerThreadStats } from "../../server/evidence/writer-thread";
 import { initWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
 
@@ -35,7 +36,9 @@ const FOLDED = ["main;parse;tokenize 30", "main;parse;hotLoop 120", "main;render
 describe("import service", () => {
   it("stores the artifact, extracts one generation, publishes a commit and answers hotspots", async () => {
     const { ctx, file } = setup();
+    const threads = writerThreadStats();
     const result = await callService(importArtifact, ctx, { path: file("app.folded", FOLDED) });
+    expect(writerThreadStats().started).toBe(threads.started); // a small input is written on this thread
     expect(result).toMatchObject({ format: "folded", reused_generation: false, limitations: [] });
     expect(result.rows).toMatchObject({ samples: 4, frames: 5 });
     expect(result.artifact_id).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -114,14 +117,18 @@ describe("import service", () => {
     const lines: string[] = [];
     const selfByLeaf = new Map<string, number>();
     let total = 0;
-    for (let i = 0; lines.length * 120 < THREADED_WRITER_FROM_BYTES + 2 ** 20; i++) {
+    let bytes = 0;
+    for (let i = 0; bytes < THREADED_WRITER_FROM_BYTES + 2 ** 20; i++) {
       const leaf = `leaf_${i % 997}`;
       const count = 1 + (i % 13);
       lines.push(`main;module_${i % 31}.handler;${"middle;".repeat(8)}${leaf} ${count}`);
+      bytes += lines[lines.length - 1].length + 1;
       selfByLeaf.set(leaf, (selfByLeaf.get(leaf) ?? 0) + count);
       total += count;
     }
+    const threads = writerThreadStats();
     const result = await callService(importArtifact, ctx, { path: file("big.folded", lines.join("\n") + "\n") });
+    expect(writerThreadStats()).toEqual({ started: threads.started + 1, live: threads.live });
     expect(result.rows.samples).toBe(lines.length);
     const top = await callService(analyzeHotspots, ctx, { run_id: result.run_id, limit: 20 });
     const highest = [...selfByLeaf.values()].sort((a, b) => b - a).slice(0, 20);
@@ -131,12 +138,24 @@ describe("import service", () => {
     expect(readdirSync(path.join(root, ".emberscope", "tmp"))).toEqual([]);
   }, 120_000);
 
+  it("a gzipped input is judged by the size it expands to", async () => {
+    const { ctx, file } = setup();
+    const line = `main;${"frame;".repeat(30)}leaf 1\n`;
+    const text = line.repeat(Math.ceil((THREADED_WRITER_FROM_BYTES + 2 ** 20) / line.length));
+    const threads = writerThreadStats();
+    const result = await callService(importArtifact, ctx, { path: file("big.folded.gz", gzipSync(text)) });
+    expect(result.rows.samples).toBe(text.length / line.length);
+    expect(writerThreadStats().started).toBe(threads.started + 1);
+  }, 120_000);
+
   it("a large input that turns out malformed publishes nothing and leaves no staging behind", async () => {
     const { root, ctx, file } = setup();
-    const events = Array.from({ length: Math.ceil((THREADED_WRITER_FROM_BYTES + 2 ** 20) / 90) }, (_, i) => `{"name":"f${i % 50}","ph":"X","ts":${i * 10},"dur":5,"pid":1,"tid":1}`);
+    const events = Array.from({ length: Math.ceil((THREADED_WRITER_FROM_BYTES + 2 ** 20) / 50) }, (_, i) => `{"name":"f${i % 50}","ph":"X","ts":${i * 10},"dur":5,"pid":1,"tid":1}`);
     const head = await callService(showHead, ctx, {});
+    const threads = writerThreadStats();
     const error = await failure(callService(importArtifact, ctx, { path: file("broken.json", `[${events.join(",")},{"name": oops}]`) }));
     expect(error.code).toBe("ARTIFACT_PARSE_FAILED");
+    expect(writerThreadStats()).toEqual({ started: threads.started + 1, live: threads.live });
     expect((await callService(showHead, ctx, {})).commit_id).toBe(head.commit_id);
     expect(readdirSync(path.join(root, ".emberscope", "tmp"))).toEqual([]);
   }, 120_000);

@@ -1,4 +1,5 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EvidenceBuilder, MemorySink } from "../../analysis/evidence/builder";
 import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
@@ -7,7 +8,7 @@ import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
 import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
-import { ThreadedGenerationWriter } from "../../server/evidence/writer-thread";
+import { prepareWriterThread, ThreadedGenerationWriter, writerThreadStats } from "../../server/evidence/writer-thread";
 import type { ObjectId } from "../../server/store/object-store";
 import { initWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
@@ -114,6 +115,37 @@ describe("the writer on its own thread", () => {
       expect(b).toEqual(a);
       expect(b.find((f) => f.table === "spans")!.row_count).toBe(600 * 4 + 1);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    } finally {
+      ws.close();
+    }
+  }, 60_000);
+
+  it("a writer that cannot open fails with its reason and its thread ends", async () => {
+    const root = tempProject();
+    const ws = initWorkspace(root);
+    try {
+      const before = writerThreadStats();
+      // The staging directory cannot be made under a file.
+      const broken = { ...ws, layout: { ...ws.layout, tmp: path.join(root, "emberscope.toml") } };
+      writeFileSync(broken.layout.tmp, "");
+      await expect(ThreadedGenerationWriter.open(broken, "gen_test")).rejects.toThrow(/ENOTDIR|not a directory/);
+      expect(writerThreadStats()).toEqual({ started: before.started + 1, live: before.live });
+    } finally {
+      ws.close();
+    }
+  }, 60_000);
+
+  it("a prepared thread is the one the next writer uses", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const before = writerThreadStats();
+      prepareWriterThread();
+      prepareWriterThread();
+      expect(writerThreadStats().started).toBe(before.started + 1);
+      const writer = await ThreadedGenerationWriter.open(ws, "gen_test");
+      expect(writerThreadStats().started).toBe(before.started + 1);
+      await writer.finish();
+      expect(writerThreadStats().live).toBe(before.live);
     } finally {
       ws.close();
     }
