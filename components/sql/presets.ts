@@ -38,6 +38,8 @@ function guesses(ctx: PresetContext): Record<string, unknown> {
     end_ns: Math.ceil((ctx.lastNs ?? 0) + 1),
     normalize: false,
     collection: "changed",
+    track_id: null,
+    min_width_ns: 0,
   };
 }
 
@@ -48,7 +50,8 @@ export function buildPresets(ctx: PresetContext): Preset[] {
     const shape = (query.params as unknown as { shape: Record<string, { safeParse(v: unknown): { success: boolean } }> }).shape;
     // Only required parameters are filled; optional ones (filters, keyset positions) keep their defaults.
     const required = Object.keys(shape).filter((k) => !shape[k].safeParse(undefined).success);
-    const raw = Object.fromEntries(required.filter((k) => guessed[k] !== null && guessed[k] !== undefined).map((k) => [k, guessed[k]]));
+    // A null guess stands where the parameter takes null (track_id: every track), else it is missing.
+    const raw = Object.fromEntries(required.filter((k) => guessed[k] !== undefined && (guessed[k] !== null || shape[k].safeParse(null).success)).map((k) => [k, guessed[k]]));
     const parsed = query.params.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import path from "node:path";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { hotspotsQuery } from "../../analysis/queries";
@@ -9,6 +9,7 @@ import { analyzeHotspots, callService, importArtifact, listCorpusFiles } from ".
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { cpuprofileFile } from "../bench/generators";
 import { DUCKDB_WASM_VERSION, engineUrls } from "../../components/sql/engine";
+import { PRESET_QUERIES } from "../../components/sql/presets";
 import { launchChromium, screenshotPath } from "../helpers/browser";
 import { tempProject } from "../helpers/project";
 import { startServer } from "../helpers/server";
@@ -103,6 +104,76 @@ describe("SQL over a pinned commit with DuckDB-WASM in the browser", () => {
       await server.stop();
     }
   }, 120_000);
+
+  it("runs every preset in DuckDB-WASM with the rows the server's engine returns (samples, spans, flows and counters in one run)", async () => {
+    const root = tempProject();
+    initWorkspace(root).close();
+    // One trace with nested slices on three threads, a flow, counters and a V8 CPU profile.
+    const events: object[] = [];
+    for (let i = 0; i < 200; i++) {
+      const tid = 1 + (i % 3);
+      events.push({ name: `task${i % 9}`, cat: "work", ph: "X", pid: 1, tid, ts: i * 100, dur: 80, args: { i } });
+      events.push({ name: `step${i % 4}`, cat: "work", ph: "X", pid: 1, tid, ts: i * 100 + 10, dur: 30 });
+      events.push({ name: "Heap", ph: "C", pid: 1, ts: i * 100, args: { used: 1000 + i } });
+    }
+    events.push({ name: "send", ph: "s", id: 1, pid: 1, tid: 1, ts: 20 }, { name: "send", ph: "f", bp: "e", id: 1, pid: 1, tid: 2, ts: 120 });
+    const nodes = [
+      { id: 1, callFrame: { functionName: "(root)", url: "", scriptId: 0, lineNumber: -1, columnNumber: -1 } },
+      { id: 2, parent: 1, callFrame: { functionName: "main", url: "file:///app.js", scriptId: 1, lineNumber: 1, columnNumber: 0 } },
+      { id: 3, parent: 2, callFrame: { functionName: "hot", url: "file:///app.js", scriptId: 1, lineNumber: 9, columnNumber: 2 } },
+      { id: 4, parent: 2, callFrame: { functionName: "cold", url: "file:///app.js", scriptId: 1, lineNumber: 20, columnNumber: 2 } },
+    ];
+    const samples = Array.from({ length: 150 }, (_, i) => (i % 5 === 0 ? 4 : 3));
+    events.push({ name: "Profile", ph: "P", id: "0x1", pid: 1, tid: 1, ts: 0, args: { data: { startTime: 0 } } });
+    events.push({ name: "ProfileChunk", ph: "P", id: "0x1", pid: 1, tid: 1, ts: 1, args: { data: { cpuProfile: { nodes, samples }, timeDeltas: samples.map(() => 100) } } });
+    const file = path.join(root, "mixed.json");
+    writeFileSync(file, JSON.stringify({ traceEvents: events }));
+    const ctx = ctxFor(root);
+    const imported = await callService(importArtifact, ctx, { path: file });
+    // 150 samples, each a row per metric (samples and wall_ns).
+    expect(imported.rows).toMatchObject({ samples: 300, spans: 400 });
+    expect(imported.rows.edges).toBeGreaterThan(0);
+    expect(imported.rows.measurements).toBeGreaterThan(0);
+
+    const server = await startServer(root);
+    const ws = openWorkspace(ctx.locator);
+    try {
+      const reader = await openEvidence(ws, imported.commit_id);
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      await page.goto(`${server.url}/sql?run=${imported.run_id}`);
+      await page.locator("[data-testid=sql-console][data-state=ready]").waitFor({ timeout: 60_000 });
+      const offered = await page.locator("[data-testid=sql-preset] option:not([disabled])").evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value).filter(Boolean));
+      // Every preset can be filled from a run that has every kind of evidence.
+      expect(offered.sort()).toEqual(PRESET_QUERIES.map((q) => q.name).sort());
+      for (const name of offered) {
+        await page.locator("[data-testid=sql-preset]").selectOption(name);
+        const params = JSON.parse(await page.locator("[data-testid=sql-preset-params]").innerText());
+        await page.locator("[data-testid=sql-run]").click();
+        // Until this preset's answer (or an error) replaces the previous one.
+        const settled = async () => ((await page.locator("[data-testid=sql-error]").count()) > 0 ? "error" : ((await page.locator("[data-testid=sql-result-meta]").textContent()) ?? ""));
+        await expect.poll(settled, { timeout: 30_000 }).toMatch(new RegExp(`error|the ${name} row schema`));
+        expect(await page.locator("[data-testid=sql-error]").count(), `${name} failed in DuckDB-WASM: ${await page.locator("[data-testid=sql-error]").allInnerTexts()}`).toBe(0);
+        const meta = await page.locator("[data-testid=sql-result-meta]").innerText();
+        const query = PRESET_QUERIES.find((q) => q.name === name)!;
+        const expected = (await reader.run(query, params)) as Record<string, unknown>[];
+        const shown = Number(/^([\d,]+) row/.exec(meta)![1].replace(/,/g, ""));
+        expect(shown, `${name}: row count`).toBe(expected.length);
+        if (expected.length > 0 && expected.length <= 500) {
+          // Same rows; compared as sets where a query leaves ties unordered.
+          const actual = await resultRows(page);
+          const canonical = (rows: Record<string, unknown>[]) => rows.map((r) => JSON.stringify(Object.keys(expected[0]).map((k) => (typeof r[k] === "number" && !Number.isInteger(r[k]) ? Number((r[k] as number).toPrecision(9)) : r[k])))).sort();
+          expect(canonical(actual), `${name}: rows`).toEqual(canonical(expected));
+        }
+      }
+      expect(errors).toEqual([]);
+      await page.close();
+    } finally {
+      ws.close();
+      await server.stop();
+    }
+  }, 240_000);
 
   it("an empty commit says how to get evidence", async () => {
     const root = tempProject();
