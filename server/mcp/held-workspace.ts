@@ -63,8 +63,9 @@ export function heldWorkspace(locator: WorkspaceLocator): Workspace | null {
   if (entry) {
     const identity = entry.ws.db.open ? fileIdentity(entry.ws.layout.database) : null;
     if (identity && identity.dev === entry.dev && identity.ino === entry.ino) return entry.ws;
-    // Not closed here: a call still running on the old handle (a long capture) finishes on it.
+    // Not closed at once: a call still running on the old handle (a long capture) finishes on it.
     held.delete(key);
+    retire(entry.ws);
   }
   let ws: Workspace;
   try {
@@ -81,6 +82,19 @@ export function heldWorkspace(locator: WorkspaceLocator): Workspace | null {
   // The services must not close the shared handle: `callService` closes only what it opened.
   held.set(key, { ws, ...identity });
   return ws;
+}
+
+/**
+ * A replaced handle (its workspace was deleted or re-created) is closed this long after, when any
+ * call still running on it has long finished; its database file is gone or no longer the live one.
+ */
+export const RETIRED_HANDLE_CLOSE_MS = 10 * 60 * 1000;
+
+function retire(ws: Workspace): void {
+  const timer = setTimeout(() => {
+    if (ws.db.open) ws.close();
+  }, RETIRED_HANDLE_CLOSE_MS);
+  timer.unref();
 }
 
 /** Closes every held handle (tests; a server's exit closes them anyway). */

@@ -1,7 +1,7 @@
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { heldWorkspace, releaseHeldWorkspaces } from "../../server/mcp/held-workspace";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { heldWorkspace, releaseHeldWorkspaces, RETIRED_HANDLE_CLOSE_MS } from "../../server/mcp/held-workspace";
 import { viewForAgent } from "../../server/mcp/view";
 import { callService, importArtifact, setAgentAccess } from "../../server/services";
 import { pin } from "../../server/store/corpus";
@@ -18,6 +18,29 @@ function importFolded(root: string, name: string, stacks: string) {
 
 /** What a long-lived server keeps between calls must never outlive the facts it was read from. */
 describe("what the MCP server keeps between calls", () => {
+  it("a held handle whose workspace was re-created is replaced at once and closed later", () => {
+    const root = tempProject();
+    initWorkspace(root).close();
+    const locator = { cwd: root, projectRoot: root };
+    vi.useFakeTimers();
+    try {
+      const first = heldWorkspace(locator)!;
+      expect(heldWorkspace(locator)).toBe(first);
+      rmSync(path.join(root, ".emberscope"), { recursive: true, force: true });
+      initWorkspace(root).close();
+      const second = heldWorkspace(locator)!;
+      expect(second).not.toBe(first);
+      // A call still running on the old handle may finish on it...
+      expect(first.db.open).toBe(true);
+      vi.advanceTimersByTime(RETIRED_HANDLE_CLOSE_MS);
+      // ...but it does not stay open for the server's life.
+      expect(first.db.open).toBe(false);
+      expect(second.db.open).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("a pinned commit is kept per connection, yet HEAD names a commit published by another connection at once", async () => {
     const root = tempProject();
     initWorkspace(root).close();
