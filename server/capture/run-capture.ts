@@ -155,7 +155,7 @@ export async function runCaptureOperation(ws: Workspace, operationId: string, wo
 }
 
 async function extractCollected(ws: Workspace, runId: string, artifact: CollectedArtifact): Promise<{ commit_id: string; limitations: Limitation[] }> {
-  const stored = await ws.objects.put(createReadStream(artifact.file));
+  const stored = await ws.objects.put(createReadStream(artifact.file, { highWaterMark: 1 << 20 }));
   const fileName = path.basename(artifact.file);
   registerArtifact(ws.db, stored, { runId, kind: artifact.kind, producer: "capture", mediaType: artifact.mediaType, format: artifact.format ?? artifact.extractor?.id ?? null, fileName, sensitivity: "normal" });
   try {

@@ -243,7 +243,7 @@ export class ParquetGenerationWriter implements BatchSink {
         const rowCount = Number(copied.getRows()[0][0]);
         if (table === "spans" && rowCount !== expectedSpans) throw new Error(`span drafts and places do not pair up: ${rowCount} spans written, ${expectedSpans} expected`);
         await this.connection.run(`DROP TABLE "${table}"`);
-        const stored = await this.ws.objects.put(createReadStream(target));
+        const stored = await this.ws.objects.put(createReadStream(target, { highWaterMark: 1 << 20 }));
         await fsp.rm(target, { force: true });
         files.push({ table, object_id: stored.id, size_bytes: stored.size, row_count: rowCount });
       }

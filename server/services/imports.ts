@@ -91,7 +91,8 @@ export const importArtifact = defineService({
 
     // A large input's writer thread loads its code while the artifact is stored.
     if ((await expectedInputBytes(file)) >= THREADED_WRITER_FROM_BYTES) prepareWriterThread();
-    const stored = await ws.objects.put(createReadStream(file));
+    // 1 MiB reads: about half the CPU of the 64 KiB default for a large file (fewer calls and chunks).
+    const stored = await ws.objects.put(createReadStream(file, { highWaterMark: 1 << 20 }));
     const run = createRun(ws.db, {
       kind: "import",
       source: importer.id,
