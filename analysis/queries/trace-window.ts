@@ -18,7 +18,8 @@ export const WindowSpan = z.object({
 export type WindowSpan = z.infer<typeof WindowSpan>;
 
 /**
- * Spans overlapping [start_ns, end_ns), by track then start; keyset after (track, start, span).
+ * Spans overlapping [start_ns, end_ns), by track then start; keyset after (track, start, span,
+ * generation): span ids restart in each generation, so a run of several can repeat the rest.
  * $tracks is cast because an empty list renders untyped (VARCHAR[]); no tracks then means no spans.
  */
 export const traceWindowQuery = defineQuery({
@@ -38,6 +39,7 @@ export const traceWindowQuery = defineQuery({
     after_track: z.number().int().nullable().default(null),
     after_start: z.number().int().nullable().default(null),
     after_span: z.number().int().nullable().default(null),
+    after_generation: z.string().nullable().default(null),
     limit: z.number().int().min(1).max(10_000),
   }),
   row: WindowSpan,
@@ -54,8 +56,8 @@ SELECT generation_id, span_id::BIGINT AS span_id, track_id, parent_span_id::BIGI
        start_ns::DOUBLE AS start_ns, dur_ns::DOUBLE AS dur_ns, depth, status, args
 FROM hits
 WHERE ($tracks IS NULL OR list_contains($tracks::INTEGER[], track_id))
-  AND ($after_track IS NULL OR (track_id, start_ns, span_id) > ($after_track, $after_start, $after_span))
-ORDER BY track_id, start_ns, span_id
+  AND ($after_track IS NULL OR (track_id, start_ns, span_id, generation_id) > ($after_track, $after_start, $after_span, $after_generation))
+ORDER BY track_id, start_ns, span_id, generation_id
 LIMIT $limit`,
 });
 

@@ -8,7 +8,8 @@ export interface SpanWindowQuestion {
   end_ns: number;
   tracks: readonly number[] | null;
   /** Keyset position (track_id, start_ns, span_id) of the last row already returned. */
-  after: readonly [number, number, number] | null;
+  /** Keyset: the last row's (track, start, span, generation id). */
+  after: readonly [number, number, number, string] | null;
   limit: number;
 }
 
@@ -350,9 +351,11 @@ function buildIndex(c: Columns, n: number, generations: string[], texts: string[
     for (; t < trackIds.length && out.length < q.limit; t++) {
       const trackId = trackIds[t];
       if (wanted && !wanted.has(trackId)) continue;
-      // On the cursor's own track only rows after (start, span) remain; start bounds the search.
+      // On the cursor's own track only rows after (start, span, generation) remain; start bounds the search.
       const keyset = q.after && trackId === q.after[0] ? q.after : null;
-      const qualifies = (r: number) => start[r] + dur[r] >= q.start_ns && (!keyset || start[r] > keyset[1] || (start[r] === keyset[1] && spanId[r] > keyset[2]));
+      const qualifies = (r: number) =>
+        start[r] + dur[r] >= q.start_ns &&
+        (!keyset || start[r] > keyset[1] || (start[r] === keyset[1] && (spanId[r] > keyset[2] || (spanId[r] === keyset[2] && generations[gen[r]] > keyset[3]))));
       next.length = 0;
       ends.length = 0;
       for (let s = trackFirstSegment[t]; s < trackFirstSegment[t + 1]; s++) {

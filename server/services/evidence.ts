@@ -328,9 +328,9 @@ export const traceWindow = defineService({
     const commitId = evidence.reader.commit.commit_id;
     if (!evidence.generations.length) return { spans: [], tracks: [], commit_id: commitId, next_cursor: null, status: statusOf(evidence, input.run_id, false, "spans") };
     const filters = { run_id: input.run_id, start_ns: input.start_ns, end_ns: input.end_ns, tracks: input.tracks ?? null };
-    const binding = { query: "evidence.trace_window", filters, order: "track, start, span", commit: commitId };
+    const binding = { query: "evidence.trace_window", filters, order: "track, start, span, generation", commit: commitId };
     const after = input.cursor
-      ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.trace_window", arguments: { ...filters, limit: input.limit }, safe_to_repeat: true }) as [number, number, number])
+      ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.trace_window", arguments: { ...filters, limit: input.limit }, safe_to_repeat: true }) as [number, number, number, string])
       : null;
     // The run's spans in memory when it is small enough and loaded (the first call starts the load); else SQL.
     const index = loadedSpanIndex(ws.layout.dir, evidence.reader, evidence.generations);
@@ -347,6 +347,7 @@ export const traceWindow = defineService({
           after_track: after?.[0] ?? null,
           after_start: after?.[1] ?? null,
           after_span: after?.[2] ?? null,
+          after_generation: after?.[3] ?? null,
           limit: input.limit + 1,
         });
     const spans = rows.slice(0, input.limit);
@@ -356,7 +357,7 @@ export const traceWindow = defineService({
       spans,
       tracks,
       commit_id: commitId,
-      next_cursor: rows.length > input.limit ? encodeCursor(ws.secret, binding, [last.track_id, last.start_ns, last.span_id]) : null,
+      next_cursor: rows.length > input.limit ? encodeCursor(ws.secret, binding, [last.track_id, last.start_ns, last.span_id, last.generation_id]) : null,
       status: statusOf(evidence, input.run_id, spans.length > 0, "spans in that window"),
     };
   },

@@ -32,7 +32,9 @@ const NAMES = ["parse", "layout", "paint", "gc", "fetch", "db.query", "render", 
  * Spans on four tracks: process-long spans from 0 (two on one track, with equal starts), nested
  * spans up to depth 4 whose first child starts with its parent, zero-duration instants (several at
  * one time), nullable category, status and args. `parity` 0 or 1 puts every start on even or odd
- * nanoseconds, so two generations of one run never tie on (track, start, span).
+ * nanoseconds: two generations of one run with the same parity tie on (track, start, span) at
+ * least at their process-long spans (span ids restart in each generation), which the
+ * generation id then orders.
  */
 function trace(seed: number, parity: 0 | 1) {
   return (b: EvidenceBuilder) => {
@@ -97,7 +99,7 @@ beforeAll(async () => {
   runId = first.run_id;
   const stored = await ws.objects.put(Buffer.from("second output"));
   registerArtifact(ws.db, stored, { runId, kind: "native", producer: "test", mediaType: "text/plain", sensitivity: "normal" });
-  const second = await extractAndPublish(ws, { artifactId: stored.id, runId, extractor: "test", extractorVersion: "1", produce: async (b) => trace(12, 1)(b) });
+  const second = await extractAndPublish(ws, { artifactId: stored.id, runId, extractor: "test", extractorVersion: "1", produce: async (b) => trace(12, 0)(b) });
   generations = [first.generation_id, second.generation_id].sort();
   spanCount = first.summary.rows.spans + second.summary.rows.spans;
   reader = await openEvidence(ws, "HEAD");
@@ -116,7 +118,7 @@ interface Question {
   start_ns: number;
   end_ns: number;
   tracks: number[] | null;
-  after: [number, number, number] | null;
+  after: [number, number, number, string] | null;
   limit: number;
 }
 
@@ -131,11 +133,12 @@ async function bySql(q: Question): Promise<WindowSpan[]> {
     after_track: q.after?.[0] ?? null,
     after_start: q.after?.[1] ?? null,
     after_span: q.after?.[2] ?? null,
+    after_generation: q.after?.[3] ?? null,
     limit: q.limit,
   });
 }
 
-const keyOf = (row: WindowSpan): [number, number, number] => [row.track_id, row.start_ns, row.span_id];
+const keyOf = (row: WindowSpan): [number, number, number, string] => [row.track_id, row.start_ns, row.span_id, row.generation_id];
 
 /** Both answers, compared as the JSON a client receives (same rows, values, key order). */
 async function expectSame(index: SpanIndex, q: Question): Promise<WindowSpan[]> {
@@ -179,7 +182,7 @@ describe("span index (trace windows in memory)", () => {
       const whole = await bySql({ ...q, after: null, limit: 10_000 });
       const limit = 1 + Math.floor(random() * 40);
       const walked: WindowSpan[] = [];
-      let after: [number, number, number] | null = null;
+      let after: [number, number, number, string] | null = null;
       for (;;) {
         const page = await expectSame(index, { ...q, after, limit });
         walked.push(...page);
@@ -193,6 +196,13 @@ describe("span index (trace windows in memory)", () => {
     const tied = all.findIndex((s, i) => i > 0 && s.start_ns === all[i - 1].start_ns && s.track_id === all[i - 1].track_id);
     expect(tied).toBeGreaterThan(0);
     await expectSame(index, { start_ns: 0, end_ns: TRACE_END, tracks: null, after: keyOf(all[tied - 1]), limit: 5 });
+    // Two generations' spans with the same (track, start, span id): the generation orders them, and
+    // a cursor after the first still finds the second.
+    const twin = all.findIndex((s, i) => i > 0 && s.track_id === all[i - 1].track_id && s.start_ns === all[i - 1].start_ns && s.span_id === all[i - 1].span_id);
+    expect(twin).toBeGreaterThan(0);
+    expect(all[twin].generation_id > all[twin - 1].generation_id).toBe(true);
+    const [next] = await expectSame(index, { start_ns: 0, end_ns: TRACE_END, tracks: null, after: keyOf(all[twin - 1]), limit: 1 });
+    expect(next).toEqual(all[twin]);
   }, 120_000);
 
   it("finds a window's spans by binary search: a process-long span does not widen every window's search", async () => {
