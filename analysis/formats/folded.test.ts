@@ -19,6 +19,20 @@ function utf16(text: string, order: "le" | "be"): Uint8Array {
 const SIMPLE = ["main;parse;lex 3", "main;parse 2", "main;render_[k] 5", "libc.so.6`malloc;jitted_fn_[j] 1", "main;Foo::bar(int, char) const 7", ""].join("\n");
 
 describe("folded stacks importer", () => {
+  it("tells thousands of distinct frames apart, names that differ in one byte or share a prefix included", async () => {
+    const lines: string[] = [];
+    const expected: Record<string, number> = {};
+    for (let i = 0; i < 3000; i++) {
+      // fn_12 and fn_120 share a prefix; fn_1x and fn_1y differ in their last byte only.
+      const stack = `main;fn_${i};fn_${i % 7}${i % 2 ? "x" : "y"}`;
+      lines.push(`${stack} ${1 + (i % 5)}`);
+      expected[stack] = 1 + (i % 5);
+    }
+    const result = await importToMemory(foldedImporter, fixture("many.folded", lines.join("\n")));
+    expect(totalsByStack(result)).toEqual({ samples: expected });
+    expect(result.tables.frames).toHaveLength(1 + 3000 + 14);
+  });
+
   it("turns each line into one aggregate sample of its stack, frames named as written", async () => {
     const result = await importToMemory(foldedImporter, fixture("simple.folded", SIMPLE));
     expect(totalsByStack(result)).toEqual({

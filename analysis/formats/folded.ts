@@ -87,11 +87,17 @@ function describeFoldedFrame(text: string): FrameInput {
  */
 class FoldedStacks {
   private readonly decoder = new TextDecoder("utf-8", { fatal: false });
-  /** Distinct frame texts: their bytes (to confirm hash hits), builder frame ids, hash chains. */
-  private readonly frameBytes: Uint8Array[] = [];
+  /**
+   * Distinct frame texts: builder frame ids, hashes, and their bytes in one arena (to confirm hash
+   * hits), found through an open-addressing table of frame index + 1 by hash.
+   */
   private readonly frameIds: number[] = [];
-  private readonly frameNext: number[] = [];
-  private readonly frameHeads = new Map<number, number>();
+  private readonly frameHashes: number[] = [];
+  private readonly frameLengths: number[] = [];
+  private readonly frameStarts: number[] = [];
+  private frameSlots = new Int32Array(1024);
+  private arena = new Uint8Array(1 << 16);
+  private arenaLength = 0;
   /** The previous line's stack, and per `;`-separated segment: where it ends (from the line start), the node after it, frames so far. */
   private previous: Uint8Array = new Uint8Array(0);
   private previousStart = 0;
@@ -160,24 +166,48 @@ class FoldedStacks {
   }
 
   private frame(bytes: Uint8Array, start: number, end: number, hash: number): number {
-    const key = hash & 0x3fffffff;
-    const head = this.frameHeads.get(key);
-    for (let i = head ?? -1; i >= 0; i = this.frameNext[i]) {
-      if (sameBytes(this.frameBytes[i], bytes, start, end)) return i;
+    const slots = this.frameSlots;
+    const mask = slots.length - 1;
+    const length = end - start;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const entry = slots[slot];
+      if (entry === 0) break;
+      const index = entry - 1;
+      if (this.frameHashes[index] === hash && this.frameLengths[index] === length && sameBytes(this.arena, this.frameStarts[index], bytes, start, length)) return index;
     }
     const own = bytes.slice(start, end);
-    const index = this.frameBytes.length;
-    this.frameNext.push(head ?? -1);
-    this.frameHeads.set(key, index);
-    this.frameBytes.push(own);
+    const index = this.frameIds.length;
     this.frameIds.push(this.builder.frame(describeFoldedFrame(this.decoder.decode(own))));
+    this.frameHashes.push(hash);
+    this.frameLengths.push(length);
+    this.frameStarts.push(this.arenaLength);
+    if (this.arenaLength + length > this.arena.length) {
+      const grown = new Uint8Array(Math.max(this.arena.length * 2, this.arenaLength + length));
+      grown.set(this.arena.subarray(0, this.arenaLength));
+      this.arena = grown;
+    }
+    this.arena.set(own, this.arenaLength);
+    this.arenaLength += length;
+    if ((index + 1) * 2 > slots.length) this.growFrameSlots();
+    else this.placeFrame(slots, index);
     return index;
+  }
+
+  private placeFrame(slots: Int32Array, index: number): void {
+    const mask = slots.length - 1;
+    let slot = this.frameHashes[index] & mask;
+    while (slots[slot] !== 0) slot = (slot + 1) & mask;
+    slots[slot] = index + 1;
+  }
+
+  private growFrameSlots(): void {
+    const slots = (this.frameSlots = new Int32Array(this.frameSlots.length * 2));
+    for (let index = 0; index < this.frameIds.length; index++) this.placeFrame(slots, index);
   }
 }
 
-function sameBytes(known: Uint8Array, bytes: Uint8Array, start: number, end: number): boolean {
-  if (known.length !== end - start) return false;
-  for (let i = 0; i < known.length; i++) if (known[i] !== bytes[start + i]) return false;
+function sameBytes(arena: Uint8Array, at: number, bytes: Uint8Array, start: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (arena[at + i] !== bytes[start + i]) return false;
   return true;
 }
 
