@@ -2,6 +2,7 @@ import { createReadStream, promises as fsp } from "node:fs";
 import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
+import { isGzip } from "../../analysis/io/bytes";
 
 export const SNIFF_BYTES = 64 * 1024;
 
@@ -15,10 +16,6 @@ export const DEFAULT_INPUT_BOUNDS: InputBounds = {
   maxBytes: 4 * 1024 ** 3,
   maxExpansionRatio: 200,
 };
-
-function isGzipHead(head: Buffer): boolean {
-  return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
-}
 
 async function readHead(file: string, bytes: number): Promise<Buffer> {
   const handle = await fsp.open(file, "r");
@@ -36,13 +33,14 @@ async function readHead(file: string, bytes: number): Promise<Buffer> {
  * records (modulo 4 GiB, and of the last member only: a hint, not a bound).
  */
 export async function expectedInputBytes(file: string): Promise<number> {
-  const { size } = await fsp.stat(file);
-  if (size < 18 || !isGzipHead(await readHead(file, 2))) return size;
   const handle = await fsp.open(file, "r");
   try {
-    const trailer = Buffer.alloc(4);
-    await handle.read(trailer, 0, 4, size - 4);
-    return Math.max(size, trailer.readUInt32LE(0));
+    const { size } = await handle.stat();
+    const bytes = Buffer.alloc(4);
+    await handle.read(bytes, 0, 2, 0);
+    if (size < 18 || !isGzip(bytes.subarray(0, 2))) return size;
+    await handle.read(bytes, 0, 4, size - 4);
+    return Math.max(size, bytes.readUInt32LE(0));
   } finally {
     await handle.close();
   }
@@ -55,7 +53,7 @@ export async function expectedInputBytes(file: string): Promise<number> {
  */
 export async function* decompressedChunks(file: string, bounds: InputBounds): AsyncGenerator<Uint8Array> {
   const head = await readHead(file, 2);
-  if (!isGzipHead(head)) {
+  if (!isGzip(head)) {
     for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) yield chunk as Buffer;
     return;
   }

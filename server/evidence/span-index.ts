@@ -7,8 +7,7 @@ export interface SpanWindowQuestion {
   start_ns: number;
   end_ns: number;
   tracks: readonly number[] | null;
-  /** Keyset position (track_id, start_ns, span_id) of the last row already returned. */
-  /** Keyset: the last row's (track, start, span, generation id). */
+  /** Keyset: the last row already returned, as (track_id, start_ns, span_id, generation_id). */
   after: readonly [number, number, number, string] | null;
   limit: number;
 }

@@ -6,7 +6,7 @@ import { layoutFlame } from "../../analysis/flame/layout";
 import { buildFlameTree } from "../../analysis/flame/tree";
 import { ROW_HEIGHT } from "../../components/flame/constants";
 import { callService, compareRuns, flameTree, runCapture, type ServiceContext } from "../../server/services";
-import { launchChromium, screenshotPath } from "../helpers/browser";
+import { launchChromium, screenshotPath, newWatchedPage } from "../helpers/browser";
 import { demoProject } from "../helpers/demo";
 import { startServer, type RunningServer } from "../helpers/server";
 
@@ -53,9 +53,7 @@ describe("compare page: differential flame graph of two captures of the demo", (
     const expected = await callService(compareRuns, ctx, { base_run_id: primes, candidate_run_id: hash });
     const base = await callService(flameTree, ctx, { run_id: primes });
     const candidate = await callService(flameTree, ctx, { run_id: hash });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
+    const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 900 } });
     await page.goto(`${server.url}/compare?base=${primes}&candidate=${hash}`);
     await page.locator("[data-testid=compare-table]").waitFor();
     expect(await page.locator("[data-testid=view-commit]").innerText()).toBe(expected.commit_id);

@@ -9,7 +9,7 @@ import { buildFlameTree } from "../../analysis/flame/tree";
 import { ROW_HEIGHT } from "../../components/flame/constants";
 import { analyzeHotspots, callService, flameTree, frameCallers, importArtifact, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { launchChromium, screenshotPath } from "../helpers/browser";
+import { launchChromium, screenshotPath, newWatchedPage } from "../helpers/browser";
 import { startServer, type RunningServer } from "../helpers/server";
 
 // A profile whose shape is known: tokenize is called from parse and from measureText.
@@ -87,9 +87,7 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     const built = buildFlameTree(tree.nodes);
     const layout = layoutFlame(built);
     const target = built.names.indexOf("measureText");
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
+    const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 800 } });
     await page.goto(`${server.url}/runs/${runId}`);
     await page.locator("[data-testid=flame-canvas]").waitFor();
     expect(await page.locator("[data-testid=pinned-commit]").innerText()).toContain(tree.commit_id);
@@ -210,9 +208,7 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     const file = path.join(root, "timed.cpuprofile");
     writeFileSync(file, JSON.stringify(TIMED));
     const timed = (await callService(importArtifact, ctx, { path: file })).run_id;
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
+    const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 800 } });
 
     // The folded profile has no timestamps: the toggle is off and says why.
     await page.goto(`${server.url}/runs/${runId}`);
@@ -279,9 +275,7 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     const file = path.join(root, "threads.perf.txt");
     writeFileSync(file, text);
     const run = (await callService(importArtifact, ctx, { path: file, format: "perf-script" })).run_id;
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
+    const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 800 } });
     await page.goto(`${server.url}/runs/${run}?mode=time-order`);
     const canvas = page.locator("[data-testid=flame-canvas]");
     await expect.poll(() => canvas.getAttribute("data-mode"), { timeout: 20_000 }).toBe("time-order");

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { callService, listRuns, showRun } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { launchChromium, screenshotPath } from "../helpers/browser";
+import { launchChromium, screenshotPath, newWatchedPage } from "../helpers/browser";
 import { demoProject } from "../helpers/demo";
 import { tempProject } from "../helpers/project";
 import { startServer } from "../helpers/server";
@@ -24,9 +24,7 @@ describe("home page: import and capture in a real browser", () => {
     initWorkspace(root).close();
     const server = await startServer(root);
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      const errors: string[] = [];
-      page.on("pageerror", (e) => errors.push(String(e)));
+      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 900 } });
       await page.goto(server.url);
       await page.locator("[data-testid=first-run]").waitFor();
       await page.screenshot({ path: screenshotPath("home-first-run-no-demo"), fullPage: true });
@@ -66,9 +64,7 @@ describe("home page: import and capture in a real browser", () => {
     const root = demoProject();
     const server = await startServer(root);
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-      const errors: string[] = [];
-      page.on("pageerror", (e) => errors.push(String(e)));
+      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 1000 } });
       await page.goto(server.url);
       const panel = page.locator("[data-testid=first-run] [data-testid=capture-panel]");
       expect(await panel.locator("h3").innerText()).toBe("Capture the bundled demo");

@@ -2,7 +2,7 @@ import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { initWorkspace } from "../../server/store/workspace";
-import { launchChromium, screenshotPath } from "../helpers/browser";
+import { launchChromium, screenshotPath, newWatchedPage } from "../helpers/browser";
 import { tempProject } from "../helpers/project";
 import { seedImport } from "../helpers/seed";
 import { startServer } from "../helpers/server";
@@ -38,9 +38,7 @@ describe("home page in a real browser", () => {
     ws.close();
     const server = await startServer(root);
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
-      const errors: string[] = [];
-      page.on("pageerror", (e) => errors.push(String(e)));
+      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 760 } });
       page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
       await page.goto(server.url);
       await expect.poll(() => page.locator("[data-testid=runs-table] tbody tr").count()).toBe(3);

@@ -10,7 +10,7 @@ import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { cpuprofileFile } from "../bench/generators";
 import { DUCKDB_WASM_VERSION, engineUrls } from "../../components/sql/engine";
 import { PRESET_QUERIES } from "../../components/sql/presets";
-import { launchChromium, screenshotPath } from "../helpers/browser";
+import { launchChromium, screenshotPath, newWatchedPage } from "../helpers/browser";
 import { tempProject } from "../helpers/project";
 import { startServer } from "../helpers/server";
 
@@ -55,9 +55,7 @@ describe("SQL over a pinned commit with DuckDB-WASM in the browser", () => {
 
     const server = await startServer(root);
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-      const errors: string[] = [];
-      page.on("pageerror", (e) => errors.push(String(e)));
+      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 1000 } });
       await page.goto(`${server.url}/sql?run=${imported.run_id}&preset=hotspots`);
       await page.locator("[data-testid=sql-console][data-state=ready]").waitFor({ timeout: 60_000 });
       const params = JSON.parse(await page.locator("[data-testid=sql-preset-params]").innerText());
@@ -139,9 +137,7 @@ describe("SQL over a pinned commit with DuckDB-WASM in the browser", () => {
     const ws = openWorkspace(ctx.locator);
     try {
       const reader = await openEvidence(ws, imported.commit_id);
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-      const errors: string[] = [];
-      page.on("pageerror", (e) => errors.push(String(e)));
+      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 1000 } });
       await page.goto(`${server.url}/sql?run=${imported.run_id}`);
       await page.locator("[data-testid=sql-console][data-state=ready]").waitFor({ timeout: 60_000 });
       const offered = await page.locator("[data-testid=sql-preset] option:not([disabled])").evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value).filter(Boolean));

@@ -5,7 +5,7 @@ import type { Browser } from "playwright-core";
 import { callService, importArtifact, summarizeRun } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { cpuprofileFile } from "../bench/generators";
-import { launchChromium, screenshotPath } from "../helpers/browser";
+import { launchChromium, screenshotPath, newWatchedPage } from "../helpers/browser";
 import { tempProject } from "../helpers/project";
 import { startServer } from "../helpers/server";
 
@@ -58,9 +58,7 @@ describe("trace window in a real browser", () => {
 
     const server = await startServer(root);
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      const errors: string[] = [];
-      page.on("pageerror", (e) => errors.push(String(e)));
+      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 900 } });
       await page.goto(`${server.url}/runs/${imported.run_id}?view=trace`);
       const win = page.locator("[data-testid=trace-window][data-state=ready]");
       await win.waitFor({ timeout: 30_000 });
@@ -113,9 +111,7 @@ describe("trace window in a real browser", () => {
     const { root, imported } = await projectWithImport("fixture.trace.json", (file) => writeFileSync(file, JSON.stringify(FIXTURE)));
     const server = await startServer(root);
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      const errors: string[] = [];
-      page.on("pageerror", (e) => errors.push(String(e)));
+      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 900 } });
       await page.goto(`${server.url}/runs/${imported.run_id}?view=trace`);
       const win = page.locator("[data-testid=trace-window][data-state=ready]");
       await win.waitFor({ timeout: 30_000 });

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { REPO_ROOT } from "./cli";
 
 export const CHROMIUM = process.env.EMBERSCOPE_CHROMIUM ?? "/usr/bin/chromium";
@@ -27,4 +27,12 @@ export function launchChromium(): Promise<Browser> {
 export function screenshotPath(name: string): string {
   mkdirSync(SCREENSHOTS, { recursive: true });
   return path.join(SCREENSHOTS, `${name}.png`);
+}
+
+/** A new page whose uncaught errors are collected (tests end by expecting none). */
+export async function newWatchedPage(browser: Browser, options?: Parameters<Browser["newPage"]>[0]): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage(options);
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  return { page, errors };
 }
