@@ -27,6 +27,32 @@ function parseError(text: string | Uint8Array, options: JsonStreamOptions = {}):
   throw new Error(`expected a parse error for ${String(text)}`);
 }
 
+/** Deterministic pseudo-random numbers in [0, 1). */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const TRICKY_STRINGS = ["", "plain", 'quote " inside', "back\\slash", "brace { [ ] } inside", "é 😀 ü", "\u0001 control", "__proto__", "tab\there", "\ud800 lone"];
+
+/** A random JSON value: objects and arrays up to depth 4, tricky strings and numbers. */
+function randomValue(random: () => number, depth: number): unknown {
+  const pick = random();
+  if (depth < 4 && pick < 0.3) {
+    const object: Record<string, unknown> = {};
+    const size = Math.floor(random() * 5);
+    for (let i = 0; i < size; i++) object[TRICKY_STRINGS[Math.floor(random() * TRICKY_STRINGS.length)] + (random() < 0.5 ? i : "")] = randomValue(random, depth + 1);
+    return object;
+  }
+  if (depth < 4 && pick < 0.45) return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
+  if (pick < 0.7) return TRICKY_STRINGS[Math.floor(random() * TRICKY_STRINGS.length)];
+  if (pick < 0.8) return [0, -0.5, 1e21, 123456.789, -42, 2 ** 53 + 2, 5e-324][Math.floor(random() * 7)];
+  return [true, false, null][Math.floor(random() * 3)];
+}
+
 const SAMPLE_DOCUMENT = String.raw`{"a":[1,-2.5,3e2,0,-0.125E-2,1.5e+3,12345678901234567890],"s":"x\"y\\z\/\b\f\n\r\t\u00e9\ud83d\ude00","e":"","u":"héllo wörld 😀","n":null,"t":true,"f":false,"o":{"__proto__":{"deep":[[],{}]}} , "big": 9007199254740993, "tiny": 1e-400, "huge": 1e400}`;
 
 describe("JsonStreamParser", () => {
@@ -204,6 +230,57 @@ describe("JsonStreamParser", () => {
     expect(() => parseSplit(encode(`[{"a":${"1".repeat(100)}}]`), [20], { ...stream, maxTokenBytes: 50 })).toThrow(InputBoundError);
     expect(() => parseSplit(encode("[[[[[1]]]]]"), [], { ...stream, maxDepth: 4 })).toThrow(InputBoundError);
     expect(parseSplit(encode("[[[[1]]]]"), [], { ...stream, maxDepth: 4 })[0].value).toEqual([[[1]]]);
+  });
+
+  it("builds runs of elements with JSON.parse exactly as token by token: values, offsets, and the order of select and onValue", () => {
+    const random = seeded(7);
+    const texts: string[] = [];
+    for (let i = 0; i < 3000; i++) texts.push(JSON.stringify(randomValue(random, 0)).replace(/,/g, () => (random() < 0.1 ? " ,\n " : ",")));
+    const offsets: number[] = [];
+    let text = "[";
+    texts.forEach((t, i) => {
+      if (i > 0) text += random() < 0.5 ? "," : " ,\r\n\t";
+      offsets.push(new TextEncoder().encode(text).length);
+      text += t;
+    });
+    text += "]";
+    const bytes = encode(text);
+    const expected = texts.map((t) => JSON.parse(t) as JsonValue);
+    for (const size of [7, 4096, 1 << 16, bytes.length]) {
+      const log: string[] = [];
+      const heard: { value: JsonValue; offset: number }[] = [];
+      const parser = new JsonStreamParser({
+        select: (p) => {
+          if (p.length === 1) log.push(`select ${p[0]}`);
+          return p.length === 0 ? "stream" : "materialize";
+        },
+        onValue: (p, value, offset) => {
+          log.push(`value ${p[0]}`);
+          heard.push({ value, offset });
+        },
+      });
+      for (let at = 0; at < bytes.length; at += size) parser.write(bytes.subarray(at, at + size));
+      parser.end();
+      expect(heard.map((h) => h.value), `chunks of ${size}`).toEqual(expected);
+      expect(heard.map((h) => h.offset), `chunks of ${size}`).toEqual(offsets);
+      expect(log, `chunks of ${size}`).toEqual(expected.flatMap((_, i) => [`select ${i}`, `value ${i}`]));
+    }
+  });
+
+  it("leaves an element of a run that select streams or skips to the token path, and reports a bad element deep in a long run at its byte", () => {
+    const elements = Array.from({ length: 2500 }, (_, i) => ({ i, list: [i, { s: `e${i}` }] }));
+    const bytes = encode(JSON.stringify(elements));
+    const heard = parseSplit(bytes, [], {
+      select: (p) => (p.length === 0 ? "stream" : p.length === 1 && p[0] === 1500 ? "stream" : p.length === 1 && p[0] % 7 === 3 ? "skip" : "materialize"),
+    });
+    const streamed = heard.filter((h) => h.path.length > 1);
+    expect(streamed.map((h) => h.path)).toEqual([[1500, "i"], [1500, "list"]]);
+    expect(heard.filter((h) => h.path.length === 1).map((h) => (h.value as { i: number }).i)).toEqual(elements.filter((e) => e.i % 7 !== 3 && e.i !== 1500).map((e) => e.i));
+    // The text is ASCII, so string indices are byte offsets; the error is at the stray "x".
+    const bad = JSON.stringify(elements).replace('"e2000"', '"e2000" x');
+    const error = parseError(bad, { select: (p) => (p.length === 0 ? "stream" : "materialize") });
+    expect(error.message).toMatch(/unexpected 'x'/);
+    expect(error.at.offset).toBe(bad.indexOf('"e2000" x') + 8);
   });
 
   it("parses an async chunk stream and runs afterChunk between chunks", async () => {
