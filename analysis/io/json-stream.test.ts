@@ -271,7 +271,11 @@ describe("JsonStreamParser", () => {
     const elements = Array.from({ length: 2500 }, (_, i) => ({ i, list: [i, { s: `e${i}` }] }));
     const bytes = encode(JSON.stringify(elements));
     const heard = parseSplit(bytes, [], {
-      select: (p) => (p.length === 0 ? "stream" : p.length === 1 && p[0] === 1500 ? "stream" : p.length === 1 && p[0] % 7 === 3 ? "skip" : "materialize"),
+      select: (p) => {
+        if (p.length !== 1) return p.length === 0 ? "stream" : "materialize";
+        const index = p[0] as number;
+        return index === 1500 ? "stream" : index % 7 === 3 ? "skip" : "materialize";
+      },
     });
     const streamed = heard.filter((h) => h.path.length > 1);
     expect(streamed.map((h) => h.path)).toEqual([[1500, "i"], [1500, "list"]]);

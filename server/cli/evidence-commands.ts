@@ -3,7 +3,7 @@ import { analyzeHotspots, compareRuns, frameCallees, frameCallers, importArtifac
 import { integerFlag, stringFlag, type OptionSpec, type ParsedArgs } from "./args";
 import type { CliCommand } from "./commands";
 import { serviceCommand } from "./service-command";
-import { formatBytes, keyValues, table } from "./render";
+import { formatBytes, formatSeconds, keyValues, table } from "./render";
 
 /** A value in its unit, for people: ns as ms, bytes as KB/MB, counts as they are. */
 export function formatValue(value: number, unit: string | null): string {
@@ -34,7 +34,8 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
     },
     input: (args, [file]) => ({ path: file, format: stringFlag(args.values, "format"), sensitivity: stringFlag(args.values, "sensitivity"), max_bytes: integerFlag(args.values, "max-bytes") }),
     human: (r) =>
-      `Imported ${r.format} as run ${r.run_id} (commit ${r.commit_id}${r.reused_generation ? ", evidence reused" : ""}).\n` +
+      `Imported ${r.format} as run ${r.run_id} (commit ${r.commit_id}${r.reused_generation ? ", evidence reused" : ""}) in ${formatSeconds(r.timings_ms.total)}: ` +
+      `store ${formatSeconds(r.timings_ms.store)}, parse ${formatSeconds(r.timings_ms.parse)}, totals ${formatSeconds(r.timings_ms.totals)}, write ${formatSeconds(r.timings_ms.write)}.\n` +
       table(Object.entries(r.rows).filter(([, n]) => n > 0).map(([t, n]) => ({ table: t, rows: n })), ["table", "rows"]) +
       (r.limitations.length ? `\nLimitations:\n${r.limitations.map((l) => `  ${l.code}: ${l.message}`).join("\n")}` : ""),
   }),

@@ -11,6 +11,12 @@ export function formatBytes(bytes: number): string {
   return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }
 
+/** Milliseconds as seconds for people: "0.04 s", "12.3 s". */
+export function formatSeconds(ms: number): string {
+  const s = ms / 1000;
+  return `${s < 10 ? s.toFixed(2) : s.toFixed(1)} s`;
+}
+
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return "";
   const cells = rows.map((row) => columns.map((c) => String(row[c] ?? "")));

@@ -31,8 +31,16 @@ export interface ExtractionRequest {
  */
 export const THREADED_WRITER_FROM_BYTES = 16 * 1024 * 1024;
 
+/** Milliseconds per extraction phase: parse and build, derived totals, Parquet files written. */
+export interface ExtractionPhases {
+  parse: number;
+  totals: number;
+  write: number;
+}
+
 export interface Extraction extends Published {
   summary: EvidenceSummary;
+  phases: ExtractionPhases;
 }
 
 /**
@@ -62,11 +70,21 @@ export async function extractAndPublish(ws: Workspace, request: ExtractionReques
   const writer = threaded ? await ThreadedGenerationWriter.open(ws, generationId) : await ParquetGenerationWriter.open(ws, generationId);
   let summary: EvidenceSummary;
   let files;
+  const phases: ExtractionPhases = { parse: 0, totals: 0, write: 0 };
   try {
     const builder = new EvidenceBuilder(writer);
+    let mark = performance.now();
+    const lap = (phase: keyof ExtractionPhases) => {
+      const now = performance.now();
+      phases[phase] = now - mark;
+      mark = now;
+    };
     await request.produce(builder);
+    lap("parse");
     summary = await builder.finish();
+    lap("totals");
     files = await writer.finish();
+    lap("write");
   } catch (error) {
     await writer.close();
     throw error;
@@ -82,7 +100,7 @@ export async function extractAndPublish(ws: Workspace, request: ExtractionReques
     limitations: limitationsOf(summary),
     message: request.message,
   });
-  return { ...published, summary };
+  return { ...published, summary, phases };
 }
 
 export function limitationsOf(summary: EvidenceSummary): Limitation[] {
@@ -95,6 +113,8 @@ export interface StoredExtraction {
   limitations: Limitation[];
   /** True when the same bytes were already extracted by this importer version. */
   reused: boolean;
+  /** Null when reused. */
+  phases: ExtractionPhases | null;
 }
 
 /**
@@ -110,7 +130,7 @@ export async function extractStoredArtifact(
   if (existing) {
     const published = publishGeneration(ws, { artifactId: request.artifactId, runId: request.runId, extractor: importer.id, extractorVersion: extractorVersion(importer.version), evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION, files: [] });
     const row = ws.db.prepare("SELECT limitations FROM generations WHERE id = ?").get(existing) as { limitations: string };
-    return { generation_id: existing, commit_id: published.created ? published.commit_id : headCommit(ws.db).commit_id, limitations: JSON.parse(row.limitations) as Limitation[], reused: true };
+    return { generation_id: existing, commit_id: published.created ? published.commit_id : headCommit(ws.db).commit_id, limitations: JSON.parse(row.limitations) as Limitation[], reused: true, phases: null };
   }
   const extraction = await extractAndPublish(ws, {
     artifactId: request.artifactId,
@@ -126,7 +146,7 @@ export async function extractStoredArtifact(
         limits: DEFAULT_IMPORT_LIMITS,
       }),
   });
-  return { generation_id: extraction.generation_id, commit_id: extraction.commit_id, limitations: limitationsOf(extraction.summary), reused: false };
+  return { generation_id: extraction.generation_id, commit_id: extraction.commit_id, limitations: limitationsOf(extraction.summary), reused: false, phases: extraction.phases };
 }
 
 /** The typed error for a failed extraction; the run keeps the reason. */

@@ -7,13 +7,21 @@ import { headText } from "../../analysis/io/text";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { EmberscopeError } from "../domain/errors";
 import { Limitation, Sensitivity } from "../domain/models";
-import { extractionFailure, extractStoredArtifact, THREADED_WRITER_FROM_BYTES } from "../evidence/extract";
+import { extractionFailure, extractStoredArtifact, THREADED_WRITER_FROM_BYTES, type ExtractionPhases } from "../evidence/extract";
 import { prepareWriterThread } from "../evidence/writer-thread";
 import { DEFAULT_INPUT_BOUNDS, expectedInputBytes, sniffHead, type InputBounds } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
 import { createRun, getRun, updateRun } from "../store/runs";
 import type { Workspace } from "../store/workspace";
 import { defineService, type ServiceContext } from "./service";
+
+const ImportTimings = z.object({
+  store: z.number().describe("Hashing and storing the artifact."),
+  parse: z.number().describe("Parsing and building the evidence (the writer appends meanwhile)."),
+  totals: z.number().describe("Derived totals and the last batches."),
+  write: z.number().describe("Writing the Parquet files into the object store."),
+  total: z.number().describe("The whole import, from reading the request to publishing."),
+});
 
 export const ImportResult = z.object({
   run_id: z.string(),
@@ -24,6 +32,7 @@ export const ImportResult = z.object({
   rows: z.record(z.string(), z.number().int()),
   limitations: z.array(Limitation),
   reused_generation: z.boolean().describe("True when the same bytes were already extracted by this importer version."),
+  timings_ms: ImportTimings.describe("Where the import's time went, in milliseconds (extraction phases are 0 when the generation was reused)."),
 });
 export type ImportResult = z.infer<typeof ImportResult>;
 
@@ -75,6 +84,7 @@ export const importArtifact = defineService({
     .strict(),
   output: ImportResult,
   handler: async (input, { ws, ctx }) => {
+    const started = performance.now();
     const bounds: InputBounds = { ...DEFAULT_INPUT_BOUNDS, maxBytes: input.max_bytes ?? DEFAULT_INPUT_BOUNDS.maxBytes };
     const file = resolveInputPath(ctx, ws, input.path);
     const stat = await fsp.stat(file).catch(() => null);
@@ -92,7 +102,9 @@ export const importArtifact = defineService({
     // A large input's writer thread loads its code while the artifact is stored.
     if ((await expectedInputBytes(file)) >= THREADED_WRITER_FROM_BYTES) prepareWriterThread();
     // 1 MiB reads: about half the CPU of the 64 KiB default for a large file (fewer calls and chunks).
+    const storeStarted = performance.now();
     const stored = await ws.objects.put(createReadStream(file, { highWaterMark: 1 << 20 }));
+    const storeMs = performance.now() - storeStarted;
     const run = createRun(ws.db, {
       kind: "import",
       source: importer.id,
@@ -103,7 +115,7 @@ export const importArtifact = defineService({
     });
     registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "import", mediaType: "application/octet-stream", format: importer.id, fileName, sensitivity: input.sensitivity });
 
-    const finish = (generationId: string, commitId: string, limitations: Limitation[], reused: boolean): ImportResult => {
+    const finish = (generationId: string, commitId: string, limitations: Limitation[], reused: boolean, phases: ExtractionPhases | null): ImportResult => {
       const current = getRun(ws.db, run.run_id);
       updateRun(ws.db, run.run_id, current.revision, {
         status: "succeeded",
@@ -111,12 +123,14 @@ export const importArtifact = defineService({
         limitations,
         details: { ...current.details, generation_id: generationId, commit_id: commitId },
       });
-      return { run_id: run.run_id, artifact_id: stored.id, generation_id: generationId, commit_id: commitId, format: importer.id, rows: rowsOf(ws, generationId), limitations, reused_generation: reused };
+      const timings = { store: storeMs, parse: phases?.parse ?? 0, totals: phases?.totals ?? 0, write: phases?.write ?? 0, total: performance.now() - started };
+      const timings_ms = Object.fromEntries(Object.entries(timings).map(([phase, ms]) => [phase, Math.round(ms)])) as ImportResult["timings_ms"];
+      return { run_id: run.run_id, artifact_id: stored.id, generation_id: generationId, commit_id: commitId, format: importer.id, rows: rowsOf(ws, generationId), limitations, reused_generation: reused, timings_ms };
     };
 
     try {
       const extraction = await extractStoredArtifact(ws, { artifactId: stored.id, runId: run.run_id, importer, fileName, bounds });
-      return finish(extraction.generation_id, extraction.commit_id, extraction.limitations, extraction.reused);
+      return finish(extraction.generation_id, extraction.commit_id, extraction.limitations, extraction.reused, extraction.phases);
     } catch (error) {
       const failure = extractionFailure(error, importer.id, run.run_id, stored.id);
       const current = getRun(ws.db, run.run_id);

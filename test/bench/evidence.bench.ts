@@ -71,7 +71,7 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
       const bytes = statSync(input.file).size;
       const { seconds, peak_rss_mb, result } = await importWithPeakRss(dir, input.file);
       runs[input.format] = result.run_id;
-      imports[input.format] = { input_mb: Math.round(bytes / MB), seconds: Math.round(seconds * 100) / 100, mb_per_s: Math.round((bytes / MB / seconds) * 10) / 10, peak_rss_mb, rows: result.rows };
+      imports[input.format] = { input_mb: Math.round(bytes / MB), seconds: Math.round(seconds * 100) / 100, mb_per_s: Math.round((bytes / MB / seconds) * 10) / 10, peak_rss_mb, rows: result.rows, phases_ms: result.timings_ms };
       rmSync(input.file);
     }
     // The 1 GB inputs of the RSS goal take minutes: measured when EMBERSCOPE_BENCH_1GB=1.
@@ -84,7 +84,7 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
         await input.make(input.file);
         const bytes = statSync(input.file).size;
         const { seconds, peak_rss_mb, result } = await importWithPeakRss(dir, input.file);
-        imports[input.format] = { input_mb: Math.round(bytes / MB), seconds: Math.round(seconds * 100) / 100, mb_per_s: Math.round((bytes / MB / seconds) * 10) / 10, peak_rss_mb, rows: result.rows };
+        imports[input.format] = { input_mb: Math.round(bytes / MB), seconds: Math.round(seconds * 100) / 100, mb_per_s: Math.round((bytes / MB / seconds) * 10) / 10, peak_rss_mb, rows: result.rows, phases_ms: result.timings_ms };
         rmSync(input.file);
       }
     }

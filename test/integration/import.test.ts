@@ -42,6 +42,10 @@ describe("import service", () => {
     expect(result).toMatchObject({ format: "folded", reused_generation: false, limitations: [] });
     expect(result.rows).toMatchObject({ samples: 4, frames: 5 });
     expect(result.artifact_id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const { store, parse, totals, write, total } = result.timings_ms;
+    for (const ms of [store, parse, totals, write]) expect(ms).toBeGreaterThanOrEqual(0);
+    expect(write).toBeGreaterThan(0); // Parquet files were written
+    expect(total).toBeGreaterThanOrEqual(store + parse + totals + write - 4); // each phase rounds by ≤ 0.5 ms
     const head = await callService(showHead, ctx, {});
     expect(head.commit_id).toBe(result.commit_id);
     const runs = await callService(listRuns, ctx, {});
@@ -60,6 +64,7 @@ describe("import service", () => {
     expect(second.artifact_id).toBe(first.artifact_id);
     expect(second.generation_id).toBe(first.generation_id);
     expect(second.reused_generation).toBe(true);
+    expect(second.timings_ms).toMatchObject({ parse: 0, totals: 0, write: 0 });
     expect(second.run_id).not.toBe(first.run_id);
     expect(second.rows).toEqual(first.rows);
     const artifacts = await callService(listArtifacts, ctx, {});
