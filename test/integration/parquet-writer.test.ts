@@ -200,6 +200,88 @@ describe("the Parquet writer on observed values", () => {
   });
 });
 
+describe("text columns staged as dictionary ids while their values repeat", () => {
+  /**
+   * Measurements keep insertion order in their file, so each row read back must equal the row
+   * written, whichever way its text was staged. Columns: name repeats (12 values); unit is mostly
+   * null; aggregation repeats for 10 k rows, then every value is new; trial_id is unique from the
+   * start; dimensions cycles through 10 k values in runs of four (more than a dictionary holds), long
+   * and non-ASCII ones among them. A NUL and a lone surrogate come through as the text path stores them.
+   */
+  function measurementRows(count: number) {
+    const odd = ["naïve ☃ 日本語 🔥", "a\u0000b", "x\ud800y", "'quoted' \\ back", "x".repeat(20_000), "", " "];
+    return Array.from({ length: count }, (_, i) => ({
+      name: `metric_${i % 12}`,
+      value: i * 0.5,
+      unit: i % 5 === 0 ? "ns" : null,
+      aggregation: i < 10_000 ? `agg_${i % 3}` : `agg_unique_${i}`,
+      trial_id: `trial_${i}`,
+      is_warmup: i % 7 === 0,
+      dimensions: i % 97 === 0 ? odd[(i / 97) % odd.length] : i % 11 === 0 ? null : `{"k":${Math.floor(i / 4) % 10_000}}`,
+    }));
+  }
+
+  async function writeAndReadBack(rows: ReturnType<typeof measurementRows>, options: { spillRows?: number; batchRows?: number }) {
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test", { spillRows: options.spillRows });
+      const batchRows = options.batchRows ?? 5_000;
+      for (let start = 0; start < rows.length; start += batchRows) {
+        const part = rows.slice(start, start + batchRows);
+        const text = (key: keyof (typeof rows)[number]) => part.map((r) => r[key] as string | null);
+        await writer.write({
+          table: "measurements",
+          length: part.length,
+          columns: { name: text("name"), value: Float64Array.from(part, (r) => r.value), unit: text("unit"), aggregation: text("aggregation"), trial_id: text("trial_id"), is_warmup: part.map((r) => r.is_warmup), dimensions: text("dimensions") },
+        });
+      }
+      const files = await writer.finish();
+      const file = files.find((f) => f.table === "measurements")!;
+      expect(file.row_count).toBe(rows.length);
+      const { instance, connection } = await openDuckDb();
+      try {
+        const reader = await connection.runAndReadAll(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(file.object_id as ObjectId))})`);
+        return reader.getRowObjectsJson();
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
+      }
+    } finally {
+      ws.close();
+    }
+  }
+
+  /** What the text path stores: lone surrogates become U+FFFD on the way to UTF-8. */
+  function asStored(value: string | null): string | null {
+    return value === null ? null : value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
+  }
+
+  it.each([
+    ["in staging tables", undefined],
+    ["spilled to part files every 3,000 rows", 3_000],
+  ])("every value comes back as written, in order (%s)", async (_label, spillRows) => {
+    const rows = measurementRows(50_000);
+    const stored = await writeAndReadBack(rows, { spillRows });
+    expect(stored).toHaveLength(rows.length);
+    const expected = rows.map((r) => ({ ...r, unit: asStored(r.unit), dimensions: asStored(r.dimensions) }));
+    for (let i = 0; i < rows.length; i++) {
+      if (JSON.stringify(stored[i]) !== JSON.stringify(expected[i])) expect({ row: i, ...stored[i] }).toEqual({ row: i, ...expected[i] });
+    }
+    expect(stored[97 * 1]).toMatchObject({ dimensions: "a\u0000b" });
+    expect(stored[97 * 2]).toMatchObject({ dimensions: "x\ufffdy" });
+    expect(stored[97 * 4]!.dimensions).toHaveLength(20_000);
+  }, 60_000);
+
+  it("a column of only nulls, a single row, and batches not a multiple of 2,048 rows", async () => {
+    const rows = measurementRows(3).map((r) => ({ ...r, unit: null, dimensions: null }));
+    expect(await writeAndReadBack(rows, { batchRows: 1 })).toEqual(rows);
+    const many = measurementRows(4_099).map((r, i) => ({ ...r, unit: i === 4_098 ? "last" : null }));
+    const stored = await writeAndReadBack(many, { batchRows: 2_049 });
+    expect(stored.map((r) => r.unit)).toEqual(many.map((r) => r.unit));
+    expect(stored.map((r) => r.name)).toEqual(many.map((r) => r.name));
+  }, 60_000);
+});
+
 async function importProfile(builder: EvidenceBuilder, text: string) {
   await cpuprofileImporter.parse({ source: sourceFromBytes(text, "a.cpuprofile"), builder, limits: DEFAULT_IMPORT_LIMITS });
   return builder.finish();
