@@ -67,7 +67,7 @@ export async function extractAndPublish(ws: Workspace, request: ExtractionReques
   const version = extractorVersion(request.extractorVersion);
   const generationId = newId("gen");
   const threaded = (request.inputBytes ?? 0) >= THREADED_WRITER_FROM_BYTES;
-  const writer = threaded ? await ThreadedGenerationWriter.open(ws, generationId) : await ParquetGenerationWriter.open(ws, generationId);
+  const writer = threaded ? ThreadedGenerationWriter.open(ws, generationId) : await ParquetGenerationWriter.open(ws, generationId);
   let summary: EvidenceSummary;
   let files;
   const phases: ExtractionPhases = { parse: 0, totals: 0, write: 0 };

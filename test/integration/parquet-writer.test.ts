@@ -108,7 +108,7 @@ describe("the writer on its own thread", () => {
     try {
       const direct = await ParquetGenerationWriter.open(ws, "gen_test");
       await importWith(new EvidenceBuilder(direct, 64), text);
-      const threaded = await ThreadedGenerationWriter.open(ws, "gen_test");
+      const threaded = ThreadedGenerationWriter.open(ws, "gen_test");
       await importWith(new EvidenceBuilder(threaded, 64), text);
       const [a, b] = [await direct.finish(), await threaded.finish()];
       // Same bytes: the same content addresses, table by table.
@@ -128,8 +128,14 @@ describe("the writer on its own thread", () => {
       // The staging directory cannot be made under a file.
       const broken = { ...ws, layout: { ...ws.layout, tmp: path.join(root, "emberscope.toml") } };
       writeFileSync(broken.layout.tmp, "");
-      await expect(ThreadedGenerationWriter.open(broken, "gen_test")).rejects.toThrow(/ENOTDIR|not a directory/);
+      // Opening does not wait for the thread: its failure comes with the first write after it, or the finish.
+      const writer = ThreadedGenerationWriter.open(broken, "gen_test");
+      await expect(writer.finish()).rejects.toThrow(/ENOTDIR|not a directory/);
       expect(writerThreadStats()).toEqual({ started: before.started + 1, live: before.live });
+      const another = ThreadedGenerationWriter.open(broken, "gen_test");
+      await expect(importWith(new EvidenceBuilder(another, 64), mixedTrace())).rejects.toThrow(/ENOTDIR|not a directory/);
+      await another.close();
+      expect(writerThreadStats()).toEqual({ started: before.started + 2, live: before.live });
     } finally {
       ws.close();
     }
@@ -142,7 +148,7 @@ describe("the writer on its own thread", () => {
       prepareWriterThread();
       prepareWriterThread();
       expect(writerThreadStats().started).toBe(before.started + 1);
-      const writer = await ThreadedGenerationWriter.open(ws, "gen_test");
+      const writer = ThreadedGenerationWriter.open(ws, "gen_test");
       expect(writerThreadStats().started).toBe(before.started + 1);
       await writer.finish();
       expect(writerThreadStats().live).toBe(before.live);
@@ -154,7 +160,7 @@ describe("the writer on its own thread", () => {
   it("a failure on the thread fails the extraction's next step, and leaves no staging files", async () => {
     const ws = initWorkspace(tempProject());
     try {
-      const writer = await ThreadedGenerationWriter.open(ws, "gen_test");
+      const writer = ThreadedGenerationWriter.open(ws, "gen_test");
       await writer.write({ table: "no_such_table" as never, length: 1, columns: { x: new Float64Array([1]) } });
       await expect(writer.finish()).rejects.toThrow(/no_such_table/);
       await writer.close();
