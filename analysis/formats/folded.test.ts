@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { fixtureWriter, parseErrorOf, totalsByStack } from "../../test/helpers/evidence-rows";
-import { foldedImporter } from "./folded";
+import { foldedFrameHash, foldedImporter, sameBytes } from "./folded";
 import { importToMemory } from "./run";
 
 const fixture = fixtureWriter("emberscope-folded-");
@@ -14,6 +14,30 @@ function utf16(text: string, order: "le" | "be"): Uint8Array {
   const le = Buffer.from(text, "utf16le");
   if (order === "be") le.swap16();
   return new Uint8Array(Buffer.concat([Buffer.from(order === "le" ? [0xff, 0xfe] : [0xfe, 0xff]), le]));
+}
+
+const hashOf = (name: string) => foldedFrameHash(new DataView(new TextEncoder().encode(name).buffer), 0, name.length);
+
+/** Two different frame names of the same length whose hashes are equal (found by enumeration). */
+function collidingFrameNames(): [string, string] {
+  const seen = new Map<number, string>();
+  for (let i = 0; ; i++) {
+    const name = `f${i.toString(36).padStart(6, "0")}`;
+    const hash = hashOf(name);
+    const other = seen.get(hash);
+    if (other !== undefined) return [other, name];
+    seen.set(hash, name);
+  }
+}
+
+/** `count` lines of random stacks over `frames` names, with one or two counts per line. */
+function randomFolded(seed: number, count: number, frames: number, counts: 1 | 2): string[] {
+  let state = seed;
+  const next = (n: number) => (state = (state * 48271) % 2147483647) % n;
+  return Array.from({ length: count }, () => {
+    const stack = Array.from({ length: 1 + next(15) }, (_, depth) => `mod${next(3)}::fn_${next(depth < 4 ? 3 : frames)}`).join(";");
+    return counts === 1 ? `${stack} ${1 + next(50)}` : `${stack} ${next(50)} ${next(50)}`;
+  });
 }
 
 const SIMPLE = ["main;parse;lex 3", "main;parse 2", "main;render_[k] 5", "libc.so.6`malloc;jitted_fn_[j] 1", "main;Foo::bar(int, char) const 7", ""].join("\n");
@@ -31,6 +55,88 @@ describe("folded stacks importer", () => {
     const result = await importToMemory(foldedImporter, fixture("many.folded", lines.join("\n")));
     expect(totalsByStack(result)).toEqual({ samples: expected });
     expect(result.tables.frames).toHaveLength(1 + 3000 + 14);
+  });
+
+  it("tells apart two frame names whose hashes collide, wherever they meet in a stack", async () => {
+    const [a, b] = collidingFrameNames();
+    expect(a).not.toBe(b);
+    expect(hashOf(a)).toBe(hashOf(b));
+    const expected = { [`main;${a}`]: 1, [`main;${b}`]: 2, [`${a};${b}`]: 3, [`${b};${a}`]: 4, [`main;${a};${b}`]: 5, [`main;${b};${a}`]: 6, [`${a};${a}`]: 7 };
+    const text = Object.entries(expected).map(([stack, count]) => `${stack} ${count}`).join("\n");
+    const result = await importToMemory(foldedImporter, fixture("collide.folded", text));
+    expect(totalsByStack(result)).toEqual({ samples: expected });
+    expect(result.tables.frames.map((f) => f.name).sort()).toEqual([a, b, "main"].sort());
+  });
+
+  it("confirms a frame's bytes exactly: one differing byte anywhere, at any alignment, makes them different", () => {
+    const wrong: string[] = [];
+    for (let length = 0; length <= 13; length++) {
+      for (const [at, start] of [[0, 0], [1, 3], [3, 6], [5, 2]]) {
+        const a = new Uint8Array(32).map((_, i) => 97 + ((i - at) % 26));
+        const b = new Uint8Array(32).map((_, i) => 97 + ((i - start) % 26));
+        const view = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        if (!sameBytes(view(a), at, view(b), start, length)) wrong.push(`equal ${length} at ${at}/${start}`);
+        for (let differ = 0; differ < length; differ++) {
+          const changed = b.slice();
+          changed[start + differ] ^= 0x20;
+          if (sameBytes(view(a), at, view(changed), start, length)) wrong.push(`byte ${differ} of ${length} at ${at}/${start}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("splits frames at every `;` whatever its place in a four-byte step, UTF-8 and empty segments included", async () => {
+    const names = ["a", "bé", "c;", "dddd", "ééé", "f\u00ff5", "ggggggg", "h€€h", "iiiiiiiii"].map((n) => n.replace(";", ""));
+    const expected: Record<string, number> = {};
+    const lines: string[] = [];
+    for (let i = 0; i < names.length; i++) {
+      for (let j = 0; j < names.length; j++) {
+        const frames = [names[i], names[j], names[(i + j) % names.length]];
+        // An empty segment (`a;;b`) at a varying place is skipped.
+        const written = (i + j) % 3 === 0 ? `${frames[0]};;${frames[1]};${frames[2]}` : frames.join(";");
+        lines.push(`${written} ${i * 10 + j + 1}`);
+        const stack = frames.join(";");
+        expected[stack] = (expected[stack] ?? 0) + i * 10 + j + 1;
+      }
+    }
+    const result = await importToMemory(foldedImporter, fixture("offsets.folded", lines.join("\n")));
+    expect(totalsByStack(result)).toEqual({ samples: expected });
+    expect(result.tables.frames.map((f) => f.name).sort()).toEqual([...names].sort());
+  });
+
+  it("builds the same stacks and totals from a file whether its lines are sorted or not", async () => {
+    const lines = randomFolded(11, 4000, 60, 1);
+    const unsorted = await importToMemory(foldedImporter, fixture("unsorted.folded", lines.join("\n")), { chunkSize: 1000 });
+    const sorted = await importToMemory(foldedImporter, fixture("sorted.folded", [...lines].sort().join("\n")), { chunkSize: 1000 });
+    expect(totalsByStack(unsorted)).toEqual(totalsByStack(sorted));
+    const expected: Record<string, number> = {};
+    for (const line of lines) {
+      const stack = line.slice(0, line.lastIndexOf(" "));
+      expected[stack] = (expected[stack] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+    }
+    expect(totalsByStack(unsorted)).toEqual({ samples: expected });
+    for (const result of [unsorted, sorted]) {
+      // One node per distinct prefix: the tree has no duplicate (parent, frame) pair.
+      const prefixes = new Set(lines.flatMap((line) => line.slice(0, line.lastIndexOf(" ")).split(";").map((_, i, frames) => frames.slice(0, i + 1).join(";"))));
+      expect(result.tables.stacks).toHaveLength(prefixes.size);
+      expect(result.tables.stack_totals).toHaveLength(prefixes.size);
+    }
+  });
+
+  it("reads a differential file's two counts the same whether its lines are sorted or not", async () => {
+    const lines = randomFolded(12, 2000, 40, 2);
+    const unsorted = await importToMemory(foldedImporter, fixture("diff-unsorted.folded", lines.join("\n")), { chunkSize: 777 });
+    const sorted = await importToMemory(foldedImporter, fixture("diff-sorted.folded", [...lines].sort().join("\n")));
+    const expected: Record<string, Record<string, number>> = { samples: {}, samples_base: {} };
+    for (const line of lines) {
+      const [before, after] = line.split(" ").slice(-2).map(Number);
+      const stack = line.split(" ").slice(0, -2).join(" ");
+      expected.samples[stack] = (expected.samples[stack] ?? 0) + after;
+      expected.samples_base[stack] = (expected.samples_base[stack] ?? 0) + before;
+    }
+    expect(totalsByStack(unsorted)).toEqual(expected);
+    expect(totalsByStack(sorted)).toEqual(expected);
   });
 
   it("turns each line into one aggregate sample of its stack, frames named as written", async () => {

@@ -155,17 +155,33 @@ export async function* lineBatches(chunks: AsyncIterable<Uint8Array>, maxLineLen
   let carryOffset = 0;
   let line = 1;
   for await (const { bytes, offset } of utf8Chunks(chunks)) {
-    const data = carry.length > 0 ? concatBytes([carry, bytes]) : bytes;
-    const dataOffset = carry.length > 0 ? carryOffset : offset;
-    const lastNewline = data.lastIndexOf(NEWLINE);
-    // Copied: the carry must not alias a chunk buffer its producer may reuse.
-    carry = data.slice(lastNewline + 1);
-    carryOffset = dataOffset + lastNewline + 1;
+    let rest = bytes;
+    let restOffset = offset;
+    if (carry.length > 0) {
+      // Only the line begun in the previous chunk is joined, not the whole chunk: a copy of
+      // every chunk was about 70 ms of CPU and 220 MB of garbage for a 220 MB input.
+      const newline = bytes.indexOf(NEWLINE);
+      const joined = concatBytes([carry, newline < 0 ? bytes : bytes.subarray(0, newline + 1)]);
+      if (newline < 0) {
+        carry = joined;
+        if (carry.length > maxLineLength) throw new InputBoundError("line_length", maxLineLength, `Line ${line} is longer than ${maxLineLength} bytes.`);
+        continue;
+      }
+      const batch = new LineBatch(joined, carryOffset, line);
+      yield batch;
+      line += batch.lineCount();
+      rest = bytes.subarray(newline + 1);
+      restOffset = offset + newline + 1;
+    }
+    const lastNewline = rest.lastIndexOf(NEWLINE);
     if (lastNewline >= 0) {
-      const batch = new LineBatch(data.subarray(0, lastNewline + 1), dataOffset, line);
+      const batch = new LineBatch(rest.subarray(0, lastNewline + 1), restOffset, line);
       yield batch;
       line += batch.lineCount();
     }
+    // Copied: the carry must not alias a chunk buffer its producer may reuse.
+    carry = rest.slice(lastNewline + 1);
+    carryOffset = restOffset + lastNewline + 1;
     if (carry.length > maxLineLength) {
       throw new InputBoundError("line_length", maxLineLength, `Line ${line} is longer than ${maxLineLength} bytes.`);
     }
