@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EvidenceBuilder, MemorySink } from "./builder";
+import { EvidenceBuilder, MemorySink, StackChildren, type RowBatch, type StagingTableName } from "./builder";
 
 /** Deterministic pseudo-random integers in [0, n). */
 function randomInts(seed: number): (n: number) => number {
@@ -57,5 +57,95 @@ describe("EvidenceBuilder", () => {
       const frame = row.frame_id as number;
       expect([row.self, row.total]).toEqual([expectedSelf.get(frame) ?? 0, expectedTotal.get(frame)]);
     }
+  });
+
+  it("finds a parent's children again however many it has (kept in its record, then by hash) as the tables grow", () => {
+    const children = new StackChildren();
+    const random = randomInts(3);
+    // Parents with 1 to 3 children fit their record; 4 to 3000 children spill to the hashed slots.
+    const fanouts = [1, 2, 3, 4, 5, 9, 17, 64, 300, 3000];
+    const expected = new Map<string, number>();
+    let nextId = 0;
+    const pairs: [number, number][] = [];
+    for (let parent = -1; parent < 800; parent++) {
+      const fanout = fanouts[random(fanouts.length)];
+      for (let child = 0; child < fanout; child++) pairs.push([parent, random(1 << 30)]);
+    }
+    // Interleaved: records and slots grow while earlier parents are still being added to.
+    for (let i = pairs.length - 1; i > 0; i--) {
+      const j = random(i + 1);
+      [pairs[i], pairs[j]] = [pairs[j], pairs[i]];
+    }
+    const wrong: string[] = [];
+    for (const [parent, frame] of pairs) {
+      const key = `${parent}/${frame}`;
+      const known = expected.get(key);
+      const found = children.childOrAdd(parent, frame, nextId);
+      if (known === undefined) expected.set(key, nextId++);
+      if (found !== (known ?? nextId - 1)) wrong.push(`${key}: ${found}`);
+    }
+    for (const [key, id] of expected) {
+      const [parent, frame] = key.split("/").map(Number);
+      const found = children.childOrAdd(parent, frame, -2);
+      if (found !== id) wrong.push(`${key} again: ${found}, not ${id}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(nextId).toBeGreaterThan(100_000);
+  });
+
+  it("declares every table but the derived ones complete before deriving totals, and sends none of their rows after", async () => {
+    const heard: string[] = [];
+    const sink = {
+      write: (batch: RowBatch) => void heard.push(`write ${batch.table}`),
+      complete: (tables: StagingTableName[]) => void heard.push(`complete ${[...tables].sort().join(",")}`),
+    };
+    const builder = new EvidenceBuilder(sink, 2);
+    const metric = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
+    const track = builder.track({ kind: "thread", threadId: "1" });
+    for (let i = 0; i < 5; i++) builder.sample(builder.stackOf([builder.frame({ name: "main", kind: "native" }), builder.frame({ name: `f${i}`, kind: "native" })])!, track, i, metric, 1);
+    builder.spanDraft(0, { name: "s" });
+    builder.placeSpan(0, { spanId: 0, trackId: track, parentSpanId: null, startNs: 0, durNs: 1, depth: 0 });
+    await builder.finish();
+    const at = heard.findIndex((h) => h.startsWith("complete"));
+    const derived = ["frame_totals", "metrics", "stack_totals"];
+    const completed = heard[at].slice("complete ".length).split(",");
+    expect(completed).toEqual(["edges", "frames", "measurements", "samples", "span_drafts", "span_places", "spans", "stacks", "tracks"]);
+    expect(heard.slice(0, at).every((h) => completed.includes(h.slice("write ".length)))).toBe(true);
+    expect(heard.slice(at + 1).map((h) => h.slice("write ".length))).toEqual(expect.arrayContaining(derived));
+    expect(heard.slice(at + 1).every((h) => derived.includes(h.slice("write ".length)))).toBe(true);
+  });
+
+  it("reports drafts never placed before declaring the span tables complete", async () => {
+    const completed: string[] = [];
+    const builder = new EvidenceBuilder({ write: () => undefined, complete: (tables) => void completed.push(...tables) });
+    builder.spanDraft(0, { name: "never placed" });
+    await expect(builder.finish()).rejects.toThrow(/1 span drafts were never placed/);
+    expect(completed).toEqual([]);
+  });
+
+  it("refuses new stacks once finished, after releasing the child lookup", async () => {
+    const builder = new EvidenceBuilder(new MemorySink());
+    const frame = builder.frame({ name: "main", kind: "native" });
+    builder.stack(null, frame);
+    await builder.finish();
+    expect(() => builder.stack(null, builder.frame({ name: "late", kind: "native" }))).toThrow(/finished/);
+  });
+
+  it("counts a frame once per sample in deep recursive stacks, where the path summary says yes for most frames", async () => {
+    const sink = new MemorySink();
+    const builder = new EvidenceBuilder(sink);
+    // 200 frames share the summary's 64 bits, and paths of up to 300 frames set most of them.
+    const frames = Array.from({ length: 200 }, (_, i) => builder.frame({ name: `g${i}`, kind: "native" }));
+    const metric = builder.metric({ name: "samples", unit: "count", kind: "counted" });
+    const random = randomInts(4);
+    const expectedTotal = new Map<number, number>();
+    for (let i = 0; i < 400; i++) {
+      const path = Array.from({ length: 1 + random(300) }, () => frames[random(random(2) ? 12 : frames.length)]);
+      builder.sample(builder.stackOf(path)!, null, null, metric, 1);
+      for (const frame of new Set(path)) expectedTotal.set(frame, (expectedTotal.get(frame) ?? 0) + 1);
+    }
+    await builder.finish();
+    const totals = new Map(sink.tables.frame_totals.map((row) => [row.frame_id as number, row.total as number]));
+    expect(totals).toEqual(expectedTotal);
   });
 });

@@ -1,5 +1,5 @@
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import type { BatchSink, RowBatch } from "../../analysis/evidence/builder";
+import type { BatchSink, RowBatch, StagingTableName } from "../../analysis/evidence/builder";
 import type { GenerationFile } from "../domain/models";
 import { CLI_ENTRY } from "../package-root";
 import { ObjectStore } from "../store/object-store";
@@ -27,7 +27,7 @@ interface OpenWriter {
   spillRows?: number;
 }
 
-type ToWriter = OpenWriter | { type: "batch"; batch: RowBatch } | { type: "finish" } | { type: "close" };
+type ToWriter = OpenWriter | { type: "batch"; batch: RowBatch } | { type: "complete"; tables: StagingTableName[] } | { type: "finish" } | { type: "close" };
 type FromWriter = { type: "ready" } | { type: "written" } | { type: "finished"; files: GenerationFile[] } | { type: "failed"; message: string; stack?: string };
 
 /** An idle thread that has loaded its code, waiting to be told what to write; it ends if unused. */
@@ -125,6 +125,12 @@ export class ThreadedGenerationWriter implements BatchSink {
     while (this.inFlight >= MAX_IN_FLIGHT) await this.next("written");
   }
 
+  /** Does not wait: the thread writes these tables out while this thread goes on (a failure fails the finish). */
+  complete(tables: StagingTableName[]): void {
+    if (this.failure) throw this.failure;
+    this.worker.postMessage({ type: "complete", tables } satisfies ToWriter);
+  }
+
   async finish(): Promise<GenerationFile[]> {
     try {
       this.worker.postMessage({ type: "finish" } satisfies ToWriter);
@@ -194,6 +200,8 @@ export async function runWriterThread(): Promise<void> {
     } else if (message.type === "batch") {
       await writer.write(message.batch);
       send({ type: "written" });
+    } else if (message.type === "complete") {
+      await writer.complete(message.tables);
     } else {
       send({ type: "finished", files: await writer.finish() });
     }

@@ -1,7 +1,8 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EvidenceBuilder, MemorySink } from "../../analysis/evidence/builder";
+import { EvidenceBuilder, MemorySink, STAGING_TABLES } from "../../analysis/evidence/builder";
+import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
 import { cpuprofileImporter } from "../../analysis/formats/cpuprofile";
 import { sourceFromBytes } from "../../analysis/formats/run";
@@ -115,6 +116,26 @@ describe("the writer on its own thread", () => {
       expect(b).toEqual(a);
       expect(b.find((f) => f.table === "spans")!.row_count).toBe(600 * 4 + 1);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    } finally {
+      ws.close();
+    }
+  }, 60_000);
+
+  it("writes a table out when it is declared complete, and refuses its rows after that", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test");
+      const tracks = { table: "tracks" as const, length: 1, columns: Object.fromEntries(STAGING_TABLES.tracks.map((c) => [c.name, c.type === "VARCHAR" ? ["thread"] : new Float64Array([0])])) };
+      await writer.write(tracks);
+      const objectsBefore = readdirSync(ws.layout.objects, { recursive: true }).length;
+      await writer.complete(["tracks"]);
+      // Its file reaches the object store before the finish (stored in the background).
+      await expect.poll(() => readdirSync(ws.layout.objects, { recursive: true }).length, { timeout: 10_000 }).toBeGreaterThan(objectsBefore);
+      await expect(writer.write(tracks)).rejects.toThrow(/tracks arrived after it was declared complete/);
+      const files = await writer.finish();
+      // Every table once, in the usual order; the early one with its row.
+      expect(files.map((f) => f.table)).toEqual(TABLE_NAMES);
+      expect(files.find((f) => f.table === "tracks")!.row_count).toBe(1);
     } finally {
       ws.close();
     }
