@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import path from "node:path";
 import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import type { z } from "zod";
 import { TABLES, TABLE_NAMES } from "../../analysis/evidence/schema";
@@ -30,7 +32,10 @@ function toPlain(value: unknown): unknown {
 }
 
 async function createReader(ws: Workspace, commit: PinnedCommit): Promise<CachedReader> {
-  const { instance, connection } = await openDuckDb({ memoryLimit: "1GB", threads: 2 });
+  // A query that outgrows memory spills inside the workspace (DuckDB's default is ./.tmp of
+  // whatever directory the process runs in); DuckDB removes the directory when the reader closes.
+  const tempDirectory = path.join(ws.layout.tmp, `reader-${process.pid}-${randomBytes(6).toString("hex")}`);
+  const { instance, connection } = await openDuckDb({ memoryLimit: "1GB", threads: 2, tempDirectory });
   try {
     const allFiles: string[] = [];
     for (const table of TABLE_NAMES) {

@@ -5,7 +5,7 @@ import { EmberscopeError } from "../domain/errors";
 import { newId, nowIso } from "../domain/ids";
 import { recordAudit } from "../store/audit";
 import { referencedObjects } from "../store/reachability";
-import { staleTmpFiles, type Workspace } from "../store/workspace";
+import { staleTmpFiles, storedBytes, type Workspace } from "../store/workspace";
 import { defineService } from "./service";
 
 /** Trash is restorable for at least this long; purge refuses younger manifests. */
@@ -63,8 +63,8 @@ async function collectable(ws: Workspace, minAgeMs: number, now: number): Promis
   }
   for (const name of await staleTmpFiles(ws, { olderThanMs: minAgeMs, now })) {
     const file = path.join(ws.layout.tmp, name);
-    const stat = await fsp.stat(file).catch(() => null);
-    if (stat?.isFile()) entries.push({ kind: "tmp", path: path.relative(ws.layout.dir, file), size_bytes: stat.size });
+    const bytes = await storedBytes(file).catch(() => null);
+    if (bytes !== null) entries.push({ kind: "tmp", path: path.relative(ws.layout.dir, file), size_bytes: bytes });
   }
   return { entries, keptRecent };
 }

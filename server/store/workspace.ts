@@ -118,9 +118,23 @@ export async function staleTmpFiles(
   return stale.sort();
 }
 
-/** Removes staging files abandoned by crashed writers (run when the server starts). */
+/**
+ * Removes staging files and directories (a Parquet writer's, a reader's spill) abandoned by
+ * crashed processes (run when the server starts).
+ */
 export async function sweepStaleTmp(ws: Workspace): Promise<number> {
   const stale = await staleTmpFiles(ws);
-  for (const name of stale) await fsp.rm(path.join(ws.layout.tmp, name), { force: true });
+  for (const name of stale) await fsp.rm(path.join(ws.layout.tmp, name), { recursive: true, force: true });
   return stale.length;
+}
+
+/** Bytes of a file, or of the files under a directory. */
+export async function storedBytes(target: string): Promise<number> {
+  const stat = await fsp.stat(target);
+  if (!stat.isDirectory()) return stat.size;
+  let bytes = 0;
+  for (const entry of await fsp.readdir(target, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) bytes += (await fsp.stat(path.join(entry.parentPath, entry.name))).size;
+  }
+  return bytes;
 }

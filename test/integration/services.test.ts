@@ -1,5 +1,5 @@
 import { LATEST_SCHEMA_VERSION } from "../../server/store/migrations";
-import { chmodSync, existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EmberscopeError } from "../../server/domain/errors";
@@ -18,7 +18,7 @@ import {
   type ServiceContext,
 } from "../../server/services";
 import { createRun } from "../../server/store/runs";
-import { initWorkspace } from "../../server/store/workspace";
+import { initWorkspace, sweepStaleTmp } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
 import { seedImport } from "../helpers/seed";
 
@@ -116,6 +116,26 @@ describe("services", () => {
     expect(full.problems.map((p) => p.code)).toEqual(["OBJECT_CONTENT_MISMATCH"]);
   });
 
+  it("the server's start-up sweep removes stale staging files and directories and keeps fresh ones", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const old = (Date.now() - 2 * 3600_000) / 1000;
+      const staleFile = path.join(ws.layout.tmp, "object-1-abandoned");
+      const staleDir = path.join(ws.layout.tmp, "extract-1-abandoned");
+      const freshDir = path.join(ws.layout.tmp, "extract-2-running");
+      writeFileSync(staleFile, "partial");
+      mkdirSync(path.join(staleDir, "spill"), { recursive: true });
+      writeFileSync(path.join(staleDir, "spill", "block.tmp"), "x");
+      mkdirSync(freshDir);
+      utimesSync(staleFile, old, old);
+      utimesSync(staleDir, old, old);
+      expect(await sweepStaleTmp(ws)).toBe(2);
+      expect(readdirSync(ws.layout.tmp)).toEqual(["extract-2-running"]);
+    } finally {
+      ws.close();
+    }
+  });
+
   it("gc lists unreachable objects and stale tmp files, moves them to restorable trash, and purges only old manifests", async () => {
     const root = tempProject();
     const ws = initWorkspace(root);
@@ -123,39 +143,48 @@ describe("services", () => {
     const orphan = await ws.objects.put(Buffer.from("bytes no commit refers to"));
     const staleTmp = path.join(ws.layout.tmp, "object-123-abandoned");
     writeFileSync(staleTmp, "partial");
+    // A crashed import's staging directory (DuckDB's spill and part files).
+    const staleDir = path.join(ws.layout.tmp, "extract-123-abandoned");
+    mkdirSync(path.join(staleDir, "spill"), { recursive: true });
+    writeFileSync(path.join(staleDir, "stacks.part0.parquet"), "12345");
+    writeFileSync(path.join(staleDir, "spill", "block.tmp"), "1234567");
     const old = (Date.now() - 2 * 3600_000) / 1000;
     utimesSync(ws.objects.pathOf(orphan.id), old, old);
     utimesSync(staleTmp, old, old);
+    utimesSync(staleDir, old, old);
     const fresh = await ws.objects.put(Buffer.from("unreachable but just written"));
     ws.close();
     const ctx = contextFor(root);
 
     const dry = await callService(collectGarbage, ctx, {});
     expect(dry.applied).toBe(false);
-    expect(dry.collectable.map((e) => e.kind).sort()).toEqual(["object", "tmp"]);
+    expect(dry.collectable.map((e) => e.kind).sort()).toEqual(["object", "tmp", "tmp"]);
+    expect(dry.collectable.find((e) => e.path.endsWith("extract-123-abandoned"))!.size_bytes).toBe(12);
     expect(dry.kept_recent).toBe(1);
     expect(existsSync(staleTmp)).toBe(true);
 
     const applied = await callService(collectGarbage, ctx, { apply: true });
     expect(applied.manifest_id).toMatch(/^gcm_/);
     expect(existsSync(staleTmp)).toBe(false);
+    expect(existsSync(staleDir)).toBe(false);
     expect(await codeOf(callService(showArtifact, ctx, { artifact_id: kept.artifactId }))).toBe("no error");
     expect((await callService(validateWorkspace, ctx, { full: true })).ok).toBe(true);
-    expect(applied.trash).toEqual([expect.objectContaining({ manifest_id: applied.manifest_id, entries: 2, purgeable: false })]);
+    expect(applied.trash).toEqual([expect.objectContaining({ manifest_id: applied.manifest_id, entries: 3, purgeable: false })]);
 
     expect(await codeOf(callService(purgeGarbage, ctx, { manifest_id: applied.manifest_id! }))).toBe("POLICY_DENIED");
     const restored = await callService(restoreGarbage, ctx, { manifest_id: applied.manifest_id! });
-    expect(restored.restored).toBe(2);
+    expect(restored.restored).toBe(3);
     expect(existsSync(staleTmp)).toBe(true);
+    expect(existsSync(path.join(staleDir, "spill", "block.tmp"))).toBe(true);
 
     const again = await callService(collectGarbage, ctx, { apply: true, min_age_seconds: 0 });
-    expect(again.collectable_count).toBe(3);
+    expect(again.collectable_count).toBe(4);
     const manifestFile = path.join(root, ".emberscope", "trash", again.manifest_id!, "manifest.json");
     const manifest = JSON.parse((await import("node:fs")).readFileSync(manifestFile, "utf8"));
     manifest.created_at = new Date(Date.now() - 25 * 3600_000).toISOString();
     writeFileSync(manifestFile, JSON.stringify(manifest));
     const purged = await callService(purgeGarbage, ctx, { manifest_id: again.manifest_id! });
-    expect(purged.purged_entries).toBe(3);
+    expect(purged.purged_entries).toBe(4);
     expect(existsSync(path.join(root, ".emberscope", "trash", again.manifest_id!))).toBe(false);
     expect(fresh.created).toBe(true);
     expect(await codeOf(callService(restoreGarbage, ctx, { manifest_id: "gcm_00000000000000000000000000" }))).toBe("INVALID_ARGUMENTS");
