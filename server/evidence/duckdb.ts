@@ -1,4 +1,27 @@
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import type * as DuckDbApi from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import type * as DuckDbBindings from "@duckdb/node-bindings";
+
+export interface DuckDbModules {
+  api: typeof DuckDbApi;
+  bindings: typeof DuckDbBindings;
+}
+
+let modules: Promise<DuckDbModules> | null = null;
+
+/**
+ * DuckDB's packages, loaded on first use: with the native library they take about 0.3 s to load,
+ * which CLI commands that never touch evidence (and a large import's main thread, whose writer
+ * runs on its own thread) should not pay.
+ */
+export function loadDuckDb(): Promise<DuckDbModules> {
+  modules ??= Promise.all([import("@duckdb/node-api"), import("@duckdb/node-bindings")]).then(([api, bindings]) => ({
+    api,
+    // A CommonJS package: its exports arrive as the default export.
+    bindings: ((bindings as { default?: typeof DuckDbBindings }).default ?? bindings) as typeof DuckDbBindings,
+  }));
+  return modules;
+}
 
 /**
  * The one place that opens DuckDB. Every instance is in-memory (DuckDB is derived, never
@@ -20,7 +43,8 @@ export async function openDuckDb(options: DuckDbOptions = {}): Promise<{ instanc
     autoload_known_extensions: "false",
   };
   if (options.tempDirectory) config.temp_directory = options.tempDirectory;
-  const instance = await DuckDBInstance.create(":memory:", config);
+  const { api } = await loadDuckDb();
+  const instance: DuckDBInstance = await api.DuckDBInstance.create(":memory:", config);
   const connection = await instance.connect();
   return { instance, connection };
 }

@@ -1,5 +1,5 @@
-import { BOOLEAN, DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBAppender, type DuckDBConnection, type DuckDBInstance, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
-import duckdb from "@duckdb/node-bindings";
+import type { DuckDBAppender, DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBType, DuckDBValue } from "@duckdb/node-api";
+import type * as DuckDbBindings from "@duckdb/node-bindings";
 import { randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
@@ -7,7 +7,11 @@ import { DRAFT_TABLES, isNumericColumn, STAGING_TABLES, type BatchSink, type Row
 import { TABLES, TABLE_NAMES, type ColumnSpec, type TableName } from "../../analysis/evidence/schema";
 import type { GenerationFile } from "../domain/models";
 import type { ObjectStore } from "../store/object-store";
-import { openDuckDb, sqlString } from "./duckdb";
+import { loadDuckDb, openDuckDb, sqlString, type DuckDbModules } from "./duckdb";
+
+/** DuckDB's packages, set by the first `ParquetGenerationWriter.open` (they load on first use). */
+let api: DuckDbModules["api"];
+let duckdb: typeof DuckDbBindings;
 
 const VECTOR_SIZE = 2048;
 const INT32_MAX = 2 ** 31 - 1;
@@ -23,13 +27,13 @@ const integers = new Int32Array(VECTOR_SIZE);
 const validity = new Uint8Array(VECTOR_SIZE / 8);
 
 /** Sets a vector's validity mask (bit set = valid) from `mask`. */
-function setValidity(vector: duckdb.Vector, mask: Uint8Array): void {
+function setValidity(vector: DuckDbBindings.Vector, mask: Uint8Array): void {
   duckdb.vector_ensure_validity_writable(vector);
   duckdb.copy_data_to_vector_validity(vector, 0, mask.buffer as ArrayBuffer, mask.byteOffset, mask.byteLength);
 }
 
 /** Marks `invalid` rows of a vector NULL (the others stay valid). */
-function setNulls(vector: duckdb.Vector, invalid: number[]): void {
+function setNulls(vector: DuckDbBindings.Vector, invalid: number[]): void {
   validity.fill(0xff);
   for (const row of invalid) validity[row >> 3] &= ~(1 << (row & 7));
   setValidity(vector, validity);
@@ -39,7 +43,7 @@ function setNulls(vector: duckdb.Vector, invalid: number[]): void {
  * An INTEGER vector from `rows` values of `source` at `start`. Observed values (a line number) can
  * be fractional or out of range: rounded, or NULL (as is NaN).
  */
-function fillInteger(vector: duckdb.Vector, source: Float64Array, start: number, rows: number): void {
+function fillInteger(vector: DuckDbBindings.Vector, source: Float64Array, start: number, rows: number): void {
   const invalid: number[] = [];
   for (let row = 0; row < rows; row++) {
     const value = source[start + row];
@@ -115,7 +119,7 @@ const idValidity = new Uint8Array(VECTOR_SIZE / 8);
  * A text column's two vectors from `rows` strings (or nulls) of `source` at `start`: the id where
  * the dictionary codes the value, the text otherwise; NULL in the other vector (both for null).
  */
-function fillText(text: duckdb.Vector, ids: duckdb.Vector, dictionary: TextDictionary, source: ArrayLike<string | null>, start: number, rows: number): void {
+function fillText(text: DuckDbBindings.Vector, ids: DuckDbBindings.Vector, dictionary: TextDictionary, source: ArrayLike<string | null>, start: number, rows: number): void {
   textValidity.fill(0);
   idValidity.fill(0);
   let values = 0;
@@ -147,7 +151,7 @@ function fillText(text: duckdb.Vector, ids: duckdb.Vector, dictionary: TextDicti
 function stagingColumns(table: StagingTableName): { name: string; sql: string; type: DuckDBType }[] {
   return STAGING_TABLES[table].flatMap((c) => {
     const staged = { name: c.name, sql: stagingSql(c), type: stagingType(c) };
-    return c.type === "VARCHAR" ? [staged, { name: `${c.name}${ID_SUFFIX}`, sql: "INTEGER", type: INTEGER }] : [staged];
+    return c.type === "VARCHAR" ? [staged, { name: `${c.name}${ID_SUFFIX}`, sql: "INTEGER", type: api.INTEGER }] : [staged];
   });
 }
 
@@ -161,9 +165,9 @@ function createTableSql(table: StagingTableName): string {
  * faster: DuckDB's appender moves half the bytes for an INTEGER column.
  */
 function stagingType(c: ColumnSpec): DuckDBType {
-  if (c.type === "INTEGER") return INTEGER;
-  if (isNumericColumn(c.type)) return DOUBLE;
-  return c.type === "BOOLEAN" ? BOOLEAN : VARCHAR;
+  if (c.type === "INTEGER") return api.INTEGER;
+  if (isNumericColumn(c.type)) return api.DOUBLE;
+  return c.type === "BOOLEAN" ? api.BOOLEAN : api.VARCHAR;
 }
 
 function stagingSql(c: ColumnSpec): string {
@@ -222,6 +226,7 @@ export class ParquetGenerationWriter implements BatchSink {
 
   /** `spillRows`: staged rows per table before a part file is written (tests make it small). */
   static async open(ws: WriterTarget, generationId: string, options: { spillRows?: number } = {}): Promise<ParquetGenerationWriter> {
+    ({ api, bindings: duckdb } = await loadDuckDb());
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
     // Staging spills to disk beyond this, keeping a 1 GB import within about 2 GB of RSS in all.
@@ -276,7 +281,7 @@ export class ParquetGenerationWriter implements BatchSink {
     }
     let chunk = this.chunks.get(batch.table);
     if (!chunk) {
-      chunk = DuckDBDataChunk.create(stagingColumns(batch.table).map((c) => c.type));
+      chunk = api.DuckDBDataChunk.create(stagingColumns(batch.table).map((c) => c.type));
       this.chunks.set(batch.table, chunk);
     }
     const dictionaries = this.dictionariesOf(batch.table);

@@ -4,6 +4,7 @@ import type { GenerationFile } from "../domain/models";
 import { CLI_ENTRY } from "../package-root";
 import { ObjectStore } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
+import { loadDuckDb } from "./duckdb";
 import { ParquetGenerationWriter } from "./parquet-writer";
 
 /**
@@ -180,6 +181,8 @@ export function isWriterThread(): boolean {
 /** The thread's side: opens a writer when told, writes batches in order, acknowledging each, until told to finish or close. */
 export async function runWriterThread(): Promise<void> {
   const port = parentPort!;
+  // A prepared thread loads DuckDB while it waits to be told what to write (the open then finds it loaded).
+  loadDuckDb().catch(() => undefined);
   const send = (message: FromWriter) => port.postMessage(message);
   let writer: ParquetGenerationWriter | null = null;
   let queue = Promise.resolve();
