@@ -8,6 +8,7 @@
  */
 import type { EvidenceBuilder } from "../evidence/builder";
 import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
+import { ScanBudget, TraceEventScanner, type ScannedEvent } from "./chrome-trace-scan";
 import { isJsonObject, NumberColumn, V8NodeTree, writeV8Samples } from "./cpuprofile";
 import { EvidenceParseError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
@@ -16,7 +17,11 @@ const FORMAT = "chrome-trace";
 const CHECKPOINT_EVERY = 16_384;
 
 type JsonObject = { [key: string]: JsonValue };
-
+/**
+ * A slice's args: a non-empty object, or its text as JSON.stringify writes it (the scanner's,
+ * taken from the file's bytes), or null.
+ */
+type SliceArgs = JsonObject | string | null;
 
 const FLOW_IN = 1;
 const FLOW_OUT = 2;
@@ -45,8 +50,17 @@ function eventId(event: JsonObject, pid: string | null): string | null {
   return null;
 }
 
-function categoryOf(event: JsonObject): string | null {
-  return typeof event.cat === "string" ? event.cat : null;
+function categoryOf(cat: JsonValue | undefined): string | null {
+  return typeof cat === "string" ? cat : null;
+}
+
+function nameOf(name: JsonValue | undefined): string {
+  return typeof name === "string" ? name : "(unnamed)";
+}
+
+/** A slice's args as an object (text from the scanner is JSON.stringify's, so this is its object). */
+function argsValue(args: SliceArgs): JsonObject | null {
+  return typeof args === "string" ? (JSON.parse(args) as JsonObject) : args;
 }
 
 function argsObject(value: JsonValue | undefined): JsonObject | null {
@@ -98,7 +112,7 @@ interface OpenSlice {
   index: number;
   name: string;
   category: string | null;
-  args: JsonObject | null;
+  args: SliceArgs;
 }
 
 interface ProfileState {
@@ -160,77 +174,109 @@ class TraceCollector {
     }
     const event = value;
     const ph = event.ph as string;
-    const pid = idText(event.pid);
-    const tid = idText(event.tid);
     if (ph === "M") {
-      this.metadataEvent(event, pid, tid);
+      this.metadataEvent(event, idText(event.pid), idText(event.tid));
       return;
     }
     const ts = event.ts;
+    if (!this.timestamp(ts)) return;
+    switch (ph) {
+      case "X":
+      case "B":
+        this.bindFlow(event, this.slice(ph, event.pid, event.tid, ts, event.dur, event.name, event.cat, event.s, argsObject(event.args)));
+        break;
+      case "E":
+      case "i":
+      case "I":
+      case "R":
+        this.slice(ph, event.pid, event.tid, ts, event.dur, event.name, event.cat, event.s, argsObject(event.args));
+        break;
+      case "b":
+      case "S":
+        this.asyncBegin(event, ts, idText(event.pid));
+        break;
+      case "e":
+      case "F":
+        this.asyncEnd(event, ts, idText(event.pid));
+        break;
+      case "n":
+      case "T":
+      case "p":
+        this.asyncInstant(event, ts, idText(event.pid));
+        break;
+      case "s":
+      case "t":
+      case "f":
+        this.flowPoint(event, ts, idText(event.pid), idText(event.tid));
+        break;
+      case "C":
+        this.counter(event, ts, idText(event.pid));
+        break;
+      case "P":
+        this.profileEvent(event, idText(event.pid), idText(event.tid), offset);
+        break;
+      default:
+        this.builder.limit("UNSUPPORTED_PHASE", "Some events have phases this importer does not read (object snapshots, memory dumps, marks of other kinds); they were skipped.");
+    }
+  }
+
+  /** An X, B, E, i or I event read from its bytes (chrome-trace-scan.ts): what `event` does with it. */
+  scannedEvent(event: ScannedEvent): void {
+    this.events++;
+    if (this.timestamp(event.ts)) this.slice(event.ph, event.pid, event.tid, event.ts, event.dur, event.name, event.cat, event.s, event.args);
+  }
+
+  /** Whether `ts` is a usable timestamp (noted as one); a limitation if not. */
+  private timestamp(ts: JsonValue | undefined): ts is number {
     if (typeof ts !== "number" || !Number.isFinite(ts)) {
       this.builder.limit("MISSING_TIMESTAMP", "Some trace events have no numeric ts; they were skipped.");
-      return;
+      return false;
     }
     this.noteTime(ts);
+    return true;
+  }
+
+  /**
+   * A slice event on a thread (X complete, B begin, E end) or an instant (i, I, R); the fields as
+   * the event has them. Returns the index of the slice it starts, or -1.
+   */
+  private slice(
+    ph: string,
+    pid: JsonValue | undefined,
+    tid: JsonValue | undefined,
+    ts: number,
+    dur: JsonValue | undefined,
+    name: JsonValue | undefined,
+    cat: JsonValue | undefined,
+    scope: JsonValue | undefined,
+    args: SliceArgs,
+  ): number {
     switch (ph) {
       case "X": {
-        let dur = event.dur;
         if (typeof dur !== "number" || !(dur >= 0)) {
           this.builder.limit("MISSING_DURATION", "Some complete (X) events have no valid dur; they were kept with duration 0.");
           dur = 0;
         }
         this.noteTime(ts + dur);
-        const index = this.addSlice(this.eventThreadTrack(event, pid, tid), ts, dur, event, this.argsText(argsObject(event.args)));
-        this.bindFlow(event, index);
-        break;
+        return this.addSlice(this.eventThreadTrack(pid, tid), ts, dur, name, cat, this.argsText(args));
       }
       case "B": {
-        const track = this.eventThreadTrack(event, pid, tid);
+        const track = this.eventThreadTrack(pid, tid);
         this.checkOrder(track, ts);
         const index = this.slices.add(track, ts, -1);
-        this.openStack(this.openByTrack, track).push({ index, name: this.nameOf(event), category: categoryOf(event), args: argsObject(event.args) });
-        this.bindFlow(event, index);
-        break;
+        this.openStack(this.openByTrack, track).push({ index, name: nameOf(name), category: categoryOf(cat), args });
+        return index;
       }
       case "E": {
-        const track = this.eventThreadTrack(event, pid, tid);
+        const track = this.eventThreadTrack(pid, tid);
         this.checkOrder(track, ts);
         const open = this.openByTrack.get(track)?.pop();
         if (!open) this.builder.limit("UNMATCHED_END", "Some E events have no open B event on their thread; they were skipped.");
-        else this.close(open, ts, argsObject(event.args));
-        break;
+        else this.close(open, ts, args);
+        return -1;
       }
-      case "i":
-      case "I":
-      case "R":
-        this.addSlice(this.instantTrack(event, pid, tid), ts, 0, event, this.argsText(argsObject(event.args)));
-        break;
-      case "b":
-      case "S":
-        this.asyncBegin(event, ts, pid);
-        break;
-      case "e":
-      case "F":
-        this.asyncEnd(event, ts, pid);
-        break;
-      case "n":
-      case "T":
-      case "p":
-        this.asyncInstant(event, ts, pid);
-        break;
-      case "s":
-      case "t":
-      case "f":
-        this.flowPoint(event, ts, pid, tid);
-        break;
-      case "C":
-        this.counter(event, ts, pid);
-        break;
-      case "P":
-        this.profileEvent(event, pid, tid, offset);
-        break;
       default:
-        this.builder.limit("UNSUPPORTED_PHASE", "Some events have phases this importer does not read (object snapshots, memory dumps, marks of other kinds); they were skipped.");
+        return this.addSlice(this.instantTrack(scope, pid, tid), ts, 0, name, cat, this.argsText(args));
     }
   }
 
@@ -239,27 +285,23 @@ class TraceCollector {
     if (ts > this.maxTs) this.maxTs = ts;
   }
 
-  private nameOf(event: JsonObject): string {
-    return typeof event.name === "string" ? event.name : "(unnamed)";
-  }
-
-  private argsText(args: JsonObject | null): string | null {
-    return args === null ? null : this.builder.bound(JSON.stringify(args), "args");
+  private argsText(args: SliceArgs): string | null {
+    return args === null ? null : this.builder.bound(typeof args === "string" ? args : JSON.stringify(args), "args");
   }
 
   /** A complete slice: placed now, drafted now. */
-  private addSlice(track: number, ts: number, dur: number, event: JsonObject, args: string | null): number {
+  private addSlice(track: number, ts: number, dur: number, name: JsonValue | undefined, cat: JsonValue | undefined, args: string | null): number {
     const index = this.slices.add(track, ts, dur);
-    this.builder.spanDraft(index, { name: this.nameOf(event), category: categoryOf(event), args });
+    this.builder.spanDraft(index, { name: nameOf(name), category: categoryOf(cat), args });
     return index;
   }
 
-  private close(open: OpenSlice, ts: number, endArgs: JsonObject | null, status: string | null = null): void {
+  private close(open: OpenSlice, ts: number, endArgs: SliceArgs, status: string | null = null): void {
     const start = this.slices.start.get(open.index);
     if (ts < start) this.builder.limit("END_BEFORE_BEGIN", "Some slices end before they begin; they were kept with duration 0.");
     this.slices.dur.set(open.index, Math.max(0, ts - start));
     // Chrome shows the E event's args merged over the B event's.
-    const args = endArgs ? { ...(open.args ?? {}), ...endArgs } : open.args;
+    const args = endArgs ? { ...argsValue(open.args), ...argsValue(endArgs) } : open.args;
     this.builder.spanDraft(open.index, { name: open.name, category: open.category, status, args: this.argsText(args) });
   }
 
@@ -294,14 +336,12 @@ class TraceCollector {
    * The thread track of an event. Most events carry numeric pid and tid: their tracks are also
    * found by the numbers, without building the text key (a third of the per-event cost of tracks).
    */
-  private eventThreadTrack(event: JsonObject, pid: string | null, tid: string | null): number {
-    const p = event.pid;
-    const t = event.tid;
-    if (typeof p !== "number" || typeof t !== "number") return this.threadTrack(pid, tid);
+  private eventThreadTrack(p: JsonValue | undefined, t: JsonValue | undefined): number {
+    if (typeof p !== "number" || typeof t !== "number") return this.threadTrack(idText(p), idText(t));
     let byTid = this.numericThreadTracks.get(p);
     if (byTid === undefined) this.numericThreadTracks.set(p, (byTid = new Map()));
     let track = byTid.get(t);
-    if (track === undefined) byTid.set(t, (track = this.threadTrack(pid, tid)));
+    if (track === undefined) byTid.set(t, (track = this.threadTrack(idText(p), idText(t))));
     return track;
   }
 
@@ -310,10 +350,13 @@ class TraceCollector {
   }
 
   /** Instants scoped to a process ("p") or the whole trace ("g") get their own track. */
-  private instantTrack(event: JsonObject, pid: string | null, tid: string | null): number {
-    if (event.s === "g") return this.track("g", { pid: null, tid: null, thread: false }, () => this.builder.track({ kind: "global" }));
-    if (event.s === "p") return this.track(`p\u0000${pid}`, { pid, tid: null, thread: false }, () => this.builder.track({ processId: pid, kind: "process" }));
-    return this.eventThreadTrack(event, pid, tid);
+  private instantTrack(scope: JsonValue | undefined, p: JsonValue | undefined, t: JsonValue | undefined): number {
+    if (scope === "g") return this.track("g", { pid: null, tid: null, thread: false }, () => this.builder.track({ kind: "global" }));
+    if (scope === "p") {
+      const pid = idText(p);
+      return this.track(`p\u0000${pid}`, { pid, tid: null, thread: false }, () => this.builder.track({ processId: pid, kind: "process" }));
+    }
+    return this.eventThreadTrack(p, t);
   }
 
   private asyncKey(event: JsonObject, pid: string | null): { key: string; category: string; id: string } | null {
@@ -336,9 +379,9 @@ class TraceCollector {
       this.builder.limit("ASYNC_WITHOUT_ID", "Some async events have no id; they were skipped.");
       return;
     }
-    const name = this.nameOf(event);
+    const name = nameOf(event.name);
     const index = this.slices.add(this.asyncTrack(key, pid, name), ts, -1);
-    this.openStack(this.openAsync, key.key).push({ index, name, category: categoryOf(event), args: argsObject(event.args) });
+    this.openStack(this.openAsync, key.key).push({ index, name, category: categoryOf(event.cat), args: argsObject(event.args) });
   }
 
   /** Ends the innermost open async slice of the same id with the same name (else the innermost). */
@@ -368,7 +411,7 @@ class TraceCollector {
       this.builder.limit("ASYNC_WITHOUT_ID", "Some async events have no id; they were skipped.");
       return;
     }
-    this.addSlice(this.asyncTrack(key, pid, this.nameOf(event)), ts, 0, event, this.argsText(argsObject(event.args)));
+    this.addSlice(this.asyncTrack(key, pid, nameOf(event.name)), ts, 0, event.name, event.cat, this.argsText(argsObject(event.args)));
   }
 
   private flowPoint(event: JsonObject, ts: number, pid: string | null, tid: string | null): void {
@@ -400,7 +443,7 @@ class TraceCollector {
   private counter(event: JsonObject, ts: number, pid: string | null): void {
     if (!isJsonObject(event.args)) return;
     const id = idText(event.id);
-    const name = this.strings.id(id === null ? this.nameOf(event) : `${this.nameOf(event)}[${id}]`);
+    const name = this.strings.id(id === null ? nameOf(event.name) : `${nameOf(event.name)}[${id}]`);
     for (const [series, value] of Object.entries(event.args)) {
       if (typeof value !== "number") continue;
       this.counterTs.push(ts);
@@ -644,8 +687,14 @@ function selectTraceEvents(path: JsonPath): JsonSelection {
   return "skip";
 }
 
-async function parseChromeTrace(ctx: ImportContext): Promise<void> {
+/**
+ * `scan`: whether simple events are read from their bytes (chrome-trace-scan.ts): "adaptive" while
+ * the scanner takes most of them (ScanBudget); "always" and "never" only to test that it changes nothing.
+ */
+export async function parseChromeTrace(ctx: ImportContext, scan: "adaptive" | "always" | "never" = "adaptive"): Promise<void> {
   const collector = new TraceCollector(ctx.builder, ctx.limits.maxDepth);
+  const scanner = new TraceEventScanner();
+  const budget = new ScanBudget();
   const seen = { array: false, object: false, traceEvents: false };
   await parseJsonStream(
     ctx.source.chunks(),
@@ -667,8 +716,23 @@ async function parseChromeTrace(ctx: ImportContext): Promise<void> {
         if (path[0] === "traceEvents" && path.length === 1) throw new EvidenceParseError(FORMAT, "traceEvents is not an array", { offset });
         collector.event(value, offset);
       },
+      // Offered only events: the elements of the top-level array or of traceEvents, where onValue hears them.
+      rawElement:
+        scan === "never"
+          ? undefined
+          : (_path, bytes, start, limit, maxNesting) => {
+              if (scan === "adaptive" && !budget.shouldScan()) return -1;
+              const end = scanner.scan(bytes, start, limit, maxNesting);
+              if (end >= 0) collector.scannedEvent(scanner.event);
+              if (scan === "adaptive") budget.record(end >= 0);
+              return end;
+            },
     },
-    () => ctx.builder.checkpoint(),
+    () => {
+      // The next chunk may come in the same bytes object: the scanner must not reuse its text.
+      scanner.newChunk();
+      return ctx.builder.checkpoint();
+    },
   );
   if (seen.object && !seen.traceEvents) throw new EvidenceParseError(FORMAT, "the object has no traceEvents array", { offset: 0 });
   await collector.finish();
@@ -694,7 +758,7 @@ export const chromeTraceImporter: FormatImporter = {
     }
     return 0;
   },
-  parse: parseChromeTrace,
+  parse: (ctx) => parseChromeTrace(ctx),
 };
 
 /** Slice indices grouped by track (a counting sort), in index order within each track. */

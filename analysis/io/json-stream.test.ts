@@ -287,6 +287,99 @@ describe("JsonStreamParser", () => {
     expect(error.at.offset).toBe(bad.indexOf('"e2000" x') + 8);
   });
 
+  it("offers rawElement each materialized object and array of a streamed array, in order, where onValue would hear it", () => {
+    const random = seeded(11);
+    const texts = Array.from({ length: 3000 }, () => JSON.stringify(randomValue(random, 0)));
+    const text = `[${texts.join(", ")}]`;
+    const bytes = encode(text);
+    const starts: number[] = [];
+    for (let i = 0, at = 1; i < texts.length; at += encode(texts[i]).length + 2, i++) starts.push(at);
+    const expected = texts.map((t) => JSON.parse(t) as JsonValue);
+    // Taking every other element, or one in 13 (then runs of declined ones are parsed ahead, one taken after all).
+    for (const [size, takes] of [5, 300, 4096, bytes.length].flatMap((size) => [(i: number) => i % 2 === 0, (i: number) => i % 13 === 12].map((t) => [size, t] as const))) {
+      const log: string[] = [];
+      const taken: JsonValue[] = [];
+      const parser = new JsonStreamParser({
+        select: (p) => {
+          if (p.length === 1) log.push(`select ${p[0]}`);
+          // Every 50th element is skipped: never offered.
+          return p.length === 0 ? "stream" : (p[0] as number) % 50 === 49 ? "skip" : "materialize";
+        },
+        onValue: (p, value, offset) => {
+          log.push(`value ${p[0]}`);
+          expect(value).toEqual(expected[p[0] as number]);
+          expect(offset).toBe(starts[p[0] as number]);
+        },
+        rawElement: (p, chunk, start, limit, maxNesting, offset) => {
+          const index = p[0] as number;
+          const length = encode(texts[index]).length;
+          expect(offset).toBe(starts[index]);
+          expect(maxNesting).toBe(1023);
+          expect(limit).toBeLessThanOrEqual(chunk.length);
+          // Takes every other element that ends before the limit; the rest go on to onValue.
+          const take = takes(index) && start + length <= limit;
+          if (take) expect(new TextDecoder().decode(chunk.subarray(start, start + length))).toBe(texts[index]);
+          log.push(`${take ? "took" : "declined"} ${index}`);
+          if (take) taken.push(JSON.parse(texts[index]) as JsonValue);
+          return take ? start + length : -1;
+        },
+      });
+      for (let at = 0; at < bytes.length; at += size) parser.write(bytes.subarray(at, at + size));
+      parser.end();
+      // Each element: select, then (when offered) the hook, then onValue unless the hook took it.
+      let offered = 0;
+      let e = 0;
+      for (const line of log) {
+        const [what, index] = line.split(" ");
+        if (what === "select") expect(Number(index), `chunks of ${size}`).toBe(e++);
+        else expect(Number(index), `${line}, chunks of ${size}`).toBe(e - 1);
+        if (what === "took" || what === "declined") offered++;
+      }
+      expect(e).toBe(texts.length);
+      expect(log.filter((l) => l.startsWith("value")).length + taken.length, `chunks of ${size}`).toBe(texts.length - Math.floor(texts.length / 50));
+      expect(log.filter((l) => l.startsWith("took") || l.startsWith("declined")).every((l) => Number(l.split(" ")[1]) % 50 !== 49)).toBe(true);
+      // Every object and array that is not skipped is offered; cut by a chunk boundary, it cannot be taken.
+      const composites = [...texts.keys()].filter((i) => /^[[{]/.test(texts[i]) && i % 50 !== 49);
+      expect(offered, `chunks of ${size}`).toBe(composites.length);
+      if (size === bytes.length) expect(taken.length).toBe(composites.filter(takes).length);
+    }
+  });
+
+  it("reports a malformed element the hook declines at its byte, as without the hook", () => {
+    const stream = { select: (p: JsonPath): JsonSelection => (p.length === 0 ? "stream" : "materialize") };
+    for (const [text, offset] of [['[{"a":1}, {"a":1,}]', 17], ['[{"a":1},{"a":01}]', 14], ['[{"a":1},{"a":1]]', 15]] as [string, number][]) {
+      const offered: number[] = [];
+      const error = parseError(text, {
+        ...stream,
+        rawElement: (_p, _chunk, _start, _limit, _nesting, at) => {
+          offered.push(at);
+          return -1;
+        },
+      });
+      expect(error.at.offset, text).toBe(offset);
+      expect(parseError(text, stream).at.offset, text).toBe(offset);
+      expect(offered, text).toEqual([1, text.indexOf("{", 2)]);
+    }
+    // The hook is told how deep an element may nest, and how far it may reach.
+    const bounds: number[][] = [];
+    const bounded = { ...stream, maxDepth: 4, maxTokenBytes: 6, rawElement: (_p: JsonPath, _b: Uint8Array, start: number, limit: number, nesting: number) => (bounds.push([start, limit, nesting]), -1) };
+    expect(() => parseSplit(encode("[[[[[1]]]]]"), [], bounded)).toThrow(InputBoundError);
+    expect(bounds).toEqual([[1, 7, 3]]);
+    // What the hook takes is not read again: the parser goes on after it.
+    const took = parseSplit(encode('[{"x":1} , {"y":2},\n{"z":3}]'), [], { ...stream, rawElement: (_p, chunk, start) => (chunk[start + 2] === 0x79 ? start + 7 : -1) });
+    expect(took.map((h) => h.value)).toEqual([{ x: 1 }, { z: 3 }]);
+  });
+
+  it("keeps a string's leading U+FEFF on every path, as JSON.parse does", () => {
+    const bytes = encode('[{"s":"\ufeffa"},"\ufeffb",{"\ufeffk":"\ufeff"}]');
+    const expected = JSON.parse('[{"s":"\ufeffa"},"\ufeffb",{"\ufeffk":"\ufeff"}]') as JsonValue[];
+    const stream = { select: (p: JsonPath): JsonSelection => (p.length === 0 ? "stream" : "materialize") };
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      expect(parseSplit(bytes, [cut], stream).map((h) => h.value), `cut at ${cut}`).toEqual(expected);
+      expect(parseSplit(bytes, [cut])[0].value, `cut at ${cut}`).toEqual(expected);
+    }
+  });
+
   it("parses an async chunk stream and runs afterChunk between chunks", async () => {
     const chunks = [encode('{"x":[1,'), encode("2,3]}")];
     let afterChunks = 0;

@@ -29,6 +29,15 @@ export interface JsonStreamOptions {
   select?(path: JsonPath): JsonSelection;
   /** A materialized value, or a scalar whose parent is streamed. `offset`: byte where it starts. */
   onValue?(path: JsonPath, value: JsonValue, offset: number): void;
+  /**
+   * Offered each object or array that `select` materializes in a streamed array, in order, where
+   * onValue would hear it and before it is built: it starts at `bytes[start]` (`offset`: its byte in
+   * the input). The caller may take it from its bytes when it ends before `limit` (the chunk's end
+   * or the token bound) and nests at most `maxNesting` levels (itself one): it returns the index
+   * after it, vouching that the bytes between are one valid JSON value (they are not checked then),
+   * and onValue does not hear it. -1: it is built and delivered as usual; declining leaves no trace.
+   */
+  rawElement?(path: JsonPath, bytes: Uint8Array, start: number, limit: number, maxNesting: number, offset: number): number;
 }
 
 const MATERIALIZE = 0;
@@ -60,6 +69,17 @@ const BOM = [0xef, 0xbb, 0xbf];
 const MAX_BATCH_ELEMENTS = 1024;
 const INTERN_SLOTS = 4096;
 const INTERN_MAX_LENGTH = 32;
+
+/**
+ * The JSON number of `digits` decimal digits `mantissa` × 10^`scale`, when one operation gets it
+ * exactly; NaN otherwise (then Number() of its text does). Up to 15 digits and a power of ten up to
+ * 1e22 are exact doubles, so one multiplication or division rounds correctly (Clinger's fast path).
+ */
+export function exactDecimal(mantissa: number, digits: number, scale: number, negative: boolean): number {
+  if (digits > 15 || scale > 22 || scale < -22) return NaN;
+  const value = scale === 0 ? mantissa : scale > 0 ? mantissa * POW10[scale] : mantissa / POW10[-scale];
+  return negative ? -value : value;
+}
 
 function isNumberByte(b: number): boolean {
   return (b >= 0x30 && b <= 0x39) || b === 0x2d || b === 0x2e || b === 0x2b || b === 0x65 || b === 0x45;
@@ -106,6 +126,7 @@ export class JsonStreamParser {
   private readonly allowUnterminatedArray: boolean;
   private readonly select: ((path: JsonPath) => JsonSelection) | undefined;
   private readonly onValue: ((path: JsonPath, value: JsonValue, offset: number) => void) | undefined;
+  private readonly rawElement: JsonStreamOptions["rawElement"];
 
   private state = EXPECT_VALUE;
   private depth = 0;
@@ -142,8 +163,11 @@ export class JsonStreamParser {
   private readonly batchEnds = new Int32Array(MAX_BATCH_ELEMENTS);
   /** Absolute offset before which no batch is tried again (set where one did not parse). */
   private batchBlockedUntil = 0;
+  /** Elements the rawElement hook declined since it last took one. */
+  private declinedInARow = 0;
 
-  private readonly utf8 = new TextDecoder("utf-8");
+  // ignoreBOM: a string that starts with U+FEFF keeps it, as in JSON.parse (skipBom handles the input's own).
+  private readonly utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
   private readonly interned: (string | null)[] = new Array<string | null>(INTERN_SLOTS).fill(null);
 
   constructor(options: JsonStreamOptions = {}) {
@@ -153,6 +177,7 @@ export class JsonStreamParser {
     this.allowUnterminatedArray = options.allowUnterminatedArray ?? false;
     this.select = options.select;
     this.onValue = options.onValue;
+    this.rawElement = options.rawElement;
   }
 
   /** Bytes consumed so far. */
@@ -160,7 +185,10 @@ export class JsonStreamParser {
     return this.base;
   }
 
-  write(chunk: Uint8Array): void {
+  write(bytes: Uint8Array): void {
+    // A plain view of a subclass's bytes (Node's Buffer): its subarray, taken per string and per
+    // parse, is several times cheaper than Buffer's.
+    const chunk = bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const n = chunk.length;
     let i = 0;
     if (this.bomIndex < 3 && this.base < 3) i = this.skipBom(chunk);
@@ -306,20 +334,10 @@ export class JsonStreamParser {
    * Both ways build the same values (JSON.parse's, down to `__proto__` keys and number rounding).
    */
   private elements(buf: Uint8Array, i: number, n: number): number {
+    if (this.rawElement) return this.offerElements(buf, i, n);
     const starts = this.batchStarts;
     const ends = this.batchEnds;
-    let count = 0;
-    for (let at = i; count < MAX_BATCH_ELEMENTS; ) {
-      const end = this.compositeEnd(buf, at, n);
-      if (end < 0) break;
-      starts[count] = at;
-      ends[count++] = end;
-      let next = skipWhitespace(buf, end, n);
-      if (next >= n || buf[next] !== 0x2c) break;
-      next = skipWhitespace(buf, next + 1, n);
-      if (next >= n || (buf[next] !== 0x7b && buf[next] !== 0x5b)) break;
-      at = next;
-    }
+    const count = this.findRun(buf, i, n, MAX_BATCH_ELEMENTS);
     if (count === 0) return this.value(buf, i, n, buf[i]);
     let values: JsonValue[];
     try {
@@ -335,6 +353,78 @@ export class JsonStreamParser {
       this.state = EXPECT_COMMA_OR_CLOSE;
     }
     return ends[count - 1];
+  }
+
+  /**
+   * The run of whole objects and arrays (at most `max`) starting at buf[i], one after another
+   * separated by commas, as `elements` takes them: their starts and ends go to batchStarts and
+   * batchEnds. Returns how many.
+   */
+  private findRun(buf: Uint8Array, i: number, n: number, max: number): number {
+    const starts = this.batchStarts;
+    const ends = this.batchEnds;
+    let count = 0;
+    for (let at = i; count < max; ) {
+      const end = this.compositeEnd(buf, at, n);
+      if (end < 0) break;
+      starts[count] = at;
+      ends[count++] = end;
+      let next = skipWhitespace(buf, end, n);
+      if (next >= n || buf[next] !== 0x2c) break;
+      next = skipWhitespace(buf, next + 1, n);
+      if (next >= n || (buf[next] !== 0x7b && buf[next] !== 0x5b)) break;
+      at = next;
+    }
+    return count;
+  }
+
+  /**
+   * `elements` with a rawElement hook: each element is offered to the hook, in the place of its
+   * delivery. One it declines is built by JSON.parse with as many following elements as the hook
+   * declined in a row before it (they are likely declined too; one the hook takes after all is
+   * parsed in vain), so that a stretch of declined elements is parsed in runs as in `elements`.
+   * What neither vouches for goes token by token as in `elements`, which reports an error at its
+   * byte; the elements before it were taken or delivered, as the token path would have delivered them.
+   */
+  private offerElements(buf: Uint8Array, i: number, n: number): number {
+    const rawElement = this.rawElement!;
+    const room = this.maxDepth - this.depth;
+    const starts = this.batchStarts;
+    const ends = this.batchEnds;
+    // Elements parsed ahead: values[k] is the element at starts[k] for parsedFrom <= k < parsedCount.
+    let values: JsonValue[] = [];
+    let parsedFrom = 0;
+    let parsedCount = 0;
+    for (let at = i; ; ) {
+      const mode = this.enterValue();
+      if (mode !== MATERIALIZE) return this.startValue(buf, at, n, buf[at], mode);
+      let end = rawElement(this.path, buf, at, Math.min(n, at + this.maxTokenBytes), room, this.base + at);
+      if (end >= 0) this.declinedInARow = 0;
+      else {
+        this.declinedInARow++;
+        while (parsedFrom < parsedCount && starts[parsedFrom] < at) parsedFrom++;
+        if (parsedFrom >= parsedCount || starts[parsedFrom] !== at) {
+          parsedCount = this.findRun(buf, at, n, Math.min(MAX_BATCH_ELEMENTS, this.declinedInARow));
+          parsedFrom = 0;
+          if (parsedCount === 0) return this.startValue(buf, at, n, buf[at], mode);
+          try {
+            values = JSON.parse(`[${this.utf8.decode(buf.subarray(at, ends[parsedCount - 1]))}]`) as JsonValue[];
+          } catch {
+            this.batchBlockedUntil = this.base + ends[parsedCount - 1];
+            return this.startValue(buf, at, n, buf[at], mode);
+          }
+        }
+        end = ends[parsedFrom];
+        this.deliver(values[parsedFrom++], this.base + at);
+      }
+      this.state = EXPECT_COMMA_OR_CLOSE;
+      // On to the next element when it starts in this chunk; anything else is run's to read.
+      let next = skipWhitespace(buf, end, n);
+      if (next >= n || buf[next] !== 0x2c) return end;
+      next = skipWhitespace(buf, next + 1, n);
+      if (next >= n || (buf[next] !== 0x7b && buf[next] !== 0x5b)) return end;
+      at = next;
+    }
   }
 
   /**
@@ -628,19 +718,8 @@ export class JsonStreamParser {
     }
     if (i === n && !final) return -1;
     if ((i < n && isNumberByte(buf[i])) || intDigits === 0 || (intDigits > 1 && buf[intStart] === 0x30)) throw this.fail("invalid number", offset);
-    // Up to 15 digits and a power of ten up to 1e22 are exact doubles, so one multiplication or
-    // division rounds correctly (Clinger's fast path); anything else goes through Number().
-    const digits = intDigits + fractionDigits;
-    const scale = exponent - fractionDigits;
-    let value: number;
-    if (digits <= 15 && scale === 0) value = mantissa;
-    else if (digits <= 15 && scale > 0 && scale <= 22) value = mantissa * POW10[scale];
-    else if (digits <= 15 && scale < 0 && scale >= -22) value = mantissa / POW10[-scale];
-    else {
-      this.number = Number(this.utf8.decode(buf.subarray(s, i)));
-      return i;
-    }
-    this.number = negative ? -value : value;
+    const value = exactDecimal(mantissa, intDigits + fractionDigits, exponent - fractionDigits, negative);
+    this.number = Number.isNaN(value) ? Number(this.utf8.decode(buf.subarray(s, i))) : value;
     return i;
   }
 

@@ -1,0 +1,380 @@
+import { describe, expect, it } from "vitest";
+import { EvidenceBuilder, MemorySink } from "../evidence/builder";
+import { JsonStreamParser } from "../io/json-stream";
+import { EvidenceParseError } from "./errors";
+import { parseChromeTrace } from "./chrome-trace";
+import { ScanBudget, TraceEventScanner, type ScannedEvent } from "./chrome-trace-scan";
+import { DEFAULT_IMPORT_LIMITS } from "./types";
+
+const encode = (text: string) => new TextEncoder().encode(text);
+
+/** Deterministic pseudo-random numbers in [0, 1). */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+/** What the collector would read from JSON.parse of the same bytes, in the scanner's terms. */
+function expectedFromJson(bytes: Uint8Array): Omit<ScannedEvent, "ph"> & { ph: unknown } {
+  const event = JSON.parse(new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes)) as Record<string, unknown>;
+  const args = event.args as Record<string, unknown> | undefined;
+  return {
+    ph: event.ph,
+    name: event.name as string | undefined,
+    cat: event.cat as string | undefined,
+    ts: event.ts as number | undefined,
+    dur: event.dur as number | undefined,
+    pid: event.pid as number | string | undefined,
+    tid: event.tid as number | string | undefined,
+    s: event.s as string | undefined,
+    args: args === undefined || Object.keys(args).length === 0 ? null : JSON.stringify(args),
+  };
+}
+
+function scanText(text: string | Uint8Array): ScannedEvent | null {
+  const bytes = typeof text === "string" ? encode(text) : text;
+  const scanner = new TraceEventScanner();
+  return scanner.scan(bytes, 0, bytes.length, 1024) === bytes.length ? { ...scanner.event } : null;
+}
+
+describe("TraceEventScanner", () => {
+  it("reads simple events exactly as JSON.parse (and JSON.stringify of args) would give them", () => {
+    const accepted = [
+      '{"name":"module3.function_20","cat":"bench","ph":"X","ts":123,"dur":45,"pid":1,"tid":3,"args":{"i":12345}}',
+      '{ "ph" : "B" , "name" : "Begin" , "ts" : 1.5e3 , "pid" : "p1" , "tid" : "0x1f" }',
+      '{"ph":"E","ts":-0,"pid":1,"tid":2,"args":{}}',
+      '{"ph":"i","s":"g","ts":12345678901234567890,"name":"mark"}',
+      '{"ph":"I","ts":1e400,"name":"huge"}',
+      String.raw`{"ph":"X","ts":0.1,"dur":1.50,"name":"q\"uo\\te \u00e9 \ud83d\ude00 \/ \b\f\n\r\t","cat":"é 😀","tts":3,"tdur":4}`,
+      String.raw`{"ph":"X","ts":1,"args":{"s":"a\"b\\c\n\u001f\u0000","n":[1,-2,1.5,-0.25,1e+21,true,false,null,[],{}],"o":{"p":{"q":[{"r":"é😀"}]}},"":0}}`,
+      '{"ph":"X","ts":1,"args":{"__proto__":1,"a1":2,"k":"\ufeffbom"}}',
+      '{"ph":"X","ts":1,"name":"\ufeffbom first","args":{"big":123456789012345,"neg":-123456789012345}}',
+      // Args JSON.stringify writes otherwise are parsed and written back, as the collector's own way does.
+      '{"ph":"X","ts":1,"args":{"a":1,"a":2}}',
+      '{"ph":"X","ts":1,"args":{"o":{"a":1,"a":2}}}',
+      '{"ph":"X","ts":1,"args":{"b":1,"1":2}}',
+      '{"ph":"X","ts":1,"args":{"a": 1}}',
+      '{"ph":"X","ts":1,"args":{ }}',
+      '{"ph":"X","ts":1,"args":{"a":1.50,"b":1e3,"c":-0,"d":12345678901234567890,"e":1e400}}',
+      String.raw`{"ph":"X","ts":1,"args":{"a":"\u00e9\u001F\u000a\/"}}`,
+      '{"ph":"X","ts":1,"args":{"é":1,"__proto__":{"x":[1, 2]}}}',
+    ];
+    for (const text of accepted) {
+      const event = scanText(text);
+      expect(event, text).not.toBeNull();
+      expect(event, text).toEqual(expectedFromJson(encode(text)));
+      // Numbers keep their sign and rounding (toEqual alone would not tell -0 from 0).
+      for (const key of ["ts", "dur", "pid", "tid"] as const) expect(Object.is(event![key], expectedFromJson(encode(text))[key]), `${text} ${key}`).toBe(true);
+    }
+  });
+
+  it("declines what it cannot vouch for: other phases and keys, a key twice, invalid JSON", () => {
+    const declined = [
+      '{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"Main"}}',
+      '{"ph":"C","ts":1,"args":{"v":1}}',
+      '{"ph":"b","ts":1,"id":1}',
+      '{"ph":"s","ts":1,"id":1}',
+      '{"ph":"P","ts":1}',
+      '{"ph":"R","ts":1}',
+      '{"ph":"XX","ts":1}',
+      '{"ph":"X","ts":1,"bind_id":"0x1","flow_out":true}',
+      '{"ph":"X","ts":1,"id":1}',
+      '{"ph":"X","ts":1,"cname":"good"}',
+      '{"ph":"X","ts":1,"ts":2}',
+      '{"ph":"X","p\\u0068":"X","ts":1}',
+      '{"ts":1,"name":"no phase"}',
+      '{"ph":"X","ts":"1"}',
+      '{"ph":"X","ts":1,"pid":null}',
+      '{"ph":"X","ts":1,"name":5}',
+      '{"ph":"X","ts":1,"args":[1]}',
+      '{"ph":"X","ts":1,"args":null}',
+      '{"ph":"X","ts":1,"args":{"a":"\\x"}}',
+      '{"ph":"X","ts":1,"args":{"a":"\\u12"}}',
+      '{"ph":"X","ts":1,"args":{"a":1,}}',
+      '{"ph":"X","ts":1,"args":{"a" 1}}',
+      '{"ph":"X","ts":1,"name":"bad \\x escape"}',
+      '{"ph":"X","ts":01}',
+      '{"ph":"X","ts":1.}',
+      '{"ph":"X","ts":1,}',
+      '{"ph":"X","ts":1 2}',
+      '{"ph":"X","ts":1,"args":{"a":tru}}',
+      '{"ph":"X","ts":1,"args":{"a":[1,]}}',
+      '{"ph":"X","ts":1,"args":{"a":1]}',
+      '{}',
+      '["X"]',
+    ];
+    for (const text of declined) expect(scanText(text), text).toBeNull();
+  });
+
+  it("decodes invalid UTF-8 in names and args as JSON.parse of the decoded bytes does", () => {
+    const parts = (...pieces: (string | number[])[]) => new Uint8Array(pieces.flatMap((p) => (typeof p === "string" ? [...encode(p)] : p)));
+    const withBadName = parts('{"ph":"X","ts":1,"name":"a', [0xff, 0xe2, 0x82], '","args":{"v":"', [0xc3], 'x"}}');
+    expect(scanText(withBadName)).toEqual(expectedFromJson(withBadName));
+    // Two invalid keys that decode to the same U+FFFD: one key, as JSON.parse makes it.
+    const sameKeys = parts('{"ph":"X","ts":1,"args":{"', [0xff], '":1,"', [0xfe], '":2}}');
+    expect(scanText(sameKeys)).toEqual(expectedFromJson(sameKeys));
+    expect(scanText(sameKeys)!.args).toBe('{"\ufffd":2}');
+  });
+
+  it("slices text from ASCII chunks and copies it for B events, with the same strings either way", () => {
+    const scanner = new TraceEventScanner();
+    const chunk = encode('[{"ph":"X","ts":1,"name":"a long enough name","args":{"k":"v"}},{"ph":"B","ts":2,"name":"a long enough name","args":{"k":"v"}}]');
+    const second = new TextDecoder().decode(chunk).indexOf("},{") + 2;
+    expect(scanner.scan(chunk, 1, chunk.length, 1024)).toBe(second - 1);
+    expect({ ...scanner.event }).toMatchObject({ ph: "X", name: "a long enough name", args: '{"k":"v"}' });
+    expect(scanner.scan(chunk, second, chunk.length, 1024)).toBe(chunk.length - 1);
+    expect({ ...scanner.event }).toMatchObject({ ph: "B", name: "a long enough name", args: '{"k":"v"}' });
+    // The same object with other bytes: after newChunk the text is decoded afresh.
+    chunk.set(encode("b"), new TextDecoder().decode(chunk).indexOf("a long"));
+    scanner.newChunk();
+    expect(scanner.scan(chunk, 1, chunk.length, 1024)).toBe(second - 1);
+    expect(scanner.event.name).toBe("b long enough name");
+  });
+
+  it("takes an event only when it ends before the limit and nests no deeper than allowed", () => {
+    const scanner = new TraceEventScanner();
+    const text = encode('{"ph":"X","ts":1,"args":{"a":[{"b":true}]}},{"ph":"X","ts":2}');
+    const end = new TextDecoder().decode(text).indexOf("},{") + 1;
+    expect(scanner.scan(text, 0, text.length, 4)).toBe(end);
+    expect(scanner.scan(text, 0, text.length, 3)).toBe(-1);
+    for (let limit = 0; limit < end; limit++) expect(scanner.scan(text, 0, limit, 4), `limit ${limit}`).toBe(-1);
+  });
+});
+
+describe("ScanBudget", () => {
+  it("rests the scanner for 16 windows of 1024 events after a window where it took fewer than 3 in 4, then tries again", () => {
+    const budget = new ScanBudget();
+    const offer = (count: number, taken: (k: number) => boolean) => {
+      let scanned = 0;
+      for (let k = 0; k < count; k++) {
+        if (!budget.shouldScan()) continue;
+        scanned++;
+        budget.record(taken(k));
+      }
+      return scanned;
+    };
+    expect(offer(10 * 1024, (k) => k % 4 !== 0)).toBe(10 * 1024);
+    expect(offer(1024, (k) => k % 2 === 0)).toBe(1024);
+    expect(offer(16 * 1024, () => true)).toBe(0);
+    expect(offer(1024, () => true)).toBe(1024);
+    expect(offer(4096, () => true)).toBe(4096);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Differential test: random traces through the scanner and through JSON.parse alone.
+
+const NAMES = ["Task", "module3.function_20", "\u001b esc\n", 'quote " inside', "back\\slash", "é 😀 ü", "\u0001 ctrl", "tab\there", "\ufeffbom", "\ud800 lone", "/slash/", "", "{brace}"];
+const KEYS = ["i", "k", "data", "url", "1", "10", "__proto__", "é", "a b", 'q"', ""];
+
+type Random = () => number;
+const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)];
+
+const SHORT_ESCAPES: Record<string, string> = { "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/** JSON text of a string, with escapes written in several legal ways. */
+function stringText(random: Random, value: string): string {
+  let out = '"';
+  for (const ch of value) {
+    const code = ch.codePointAt(0)!;
+    const r = random();
+    if (ch === '"') out += '\\"';
+    else if (ch === "\\") out += "\\\\";
+    else if (ch === "/" && r < 0.3) out += "\\/";
+    else if (SHORT_ESCAPES[ch] && r > 0.2) out += SHORT_ESCAPES[ch];
+    else if (code < 0x20 || (r < 0.03 && code < 0x10000)) out += "\\u" + code.toString(16).padStart(4, "0")[random() < 0.3 ? "toUpperCase" : "toLowerCase"]();
+    else if ((code >= 0x10000 && r < 0.2) || (code >= 0xd800 && code < 0xe000)) {
+      // A surrogate pair as two escapes; a lone surrogate can only be written as one.
+      for (let u = 0; u < ch.length; u++) out += "\\u" + ch.charCodeAt(u).toString(16);
+    }
+    else out += ch;
+  }
+  return out + '"';
+}
+
+const NUMBER_FORMS = ["0", "-0", "1", "42", "1e3", "1E+3", "1.50", "1.5", "-7", "0.001", "123456789012345", "1234567890123456", "12345678901234567890", "1e21", "1e400", "5e-324", "2.5e-3", "-1.25"];
+
+function spaces(random: Random): string {
+  return random() < 0.1 ? pick(random, [" ", "\n", "\t ", "\r\n"]) : "";
+}
+
+/**
+ * Random JSON text for a value inside args: objects, arrays, strings, numbers, literals. Untidy:
+ * sometimes spaced, with a key twice, or integer-like and non-ASCII keys; tidy: none of those, so
+ * that only its strings and numbers decide whether the scanner takes it.
+ */
+function argsValueText(random: Random, depth: number, tidy: boolean): string {
+  const r = random();
+  const space = () => (tidy ? "" : spaces(random));
+  if (depth < 3 && r < 0.3) {
+    const keys = Array.from({ length: Math.floor(random() * 4) }, () => pick(random, tidy ? KEYS.filter((k) => !/^\d+$|é/.test(k)) : KEYS));
+    if (keys.length > 0 && random() < 0.1) keys.push(keys[0]);
+    const unique = tidy ? [...new Set(keys)] : keys;
+    return "{" + unique.map((k) => `${space()}${stringText(random, k)}${space()}:${space()}${argsValueText(random, depth + 1, tidy)}`).join(",") + "}";
+  }
+  if (depth < 3 && r < 0.4) return "[" + Array.from({ length: Math.floor(random() * 3) }, () => argsValueText(random, depth + 1, tidy)).join(`,${space()}`) + "]";
+  if (r < 0.7) return stringText(random, pick(random, NAMES));
+  if (r < 0.9) return pick(random, NUMBER_FORMS);
+  return pick(random, ["true", "false", "null"]);
+}
+
+/** One random trace event (or something that is not one), as JSON text. */
+function eventText(random: Random, ts: number): string {
+  const phase = pick(random, ["X", "X", "X", "X", "B", "B", "E", "E", "i", "I", "R", "b", "e", "n", "s", "t", "f", "C", "M", "O", "P"]);
+  const fields: [string, string][] = [["ph", `"${phase}"`]];
+  const maybe = (key: string, value: () => string, p = 0.85) => {
+    if (random() < p) fields.push([key, value()]);
+  };
+  maybe("name", () => (random() < 0.05 ? "7" : stringText(random, pick(random, NAMES))));
+  maybe("cat", () => stringText(random, pick(random, ["bench", "blink", "é", "c\\d"])), 0.6);
+  maybe("ts", () => (random() < 0.85 ? String(ts) : random() < 0.5 ? pick(random, NUMBER_FORMS) : `"${ts}"`), 0.95);
+  maybe("dur", () => (random() < 0.8 ? String(Math.floor(random() * 50)) : pick(random, [...NUMBER_FORMS, "-5", '"3"'])), phase === "X" ? 0.9 : 0.1);
+  maybe("pid", () => pick(random, ["1", "1", "2", '"1"', '"p"', "1.0", random() < 0.3 ? "null" : "1"]), 0.9);
+  maybe("tid", () => pick(random, ["1", "2", "3", '"1"', '"t2"', random() < 0.3 ? "true" : "3"]), 0.9);
+  maybe("s", () => pick(random, ['"t"', '"p"', '"g"', "1"]), phase === "i" || phase === "I" ? 0.6 : 0.05);
+  maybe("id", () => pick(random, ["1", '"0x1"', "2"]), ["b", "e", "n", "s", "t", "f", "C", "P"].includes(phase) ? 0.9 : 0.03);
+  maybe("tts", () => pick(random, NUMBER_FORMS), 0.1);
+  maybe("tdur", () => pick(random, NUMBER_FORMS), 0.05);
+  maybe("bind_id", () => '"0xA"', 0.05);
+  maybe("flow_out", () => "true", 0.03);
+  maybe("flow_in", () => "true", 0.03);
+  maybe("cname", () => '"good"', 0.02);
+  const argsKind = random();
+  maybe("args", () => (argsKind < 0.4 ? `{"i":${Math.floor(random() * 1e6)},"s":${stringText(random, pick(random, NAMES))}}` : argsKind < 0.55 ? pick(random, ["{}", "[]", "null", "5", '{"name":"Main"}', '{"sort_index":-1}']) : argsValueText(random, 0, argsKind < 0.8)), 0.7);
+  if (random() < 0.05) fields.push(pick(random, fields));
+  for (let k = fields.length - 1; k > 0; k--) {
+    if (random() < 0.3) {
+      const j = Math.floor(random() * (k + 1));
+      [fields[k], fields[j]] = [fields[j], fields[k]];
+    }
+  }
+  const r = random();
+  if (r < 0.01) return pick(random, ['"not an event"', "5", "[1,2]", "null", "[]", '{"ph":1}']);
+  return "{" + fields.map(([k, v]) => `${spaces(random)}"${k}"${spaces(random)}:${spaces(random)}${v}${spaces(random)}`).join(",") + "}";
+}
+
+/** Bytes of a random trace: an array, Chrome's unterminated array, or {traceEvents}; some names with raw invalid UTF-8. */
+function randomTrace(random: Random, events: number): Uint8Array {
+  const texts: string[] = [];
+  let ts = 1000;
+  for (let e = 0; e < events; e++) {
+    ts += Math.floor(random() * 20) - 2;
+    texts.push(eventText(random, ts));
+  }
+  const form = random();
+  const joined = texts.join(random() < 0.5 ? "," : ",\n");
+  const text = form < 0.4 ? `[${joined}]` : form < 0.6 ? `[\n${texts.map((t) => t + ",\n").join("")}` : `{"traceEvents":[${joined}],"displayTimeUnit":"ms"}`;
+  const bytes = encode(text);
+  // Some names "Task" get a raw invalid byte (0xff) for their T.
+  for (let at = bytes.indexOf(0x54); at >= 0; at = bytes.indexOf(0x54, at + 1)) {
+    if (bytes[at - 1] === 0x22 && bytes[at + 1] === 0x61 && random() < 0.2) bytes[at] = 0xff;
+  }
+  return bytes;
+}
+
+/** Chunks of random sizes, the same for every run of one seed. */
+function randomChunks(bytes: Uint8Array, random: Random): Uint8Array[] {
+  const chunks: Uint8Array[] = [];
+  const sizes = [1, 3, 17, 200, 4096, 1 << 16, bytes.length];
+  const size = pick(random, sizes);
+  for (let at = 0; at < bytes.length; ) {
+    const n = random() < 0.3 ? 1 + Math.floor(random() * 2 * size) : size;
+    chunks.push(bytes.subarray(at, Math.min(bytes.length, at + n)));
+    at += n;
+  }
+  return chunks;
+}
+
+async function importTrace(chunks: Uint8Array[], scan: "adaptive" | "always" | "never") {
+  const sink = new MemorySink();
+  const builder = new EvidenceBuilder(sink, 512);
+  let error: unknown = null;
+  try {
+    await parseChromeTrace(
+      {
+        source: {
+          fileName: "trace.json",
+          async *chunks() {
+            yield* chunks;
+          },
+        },
+        builder,
+        limits: DEFAULT_IMPORT_LIMITS,
+      },
+      scan,
+    );
+  } catch (caught) {
+    error = caught instanceof EvidenceParseError ? { message: caught.message, at: caught.at } : caught;
+    return { error };
+  }
+  const summary = await builder.finish();
+  return { tables: sink.tables, summary };
+}
+
+/** How many of the trace's events the scanner takes, offered each (and declining it) as the importer's parser would. */
+function scannedCount(bytes: Uint8Array): number {
+  const scanner = new TraceEventScanner();
+  let count = 0;
+  const parser = new JsonStreamParser({
+    allowUnterminatedArray: true,
+    select: (path) => (path.length === 0 || (path.length === 1 && path[0] === "traceEvents") ? "stream" : typeof path[0] === "number" || path.length === 2 ? "materialize" : "skip"),
+    rawElement: (_path, buf, start, limit, maxNesting) => {
+      if (scanner.scan(buf, start, limit, maxNesting) >= 0) count++;
+      return -1;
+    },
+  });
+  parser.write(bytes);
+  parser.end();
+  return count;
+}
+
+describe("chrome-trace import with and without the event scanner", () => {
+  it("gives identical rows, limitations and metadata for random traces of every phase, form and chunking", async () => {
+    let scanned = 0;
+    let total = 0;
+    for (let seed = 1; seed <= 100; seed++) {
+      const random = seeded(seed);
+      const events = 20 + Math.floor(random() * 400);
+      const bytes = randomTrace(random, events);
+      const chunks = randomChunks(bytes, random);
+      const withScan = await importTrace(chunks, "always");
+      const without = await importTrace(chunks, "never");
+      expect(withScan, `seed ${seed}`).toStrictEqual(without);
+      if (seed % 10 === 0) expect(await importTrace(chunks, "adaptive"), `seed ${seed}`).toStrictEqual(without);
+      total += events;
+      scanned += scannedCount(bytes);
+    }
+    // The comparison means something only if the scanner took a good share of the events (and declined others).
+    expect(scanned / total).toBeGreaterThan(0.15);
+    expect(scanned / total).toBeLessThan(0.9);
+  });
+
+  it("gives identical results when the scanner rests through a stretch of events it declines and resumes after", async () => {
+    const random = seeded(5);
+    const texts: string[] = [];
+    for (let e = 0; e < 30_000; e++) {
+      const stretch = e < 5000 || e >= 25_000 ? "X" : "C";
+      texts.push(stretch === "X" ? `{"name":"f${e % 50}","ph":"X","ts":${e},"dur":1,"pid":1,"tid":${e % 3},"args":{"i":${e}}}` : `{"name":"c","ph":"C","ts":${e},"pid":1,"args":{"v":${e % 7}}}`);
+      if (random() < 0.01) texts.push(eventText(random, e));
+    }
+    const bytes = encode(`[${texts.join(",\n")}]`);
+    const chunks = randomChunks(bytes, random);
+    expect(await importTrace(chunks, "adaptive")).toStrictEqual(await importTrace(chunks, "never"));
+  });
+
+  it("gives identical results for a malformed trace, with the error at the same byte", async () => {
+    for (let seed = 100; seed < 130; seed++) {
+      const random = seeded(seed);
+      const bytes = randomTrace(random, 50);
+      // Break one byte somewhere (a stray character where a delimiter is).
+      const at = 1 + Math.floor(random() * (bytes.length - 2));
+      const broken = new Uint8Array(bytes);
+      broken[at] = pick(random, [0x78, 0x2c, 0x7d, 0x5d, 0x22, 0x01]);
+      const chunks = randomChunks(broken, random);
+      expect(await importTrace(chunks, "always"), `seed ${seed}`).toStrictEqual(await importTrace(chunks, "never"));
+    }
+  });
+});
