@@ -1,7 +1,7 @@
 import type { DuckDBAppender, DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBType, DuckDBValue } from "@duckdb/node-api";
 import type * as DuckDbBindings from "@duckdb/node-bindings";
 import { randomBytes } from "node:crypto";
-import { createReadStream, promises as fsp } from "node:fs";
+import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { DRAFT_TABLES, isNumericColumn, STAGING_TABLES, type BatchSink, type RowBatch, type StagingTableName } from "../../analysis/evidence/builder";
 import { TABLES, TABLE_NAMES, type ColumnSpec, type TableName } from "../../analysis/evidence/schema";
@@ -401,7 +401,7 @@ export class ParquetGenerationWriter implements BatchSink {
   }
 
   private async store(table: TableName, file: string, rowCount: number): Promise<GenerationFile> {
-    const stored = await this.ws.objects.put(createReadStream(file, { highWaterMark: 1 << 20 }));
+    const stored = await this.ws.objects.putFile(file);
     await fsp.rm(file, { force: true });
     return { table, object_id: stored.id, size_bytes: stored.size, row_count: rowCount };
   }

@@ -1,4 +1,4 @@
-import { createReadStream, promises as fsp } from "node:fs";
+import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { detectFormat, IMPORTERS, importerFor } from "../../analysis/formats/index";
@@ -103,7 +103,7 @@ export const importArtifact = defineService({
     if ((await expectedInputBytes(file)) >= THREADED_WRITER_FROM_BYTES) prepareWriterThread();
     // 1 MiB reads: about half the CPU of the 64 KiB default for a large file (fewer calls and chunks).
     const storeStarted = performance.now();
-    const stored = await ws.objects.put(createReadStream(file, { highWaterMark: 1 << 20 }));
+    const stored = await ws.objects.putFile(file);
     const storeMs = performance.now() - storeStarted;
     const run = createRun(ws.db, {
       kind: "import",

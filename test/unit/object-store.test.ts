@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { chmodSync, readdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { EmberscopeError } from "../../server/domain/errors";
@@ -41,6 +42,30 @@ describe("object store", () => {
       expect(stored.size).toBe(24 << 20);
       expect(stored.id).toBe(`sha256:${hash.digest("hex")}`);
       expect(await ws.objects.verifyContent(stored.id)).toBe(true);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("stores a file by copying it: the same address as its bytes put, once per content, nothing left in tmp/", async () => {
+    const root = tempProject();
+    const ws = initWorkspace(root);
+    try {
+      const source = path.join(root, "big.bin");
+      const bytes = Buffer.alloc(3 * (1 << 20) + 12_345);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + (i >> 11)) & 0xff;
+      writeFileSync(source, bytes, { mode: 0o640 });
+      const stored = await ws.objects.putFile(source);
+      expect(stored).toEqual({ id: `sha256:${createHash("sha256").update(bytes).digest("hex")}`, size: bytes.length, created: true });
+      expect(statSync(ws.objects.pathOf(stored.id)).mode & 0o777).toBe(0o444);
+      expect(await ws.objects.verifyContent(stored.id)).toBe(true);
+      expect(await ws.objects.put(bytes)).toEqual({ ...stored, created: false });
+      expect(await ws.objects.putFile(source)).toEqual({ ...stored, created: false });
+      const empty = path.join(root, "empty.bin");
+      writeFileSync(empty, "");
+      expect(await ws.objects.putFile(empty)).toMatchObject({ id: `sha256:${createHash("sha256").digest("hex")}`, size: 0 });
+      await expect(ws.objects.putFile(path.join(root, "missing.bin"))).rejects.toMatchObject({ code: "ENOENT" });
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
     } finally {
       ws.close();
     }
