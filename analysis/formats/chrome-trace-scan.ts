@@ -6,7 +6,7 @@
  * through JSON.parse and JSON.stringify alone. Whatever it cannot vouch for (another phase or key,
  * a key given twice, invalid JSON) it declines, and the event takes JSON.parse's way.
  */
-import { exactDecimal } from "../io/json-stream";
+import { exactDecimal, hexDigit, isJsonSpace } from "../io/json-stream";
 
 /** An event as the scanner read it; fields it did not find are undefined. */
 export interface ScannedEvent {
@@ -53,16 +53,8 @@ STRING_STOP.fill(1, 0, 0x20);
 STRING_STOP.fill(1, 0x80, 0x100);
 STRING_STOP[QUOTE] = STRING_STOP[BACKSLASH] = 1;
 
-function isSpace(b: number): boolean {
-  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
-}
-
 function isDigit(b: number): boolean {
   return b >= 0x30 && b <= 0x39;
-}
-
-function hexDigit(b: number): number {
-  return b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x61 && b <= 0x66 ? b - 0x57 : b >= 0x41 && b <= 0x46 ? b - 0x37 : -1;
 }
 
 /** The key's bit, or 0 for a key the scanner does not take. */
@@ -340,7 +332,7 @@ export class TraceEventScanner {
   }
 
   private skipSpace(buf: Uint8Array, i: number, end: number): number {
-    while (i < end && isSpace(buf[i])) i++;
+    while (i < end && isJsonSpace(buf[i])) i++;
     return i;
   }
 

@@ -93,23 +93,18 @@ function describeByte(b: number): string {
   return b >= 0x21 && b <= 0x7e ? `'${String.fromCharCode(b)}'` : `byte 0x${b.toString(16).padStart(2, "0")}`;
 }
 
-/** What a byte means to `compositeEnd`'s scan, outside strings and inside them (0: nothing). */
-const QUOTE = 1;
-const OPEN = 2;
-const CLOSE = 3;
-const BACKSLASH = 4;
-const CONTROL = 5;
-const SCAN_ROLE = new Uint8Array(256);
-SCAN_ROLE[0x22] = QUOTE;
-SCAN_ROLE[0x7b] = SCAN_ROLE[0x5b] = OPEN;
-SCAN_ROLE[0x7d] = SCAN_ROLE[0x5d] = CLOSE;
-const STRING_ROLE = new Uint8Array(256);
-STRING_ROLE.fill(CONTROL, 0, 0x20);
-STRING_ROLE[0x22] = QUOTE;
-STRING_ROLE[0x5c] = BACKSLASH;
+/** JSON's whitespace: space, line feed, carriage return, tab. */
+export function isJsonSpace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+/** The value of a hexadecimal digit's byte, or -1. */
+export function hexDigit(b: number): number {
+  return b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x61 && b <= 0x66 ? b - 0x57 : b >= 0x41 && b <= 0x46 ? b - 0x37 : -1;
+}
 
 function skipWhitespace(buf: Uint8Array, i: number, n: number): number {
-  while (i < n && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
+  while (i < n && isJsonSpace(buf[i])) i++;
   return i;
 }
 
@@ -239,7 +234,7 @@ export class JsonStreamParser {
   private run(buf: Uint8Array, i: number, n: number): void {
     while (i < n) {
       const b = buf[i];
-      if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) {
+      if (isJsonSpace(b)) {
         i++;
         continue;
       }
@@ -437,19 +432,17 @@ export class JsonStreamParser {
     const stop = Math.min(n, i + this.maxTokenBytes);
     let depth = 0;
     for (let j = i; j < stop; j++) {
-      const role = SCAN_ROLE[buf[j]];
-      if (role === 0) continue;
-      if (role === QUOTE) {
+      const b = buf[j];
+      if (b === 0x22) {
         for (j++; j < stop; j++) {
-          const c = STRING_ROLE[buf[j]];
-          if (c === 0) continue;
-          if (c === QUOTE) break;
-          if (c === BACKSLASH) j++;
-          else return -1;
+          const c = buf[j];
+          if (c === 0x22) break;
+          if (c === 0x5c) j++;
+          else if (c < 0x20) return -1;
         }
-      } else if (role === OPEN) {
+      } else if (b === 0x7b || b === 0x5b) {
         if (++depth > room) return -1;
-      } else if (--depth === 0) return j + 1;
+      } else if ((b === 0x7d || b === 0x5d) && --depth === 0) return j + 1;
     }
     return -1;
   }
@@ -651,7 +644,7 @@ export class JsonStreamParser {
           let code = 0;
           for (let j = i + 2; j < i + 6; j++) {
             const h = j < e ? buf[j] : -1;
-            const digit = h >= 0x30 && h <= 0x39 ? h - 0x30 : h >= 0x61 && h <= 0x66 ? h - 0x57 : h >= 0x41 && h <= 0x46 ? h - 0x37 : -1;
+            const digit = hexDigit(h);
             if (digit < 0) throw this.fail("invalid \\u escape in a string (four hex digits expected)", offset + (i - s));
             code = code * 16 + digit;
           }
