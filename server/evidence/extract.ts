@@ -14,7 +14,8 @@ import { ParquetGenerationWriter } from "./parquet-writer";
 import { ThreadedGenerationWriter } from "./writer-thread";
 
 export interface ExtractionRequest {
-  artifactId: ObjectId;
+  /** The artifact, or how to get its id once the input is read (a staged file hashed meanwhile). */
+  artifactId: ObjectId | (() => Promise<ObjectId>);
   runId: string | null;
   extractor: string;
   extractorVersion: string;
@@ -89,9 +90,10 @@ export async function extractAndPublish(ws: Workspace, request: ExtractionReques
     await writer.close();
     throw error;
   }
+  const artifactId = typeof request.artifactId === "function" ? await request.artifactId() : request.artifactId;
   const published = publishGeneration(ws, {
     generationId,
-    artifactId: request.artifactId,
+    artifactId,
     runId: request.runId,
     extractor: request.extractor,
     extractorVersion: version,
@@ -132,21 +134,45 @@ export async function extractStoredArtifact(
     const row = ws.db.prepare("SELECT limitations FROM generations WHERE id = ?").get(existing) as { limitations: string };
     return { generation_id: existing, commit_id: published.created ? published.commit_id : headCommit(ws.db).commit_id, limitations: JSON.parse(row.limitations) as Limitation[], reused: true, phases: null };
   }
+  return extractArtifactFile(ws, { ...request, file: ws.objects.pathOf(request.artifactId) });
+}
+
+/**
+ * Extracts an artifact's bytes read from `file` and publishes the generation. The artifact id may
+ * come only once the file is read: a large import parses its staged copy while it is hashed. Should
+ * the same bytes have been extracted meanwhile, publishing keeps that generation.
+ */
+export async function extractArtifactFile(
+  ws: Workspace,
+  request: { file: string; artifactId: ObjectId | (() => Promise<ObjectId>); runId: string; importer: FormatImporter; fileName: string; bounds: InputBounds },
+): Promise<StoredExtraction> {
+  const { importer } = request;
   const extraction = await extractAndPublish(ws, {
     artifactId: request.artifactId,
     runId: request.runId,
     extractor: importer.id,
     extractorVersion: importer.version,
     message: `extract ${importer.id} ${request.fileName}`,
-    inputBytes: await expectedInputBytes(ws.objects.pathOf(request.artifactId)),
+    inputBytes: await expectedInputBytes(request.file),
     produce: (builder) =>
       importer.parse({
-        source: { fileName: request.fileName, chunks: () => decompressedChunks(ws.objects.pathOf(request.artifactId), request.bounds) },
+        source: { fileName: request.fileName, chunks: () => decompressedChunks(request.file, request.bounds) },
         builder,
         limits: DEFAULT_IMPORT_LIMITS,
       }),
   });
   return { generation_id: extraction.generation_id, commit_id: extraction.commit_id, limitations: limitationsOf(extraction.summary), reused: false, phases: extraction.phases };
+}
+
+/**
+ * Whether some artifact of this size already has a generation by this importer version: only then
+ * can identical bytes' generation be reused, and an import hashes before parsing to find out.
+ */
+export function mayReuseGeneration(ws: Workspace, sizeBytes: number, importer: FormatImporter): boolean {
+  const row = ws.db
+    .prepare("SELECT 1 FROM generations g JOIN artifacts a ON a.id = g.artifact_id WHERE a.size_bytes = ? AND g.extractor = ? AND g.extractor_version = ? LIMIT 1")
+    .get(sizeBytes, importer.id, extractorVersion(importer.version));
+  return row !== undefined;
 }
 
 /** The typed error for a failed extraction; the run keeps the reason. */

@@ -258,6 +258,9 @@ export class ParquetGenerationWriter implements BatchSink {
   /** Staging tables declared complete, and the output tables `complete` wrote (their storing under way). */
   private readonly completed = new Set<StagingTableName>();
   private readonly early = new Map<TableName, Promise<GenerationFile>>();
+  /** Early tables are written one after another on their own connection (opened on first use). */
+  private earlyWrites: Promise<void> = Promise.resolve();
+  private earlyConnection: DuckDBConnection | null = null;
 
   /** Per staging table, a dictionary for each of its text columns (by column name). */
   private readonly dictionaries = new Map<StagingTableName, Map<string, TextDictionary>>();
@@ -351,15 +354,30 @@ export class ParquetGenerationWriter implements BatchSink {
 
   /**
    * Staging tables that will get no more rows. Every output table whose staging tables are all
-   * complete is written out now: the builder derives its totals meanwhile, and with the writer on
-   * its own thread the two overlap (on the 220 MB folded stacks, stacks and samples are written
-   * while their totals are derived).
+   * complete is written out now, on a connection of its own, so that this returns at once: the
+   * builder derives its totals meanwhile and their rows are appended while the COPY runs (on the
+   * 220 MB folded stacks, stacks and samples are written while their totals are derived; waiting
+   * for those COPYs held the totals' batches back by about a second).
    */
   async complete(tables: StagingTableName[]): Promise<void> {
     for (const table of tables) this.completed.add(table);
     for (const table of TABLE_NAMES) {
       if (this.early.has(table) || !stagingTablesOf(table).every((t) => this.completed.has(t))) continue;
-      this.early.set(table, (await this.writeTable(table)).stored);
+      // Closed now, between batches: closing flushes into the table on the main connection, which
+      // must not happen while that connection runs a spill's COPY.
+      this.closeAppenders(stagingTablesOf(table));
+      const written = this.earlyWrites.then(async () => {
+        this.earlyConnection ??= await this.instance.connect();
+        return this.writeTable(table, this.earlyConnection);
+      });
+      // One COPY at a time on that connection; a failure reaches the finish through `early`.
+      this.earlyWrites = written.then(
+        () => undefined,
+        () => undefined,
+      );
+      const stored = written.then((w) => w.stored);
+      stored.catch(() => undefined);
+      this.early.set(table, stored);
     }
   }
 
@@ -377,14 +395,18 @@ export class ParquetGenerationWriter implements BatchSink {
     }
   }
 
-  /** COPYs one output table to Parquet; returns its storing into the object store, under way. */
-  private async writeTable(table: TableName): Promise<{ stored: Promise<GenerationFile> }> {
-    for (const staging of stagingTablesOf(table)) {
-      this.appenders.get(staging)?.closeSync();
-      this.appenders.delete(staging);
+  private closeAppenders(tables: StagingTableName[]): void {
+    for (const table of tables) {
+      this.appenders.get(table)?.closeSync();
+      this.appenders.delete(table);
     }
+  }
+
+  /** COPYs one output table to Parquet; returns its storing into the object store, under way. */
+  private async writeTable(table: TableName, connection = this.connection): Promise<{ stored: Promise<GenerationFile> }> {
+    this.closeAppenders(stagingTablesOf(table));
     const target = path.join(this.stagingDir, `${table}.parquet`);
-    const copied = await this.connection.runAndReadAll(
+    const copied = await connection.runAndReadAll(
       `COPY (SELECT ${sqlString(this.generationId)} AS generation_id, ${TABLES[table].map(outputExpression).join(", ")} FROM ${this.outputSource(table)}${SORT_ORDER[table] ? ` ORDER BY ${SORT_ORDER[table]}` : ""}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[table] ?? 122_880})`,
     );
     const rowCount = Number(copied.getRows()[0][0]);
@@ -393,7 +415,7 @@ export class ParquetGenerationWriter implements BatchSink {
     // duplicated draft would cancel out).
     const expectedSpans = this.totalRows("spans") + this.totalRows("span_places");
     if (table === "spans" && rowCount !== expectedSpans) throw new Error(`span drafts and places do not pair up: ${rowCount} spans written, ${expectedSpans} expected`);
-    await this.connection.run(`DROP TABLE "${table}"`);
+    await connection.run(`DROP TABLE "${table}"`);
     // Stored (hashed, copied, synced) while DuckDB writes the next table.
     const stored = this.store(table, target, rowCount);
     stored.catch(() => undefined);
@@ -407,9 +429,12 @@ export class ParquetGenerationWriter implements BatchSink {
   }
 
   async close(): Promise<void> {
+    // An early COPY still running would be cut off by closing the instance under it.
+    await this.earlyWrites;
     try {
       for (const appender of this.appenders.values()) appender.closeSync();
       this.appenders.clear();
+      this.earlyConnection?.closeSync();
       this.connection.closeSync();
       this.instance.closeSync();
     } catch {

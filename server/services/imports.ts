@@ -7,16 +7,17 @@ import { headText } from "../../analysis/io/text";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { EmberscopeError } from "../domain/errors";
 import { Limitation, Sensitivity } from "../domain/models";
-import { extractionFailure, extractStoredArtifact, THREADED_WRITER_FROM_BYTES, type ExtractionPhases } from "../evidence/extract";
+import { extractArtifactFile, extractionFailure, extractStoredArtifact, mayReuseGeneration, THREADED_WRITER_FROM_BYTES, type ExtractionPhases } from "../evidence/extract";
 import { prepareWriterThread } from "../evidence/writer-thread";
 import { DEFAULT_INPUT_BOUNDS, expectedInputBytes, sniffHead, type InputBounds } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
 import { createRun, getRun, updateRun } from "../store/runs";
+import type { StoredObject } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
 import { defineService, type ServiceContext } from "./service";
 
 const ImportTimings = z.object({
-  store: z.number().describe("Hashing and storing the artifact."),
+  store: z.number().describe("Copying the artifact into the store (a large one is hashed while it is parsed, unless its generation may be reused)."),
   parse: z.number().describe("Parsing and building the evidence (the writer appends meanwhile)."),
   totals: z.number().describe("Derived totals and the last batches."),
   write: z.number().describe("Writing the Parquet files into the object store."),
@@ -99,11 +100,14 @@ export const importArtifact = defineService({
     const fileName = path.basename(file);
     const importer = await chooseImporter(file, fileName, input.format, bounds);
 
-    // A large input's writer thread loads its code while the artifact is stored.
-    if ((await expectedInputBytes(file)) >= THREADED_WRITER_FROM_BYTES) prepareWriterThread();
-    // 1 MiB reads: about half the CPU of the 64 KiB default for a large file (fewer calls and chunks).
+    // A large input's writer thread loads its code while the artifact is copied in, and the copy
+    // is parsed while another thread hashes it — unless the same bytes may have a generation
+    // already: then the hash comes first, to reuse it instead of parsing.
+    const large = (await expectedInputBytes(file)) >= THREADED_WRITER_FROM_BYTES && !mayReuseGeneration(ws, stat.size, importer);
+    if (large) prepareWriterThread();
     const storeStarted = performance.now();
-    const stored = await ws.objects.putFile(file);
+    const staged = large ? await ws.objects.stageFile(file) : null;
+    let stored: StoredObject | null = staged ? null : await ws.objects.putFile(file);
     const storeMs = performance.now() - storeStarted;
     const run = createRun(ws.db, {
       kind: "import",
@@ -111,11 +115,17 @@ export const importArtifact = defineService({
       title: fileName,
       status: "running",
       extraction_state: "running",
-      details: { file_name: fileName, format: importer.id, size_bytes: stored.size },
+      details: { file_name: fileName, format: importer.id, size_bytes: stored?.size ?? staged!.size },
     });
-    registerArtifact(ws.db, stored, { runId: run.run_id, kind: "native", producer: "import", mediaType: "application/octet-stream", format: importer.id, fileName, sensitivity: input.sensitivity });
+    const register = (object: StoredObject) => {
+      registerArtifact(ws.db, object, { runId: run.run_id, kind: "native", producer: "import", mediaType: "application/octet-stream", format: importer.id, fileName, sensitivity: input.sensitivity });
+      return object;
+    };
+    /** The stored, registered artifact: a staged one once its hash is known. */
+    const artifact = async (): Promise<StoredObject> => (stored ??= register(await staged!.store()));
+    if (stored) register(stored);
 
-    const finish = (generationId: string, commitId: string, limitations: Limitation[], reused: boolean, phases: ExtractionPhases | null): ImportResult => {
+    const finish = (artifactId: string, generationId: string, commitId: string, limitations: Limitation[], reused: boolean, phases: ExtractionPhases | null): ImportResult => {
       const current = getRun(ws.db, run.run_id);
       updateRun(ws.db, run.run_id, current.revision, {
         status: "succeeded",
@@ -125,14 +135,23 @@ export const importArtifact = defineService({
       });
       const timings = { store: storeMs, parse: phases?.parse ?? 0, totals: phases?.totals ?? 0, write: phases?.write ?? 0, total: performance.now() - started };
       const timings_ms = Object.fromEntries(Object.entries(timings).map(([phase, ms]) => [phase, Math.round(ms)])) as ImportResult["timings_ms"];
-      return { run_id: run.run_id, artifact_id: stored.id, generation_id: generationId, commit_id: commitId, format: importer.id, rows: rowsOf(ws, generationId), limitations, reused_generation: reused, timings_ms };
+      return { run_id: run.run_id, artifact_id: artifactId, generation_id: generationId, commit_id: commitId, format: importer.id, rows: rowsOf(ws, generationId), limitations, reused_generation: reused, timings_ms };
     };
 
+    let failure: EmberscopeError;
     try {
-      const extraction = await extractStoredArtifact(ws, { artifactId: stored.id, runId: run.run_id, importer, fileName, bounds });
-      return finish(extraction.generation_id, extraction.commit_id, extraction.limitations, extraction.reused, extraction.phases);
+      const request = { runId: run.run_id, importer, fileName, bounds };
+      const extraction = stored
+        ? await extractStoredArtifact(ws, { ...request, artifactId: stored.id })
+        : await extractArtifactFile(ws, { ...request, file: staged!.path, artifactId: async () => (await artifact()).id });
+      return finish((await artifact()).id, extraction.generation_id, extraction.commit_id, extraction.limitations, extraction.reused, extraction.phases);
     } catch (error) {
-      const failure = extractionFailure(error, importer.id, run.run_id, stored.id);
+      // The native artifact is kept with the failed run, whatever the extraction made of it.
+      try {
+        failure = extractionFailure(error, importer.id, run.run_id, (await artifact()).id);
+      } catch (storeError) {
+        failure = storeError instanceof EmberscopeError ? storeError : new EmberscopeError("INTERNAL_ERROR", "The artifact could not be stored.", { cause: storeError, details: { run_id: run.run_id } });
+      }
       const current = getRun(ws.db, run.run_id);
       updateRun(ws.db, run.run_id, current.revision, {
         status: "failed",

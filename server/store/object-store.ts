@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, promises as fsp } from "node:fs";
 import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { EmberscopeError } from "../domain/errors";
@@ -58,12 +59,7 @@ export class ObjectStore {
         },
         createWriteStream(staging, { mode: 0o600 }),
       );
-      const handle = await fsp.open(staging, "r");
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await syncFile(staging);
       return await this.settle(staging, `sha256:${hash.digest("hex")}` as ObjectId, size);
     } catch (error) {
       await fsp.rm(staging, { force: true });
@@ -101,6 +97,47 @@ export class ObjectStore {
       await fsp.rm(staging, { force: true });
       throw error;
     }
+  }
+
+  /**
+   * Copies a file into tmp/ (a kernel copy) and hashes the copy on another thread. The copy is
+   * private and can be read at once: an import parses it while it is hashed, instead of after
+   * (for a 220 MB file the hash takes about 0.3 s: reading the copy back and SHA-256). `store`
+   * moves it to its address once hashed; handles open on the copy stay valid across the move.
+   */
+  async stageFile(file: string): Promise<StagedFile> {
+    const staging = await this.stagingPath();
+    let size: number;
+    try {
+      await fsp.copyFile(file, staging);
+      await fsp.chmod(staging, 0o600);
+      size = (await fsp.stat(staging)).size;
+    } catch (error) {
+      await fsp.rm(staging, { force: true });
+      throw error;
+    }
+    const hashed = hashOnThread(staging);
+    hashed.catch(() => undefined);
+    let stored: Promise<StoredObject> | null = null;
+    const store = async (): Promise<StoredObject> => {
+      try {
+        const { digest, size: hashedSize } = await hashed;
+        await syncFile(staging);
+        return await this.settle(staging, `sha256:${digest}` as ObjectId, hashedSize);
+      } catch (error) {
+        await fsp.rm(staging, { force: true });
+        throw error;
+      }
+    };
+    return {
+      path: staging,
+      size,
+      store: () => (stored ??= store()),
+      discard: async () => {
+        await hashed.catch(() => undefined);
+        await fsp.rm(staging, { force: true });
+      },
+    };
   }
 
   private async stagingPath(): Promise<string> {
@@ -169,6 +206,57 @@ export class ObjectStore {
         if (isObjectId(id) && name.startsWith(shard)) yield { id, file: path.join(base, shard, name) };
       }
     }
+  }
+}
+
+/** A file copied into the store's tmp/ and being hashed (see ObjectStore.stageFile). */
+export interface StagedFile {
+  /** The private copy, readable now. */
+  readonly path: string;
+  readonly size: number;
+  /** Waits for the hash, syncs the copy and moves it to its address (once; later calls share it). */
+  store(): Promise<StoredObject>;
+  /** Removes the copy instead of storing it. */
+  discard(): Promise<void>;
+}
+
+/**
+ * The thread's code: a few lines of plain JavaScript rather than the app's bundle, so that it
+ * starts in about 50 ms wherever the store runs (CLI, Next server).
+ */
+const HASH_THREAD_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { closeSync, openSync, readSync } = require("node:fs");
+const { createHash } = require("node:crypto");
+const hash = createHash("sha256");
+const buffer = Buffer.allocUnsafe(4 << 20);
+const fd = openSync(workerData.file, "r");
+let size = 0;
+try {
+  for (let read; (read = readSync(fd, buffer, 0, buffer.length, null)) > 0; size += read) hash.update(buffer.subarray(0, read));
+} finally {
+  closeSync(fd);
+}
+parentPort.postMessage({ digest: hash.digest("hex"), size });
+`;
+
+/** SHA-256 of a file, computed on a thread of its own. */
+function hashOnThread(file: string): Promise<{ digest: string; size: number }> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(HASH_THREAD_SOURCE, { eval: true, workerData: { file } });
+    worker.once("message", resolve);
+    worker.once("error", reject);
+    // After a message this settles nothing; without one it is the failure.
+    worker.once("exit", (code) => reject(new Error(`the hashing thread ended (code ${code}) without a hash`)));
+  });
+}
+
+async function syncFile(file: string): Promise<void> {
+  const handle = await fsp.open(file, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -132,14 +133,24 @@ describe("import service", () => {
       total += count;
     }
     const threads = writerThreadStats();
-    const result = await callService(importArtifact, ctx, { path: file("big.folded", lines.join("\n") + "\n") });
+    const text = lines.join("\n") + "\n";
+    const result = await callService(importArtifact, ctx, { path: file("big.folded", text) });
     expect(writerThreadStats()).toEqual({ started: threads.started + 1, live: threads.live });
     expect(result.rows.samples).toBe(lines.length);
+    // Parsed while it was hashed: the artifact is still the address of the bytes, registered with the run.
+    expect(result.artifact_id).toBe(`sha256:${createHash("sha256").update(text).digest("hex")}`);
+    const registered = (await callService(listArtifacts, ctx, {})).items.flatMap((a) => a.registrations.map((r) => [a.artifact_id, r.run_id]));
+    expect(registered).toEqual([[result.artifact_id, result.run_id]]);
     const top = await callService(analyzeHotspots, ctx, { run_id: result.run_id, limit: 20 });
     const highest = [...selfByLeaf.values()].sort((a, b) => b - a).slice(0, 20);
     expect(top.grand_total).toBe(total);
     expect(top.rows.map((r) => r.self)).toEqual(highest);
     for (const row of top.rows) expect(selfByLeaf.get(row.name)).toBe(row.self);
+    expect(readdirSync(path.join(root, ".emberscope", "tmp"))).toEqual([]);
+    // The same bytes again: hashed first, since a generation of that size exists, and reused.
+    const again = await callService(importArtifact, ctx, { path: file("copy.folded", text) });
+    expect(again).toMatchObject({ artifact_id: result.artifact_id, generation_id: result.generation_id, reused_generation: true });
+    expect(writerThreadStats().started).toBe(threads.started + 1);
     expect(readdirSync(path.join(root, ".emberscope", "tmp"))).toEqual([]);
   }, 120_000);
 
@@ -158,8 +169,16 @@ describe("import service", () => {
     const events = Array.from({ length: Math.ceil((THREADED_WRITER_FROM_BYTES + 2 ** 20) / 50) }, (_, i) => `{"name":"f${i % 50}","ph":"X","ts":${i * 10},"dur":5,"pid":1,"tid":1}`);
     const head = await callService(showHead, ctx, {});
     const threads = writerThreadStats();
-    const error = await failure(callService(importArtifact, ctx, { path: file("broken.json", `[${events.join(",")},{"name": oops}]`) }));
+    const text = `[${events.join(",")},{"name": oops}]`;
+    const error = await failure(callService(importArtifact, ctx, { path: file("broken.json", text) }));
     expect(error.code).toBe("ARTIFACT_PARSE_FAILED");
+    // The native artifact is kept (stored once its hash was known) and registered with the failed run.
+    const artifactId = `sha256:${createHash("sha256").update(text).digest("hex")}`;
+    expect(error.details).toMatchObject({ artifact_id: artifactId });
+    const runId = (error.details as { run_id: string }).run_id;
+    const registered = (await callService(listArtifacts, ctx, {})).items.flatMap((a) => a.registrations.map((r) => [a.artifact_id, r.run_id]));
+    expect(registered).toEqual([[artifactId, runId]]);
+    expect((await callService(listRuns, ctx, {})).items.find((r) => r.run_id === runId)).toMatchObject({ status: "failed" });
     expect(writerThreadStats()).toEqual({ started: threads.started + 1, live: threads.live });
     expect((await callService(showHead, ctx, {})).commit_id).toBe(head.commit_id);
     expect(readdirSync(path.join(root, ".emberscope", "tmp"))).toEqual([]);

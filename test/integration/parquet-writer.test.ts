@@ -100,6 +100,20 @@ describe("drafts that do not pair up with places fail the extraction instead of 
       ws.close();
     }
   });
+
+  it("a table written early (declared complete) that fails fails the finish, and leaves no staging files", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test");
+      await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: ["a", "b"], category: ["c", "c"], status: [null, null], args: [null, null] } });
+      await writer.write({ table: "span_places", length: 1, columns: { draft_id: new Float64Array([7]), span_id: new Float64Array([0]), track_id: new Float64Array([0]), parent_span_id: new Float64Array([NaN]), start_ns: new Float64Array([0]), dur_ns: new Float64Array([5]), depth: new Float64Array([0]) } });
+      await writer.complete(["spans", "span_drafts", "span_places"]);
+      await expect(writer.finish()).rejects.toThrow(/do not pair up: 2 spans written, 1 expected/);
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    } finally {
+      ws.close();
+    }
+  });
 });
 
 describe("the writer on its own thread", () => {
@@ -136,6 +150,40 @@ describe("the writer on its own thread", () => {
       // Every table once, in the usual order; the early one with its row.
       expect(files.map((f) => f.table)).toEqual(TABLE_NAMES);
       expect(files.find((f) => f.table === "tracks")!.row_count).toBe(1);
+    } finally {
+      ws.close();
+    }
+  }, 60_000);
+
+  it("appends other tables' rows while a table declared complete is being written, and writes both whole", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test");
+      const rows = 300_000;
+      const ids = Float64Array.from({ length: rows }, (_, i) => i);
+      await writer.write({ table: "stacks", length: rows, columns: { stack_id: ids, parent_stack_id: ids.map((i) => (i === 0 ? NaN : i - 1)), frame_id: ids.map((i) => i % 97), depth: ids } });
+      await writer.complete(["stacks"]);
+      // complete returned with the COPY of 300 k rows under way: these appends overlap it.
+      for (let start = 0; start < rows; start += 50_000) {
+        const part = ids.subarray(start, start + 50_000);
+        await writer.write({ table: "stack_totals", length: part.length, columns: { stack_id: part, metric_id: new Float64Array(part.length), self: part.map((i) => i * 2), total: part.map((i) => i * 3) } });
+      }
+      const files = await writer.finish();
+      expect(files.map((f) => [f.table, f.row_count]).filter(([, count]) => count)).toEqual([
+        ["stacks", rows],
+        ["stack_totals", rows],
+      ]);
+      const { instance, connection } = await openDuckDb();
+      try {
+        const file = (table: string) => sqlString(ws.objects.pathOf(files.find((f) => f.table === table)!.object_id as ObjectId));
+        const stacks = (await connection.runAndReadAll(`SELECT count(*), sum(stack_id), sum(frame_id), count(parent_stack_id) FROM read_parquet(${file("stacks")})`)).getRows()[0].map(Number);
+        expect(stacks).toEqual([rows, (rows * (rows - 1)) / 2, ids.reduce((sum, i) => sum + (i % 97), 0), rows - 1]);
+        const totals = (await connection.runAndReadAll(`SELECT count(*), sum(self), sum(total) FROM read_parquet(${file("stack_totals")})`)).getRows()[0].map(Number);
+        expect(totals).toEqual([rows, rows * (rows - 1), (3 * rows * (rows - 1)) / 2]);
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
+      }
     } finally {
       ws.close();
     }

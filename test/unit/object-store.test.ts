@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { chmodSync, readdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
@@ -66,6 +66,53 @@ describe("object store", () => {
       expect(await ws.objects.putFile(empty)).toMatchObject({ id: `sha256:${createHash("sha256").digest("hex")}`, size: 0 });
       await expect(ws.objects.putFile(path.join(root, "missing.bin"))).rejects.toMatchObject({ code: "ENOENT" });
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("stages a file to be read while it is hashed on another thread: the same address as its bytes put", async () => {
+    const root = tempProject();
+    const ws = initWorkspace(root);
+    try {
+      const source = path.join(root, "big.bin");
+      const bytes = Buffer.alloc(9 * (1 << 20) + 777);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 17 + (i >> 13)) & 0xff;
+      writeFileSync(source, bytes);
+      const staged = await ws.objects.stageFile(source);
+      expect(staged.size).toBe(bytes.length);
+      // Readable at once; the source may change afterwards without touching what is stored.
+      expect(readFileSync(staged.path).equals(bytes)).toBe(true);
+      writeFileSync(source, "changed");
+      const stored = await staged.store();
+      expect(stored).toEqual({ id: `sha256:${createHash("sha256").update(bytes).digest("hex")}`, size: bytes.length, created: true });
+      expect(await staged.store()).toBe(stored);
+      expect(await ws.objects.verifyContent(stored.id)).toBe(true);
+      expect(statSync(ws.objects.pathOf(stored.id)).mode & 0o777).toBe(0o444);
+      // Identical bytes staged again settle on the same object; a discarded copy leaves nothing.
+      writeFileSync(source, bytes);
+      expect(await (await ws.objects.stageFile(source)).store()).toEqual({ ...stored, created: false });
+      await (await ws.objects.stageFile(source)).discard();
+      writeFileSync(source, "");
+      expect(await (await ws.objects.stageFile(source)).store()).toMatchObject({ id: `sha256:${createHash("sha256").digest("hex")}`, size: 0 });
+      await expect(ws.objects.stageFile(path.join(root, "missing.bin"))).rejects.toMatchObject({ code: "ENOENT" });
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("a staged copy that disappears before it is stored fails the store and leaves nothing behind", async () => {
+    const root = tempProject();
+    const ws = initWorkspace(root);
+    try {
+      const source = path.join(root, "gone.bin");
+      writeFileSync(source, Buffer.alloc(1 << 20, 7));
+      const staged = await ws.objects.stageFile(source);
+      rmSync(staged.path);
+      await expect(staged.store()).rejects.toThrow();
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+      expect(readdirSync(ws.layout.objects, { recursive: true }).filter((f) => String(f).length > 10)).toEqual([]);
     } finally {
       ws.close();
     }
