@@ -1,15 +1,15 @@
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { EmberscopeError } from "../domain/errors";
-import { createEmberscopeMcpServer, mcpProjectRoot, resourceTemplateCatalog, toolCatalog } from "../mcp/server";
 import { agentAccessStatus, agentToken, callService, setAgentAccess, setAgentDetail, type ServiceDef } from "../services";
 import { stringFlag } from "./args";
 import { keyValues, table } from "./render";
 import { requirePositionals, type CliCommand } from "./service-command";
 
-/** The MCP catalog as `emberscope mcp inspect` prints it and docs/mcp.md renders it. */
-export function mcpCatalog() {
-  return { server: "emberscope", transports: ["stdio (emberscope mcp serve)", "streamable-http (/api/mcp)"], tools: toolCatalog(), resource_templates: resourceTemplateCatalog(), prompts: [] as never[] };
-}
+/**
+ * The MCP server's code, loaded by the commands that use it: the SDK takes 0.1–0.2 s to load,
+ * which every other command (an import, a query) would pay at start-up. The CLI bundle is split,
+ * so this module and the SDK arrive together when asked for.
+ */
+const mcpServer = () => import("../mcp/server");
 
 const hint = (a: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean }) =>
   [a.readOnlyHint ? "read-only" : "writes", a.destructiveHint ? "destructive" : "", a.idempotentHint ? "idempotent" : "", a.openWorldHint ? "open-world" : ""].filter(Boolean).join(", ");
@@ -27,6 +27,7 @@ export const MCP_COMMANDS: CliCommand[] = [
       // stdout belongs to the protocol: anything else that would print there goes to stderr.
       console.log = console.info = console.debug = (...parts: unknown[]) => console.error(...parts);
       // Agent paths (import_artifact) are read relative to the project root, whatever the shell's directory.
+      const [{ createEmberscopeMcpServer, mcpProjectRoot }, { StdioServerTransport }] = await Promise.all([mcpServer(), import("@modelcontextprotocol/sdk/server/stdio.js")]);
       const root = mcpProjectRoot(env.ctx.locator);
       const server = createEmberscopeMcpServer({ locator: { cwd: root, projectRoot: root }, transport: "stdio", requireAccessSwitch: false });
       const transport = new StdioServerTransport();
@@ -51,7 +52,7 @@ export const MCP_COMMANDS: CliCommand[] = [
     services: [],
     execute: async (args) => {
       requirePositionals(args, []);
-      const catalog = mcpCatalog();
+      const catalog = (await mcpServer()).mcpCatalog();
       const rows = catalog.tools.map((t) => ({ tool: t.name, service: t._meta["emberscope/service"], hints: hint(t.annotations) }));
       return {
         document: catalog,

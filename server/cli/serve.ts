@@ -9,7 +9,6 @@ import { layoutFor } from "../store/layout";
 import { integerFlag, stringFlag } from "./args";
 import type { CliCommand, CliEnv } from "./service-command";
 import { isAppBuilt, PACKAGE_ROOT } from "../package-root";
-import { handleMcpNodeRequest, isMcpRequest } from "../mcp/node-http";
 
 /** How long requests still being answered at SIGTERM/SIGINT may take before their connections are cut. */
 const STOP_GRACE_MS = 2000;
@@ -99,6 +98,7 @@ export const serveCommand: CliCommand = {
     await app.prepare();
     const handle = app.getRequestHandler();
     // MCP is answered ahead of Next's router (same handler as app/api/mcp/route.ts; see server/mcp/node-http.ts).
+    const { handleMcpNodeRequest, isMcpRequest } = await import("../mcp/node-http");
     const mcpLocator = { cwd: projectRoot, projectRoot };
     const server = createServer((req, res) => void (isMcpRequest(req.url) ? handleMcpNodeRequest(req, res, mcpLocator) : handle(req, res)));
     await new Promise<void>((resolve, reject) => {

@@ -124,6 +124,11 @@ export function resourceTemplateCatalog() {
   return MCP_RESOURCES.map((r) => ({ name: r.name, uriTemplate: r.uriTemplate, description: r.description, mimeType: "application/json" }));
 }
 
+/** The MCP catalog as `emberscope mcp inspect` prints it and docs/mcp.md renders it. */
+export function mcpCatalog() {
+  return { server: "emberscope", transports: ["stdio (emberscope mcp serve)", "streamable-http (/api/mcp)"], tools: toolCatalog(), resource_templates: resourceTemplateCatalog(), prompts: [] as never[] };
+}
+
 function digestOf(args: unknown): string {
   return createHash("sha256").update(canonicalJson(args ?? {})).digest("hex").slice(0, 16);
 }
