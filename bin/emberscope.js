@@ -75,4 +75,11 @@ const bundle = currentBuild() ?? (await build());
 const cli = await import(pathToFileURL(bundle).href);
 // A thread started by an extraction (server/evidence/writer-thread.ts) writes Parquet instead.
 if (cli.isWriterThread()) await cli.runWriterThread();
-else process.exitCode = await cli.main(process.argv.slice(2));
+else {
+  // A reader that stops early (`emberscope … | head`) closes the pipe: stop quietly, as Unix tools do.
+  process.stdout.on("error", (error) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+  process.exitCode = await cli.main(process.argv.slice(2));
+}

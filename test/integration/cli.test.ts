@@ -19,6 +19,13 @@ describe("emberscope CLI", () => {
     expect(sub.stdout).toContain("--cursor CURSOR");
   });
 
+  it("stops quietly when its reader closes the pipe early (`emberscope … | head`)", () => {
+    // `head -c 10` exits after 10 bytes of the catalog (about 130 kB, more than a pipe holds): the rest fails with EPIPE.
+    const result = spawnSync("sh", ["-c", `"${process.execPath}" "${path.join(REPO_ROOT, "bin", "emberscope.js")}" mcp inspect --json | head -c 10`], { cwd: tempProject(), encoding: "utf8" });
+    expect(result.stdout.startsWith("{")).toBe(true);
+    expect(result.stderr).toBe("");
+  });
+
   it("works as `npx emberscope` inside the repository, also from examples/demo", () => {
     for (const cwd of [REPO_ROOT, path.join(REPO_ROOT, "examples", "demo")]) {
       const result = spawnSync("npx", ["--no-install", "emberscope", "--version"], { cwd, encoding: "utf8" });
