@@ -546,7 +546,15 @@ export class EvidenceBuilder {
     const metrics = this.selfByMetric.map((self, metricId) => ({ self, metricId })).filter(({ self }) => self !== undefined);
     if (metrics.length === 0) return;
     const outermost = outermostNodes(stackParent, stackFrame, nodes);
-    const totals = this.buffers.stack_totals;
+    const rows = Math.min(this.batchRows, nodes);
+    // Rows go straight into a batch's columns: a node per row, millions of them, and through the
+    // generic row buffer they cost about twice as much.
+    const newBatch = () => ({ stackId: new Float64Array(rows), self: new Float64Array(rows), total: new Float64Array(rows) });
+    const send = async (batch: ReturnType<typeof newBatch>, length: number, metricId: number) => {
+      this.buffers.stack_totals.total += length;
+      const columns = { stack_id: batch.stackId.subarray(0, length), metric_id: new Float64Array(length).fill(metricId), self: batch.self.subarray(0, length), total: batch.total.subarray(0, length) };
+      await this.sink.write({ table: "stack_totals", columns, length });
+    };
     for (const { self: selfByStack, metricId } of metrics) {
       const total = new Float64Array(nodes);
       total.set(selfByStack.subarray(0, Math.min(nodes, selfByStack.length)));
@@ -557,20 +565,26 @@ export class EvidenceBuilder {
       const frameSelf = new Float64Array(frames);
       const frameTotal = new Float64Array(frames);
       const frameSeen = new Uint8Array(frames);
+      let batch = newBatch();
+      let row = 0;
       for (let id = 0; id < nodes; id++) {
-        if (total[id] === 0) continue;
+        const inclusive = total[id];
+        if (inclusive === 0) continue;
         const self = id < selfByStack.length ? selfByStack[id] : 0;
-        if (totals.length >= this.batchRows) await this.sink.write(totals.take());
-        const row = totals.reserve();
-        totals.column(0)[row] = id;
-        totals.column(1)[row] = metricId;
-        totals.column(2)[row] = self;
-        totals.column(3)[row] = total[id];
+        batch.stackId[row] = id;
+        batch.self[row] = self;
+        batch.total[row] = inclusive;
+        if (++row === rows) {
+          await send(batch, row, metricId);
+          batch = newBatch();
+          row = 0;
+        }
         const frame = stackFrame[id];
         frameSeen[frame] = 1;
         frameSelf[frame] += self;
-        if (outermost[id]) frameTotal[frame] += total[id];
+        if (outermost[id]) frameTotal[frame] += inclusive;
       }
+      if (row > 0) await send(batch, row, metricId);
       for (let frame = 0; frame < frames; frame++) {
         if (frameSeen[frame]) this.buffers.frame_totals.push([frame, metricId, frameSelf[frame], frameTotal[frame]]);
       }
