@@ -357,6 +357,63 @@ describe("text columns staged as dictionary ids while their values repeat", () =
   }, 60_000);
 });
 
+describe("spans are written in (start_ns, track_id, span_id) order, their text decoded after the sort", () => {
+  /**
+   * Spans given whole and spans drafted then placed, in one generation: each staging table codes
+   * its text with dictionaries of its own (id 0 is a different name in each), places come in an
+   * order of their own (neither the drafts' nor the files'), and starts tie within and across tracks.
+   */
+  async function produce(builder: EvidenceBuilder, count: number) {
+    const tracks = [0, 1, 2].map((t) => builder.track({ processId: 1, threadId: t, kind: "thread" }));
+    for (let i = 0; i < count; i++) {
+      builder.span({ trackId: tracks[i % 3], name: `whole_${i % 5}`, category: i % 2 ? "w" : null, startNs: Math.floor(i / 4) * 10, durNs: 5, depth: 0, args: i % 3 ? { i } : null });
+    }
+    for (let d = 0; d < count; d++) builder.spanDraft(d, { name: `drafted_${d % 7}`, category: "c", status: d % 11 === 0 ? "error" : null, args: { d } });
+    for (let k = 0; k < count; k++) {
+      // 7,919 is prime and does not divide count: k -> d visits every draft once, out of order.
+      const d = (k * 7919) % count;
+      builder.placeSpan(d, { spanId: builder.allocateSpanId(), trackId: tracks[d % 3], parentSpanId: d % 5 === 0 ? null : 0, startNs: Math.floor(d / 3) * 10, durNs: d % 4, depth: d % 5 === 0 ? 0 : 1 });
+      if (k % 100 === 99) await builder.checkpoint();
+    }
+    return builder.finish();
+  }
+
+  it.each([
+    ["in staging tables", undefined],
+    ["spilled to part files every 500 rows", 500],
+  ])("the file holds the in-memory sink's spans in that order (%s)", async (_label, spillRows) => {
+    const count = 3_000;
+    const memory = new MemorySink();
+    await produce(new EvidenceBuilder(memory, 64), count);
+    const key = (s: Record<string, unknown>) => [s.start_ns, s.track_id, s.span_id] as number[];
+    const expected = [...memory.tables.spans].sort((a, b) => {
+      const [x, y] = [key(a), key(b)];
+      return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+    });
+    expect(expected).toHaveLength(2 * count);
+
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test", { spillRows });
+      await produce(new EvidenceBuilder(writer, 64), count);
+      const spansFile = (await writer.finish()).find((f) => f.table === "spans")!;
+      const { instance, connection } = await openDuckDb();
+      try {
+        // No ORDER BY: the rows as the file holds them.
+        const reader = await connection.runAndReadAll(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(spansFile.object_id as ObjectId))})`);
+        const stored = reader.getRowObjectsJson().map(normalize);
+        expect(stored.map((s) => key(s).join("/"))).toEqual(expected.map((s) => key(s).join("/")));
+        expect(stored).toEqual(expected.map(normalize));
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
+      }
+    } finally {
+      ws.close();
+    }
+  }, 60_000);
+});
+
 async function importProfile(builder: EvidenceBuilder, text: string) {
   await cpuprofileImporter.parse({ source: sourceFromBytes(text, "a.cpuprofile"), builder, limits: DEFAULT_IMPORT_LIMITS });
   return builder.finish();
