@@ -47,6 +47,7 @@ async function build() {
 
 if (!isFresh()) await build();
 const cli = await import(pathToFileURL(bundle).href);
-// A thread started by an extraction (server/evidence/writer-thread.ts) writes Parquet instead.
-if (cli.isWriterThread()) await cli.runWriterThread();
+// A thread started by an extraction (server/evidence/threads.ts) runs its role instead.
+const role = cli.threadRole();
+if (role) await cli.runThread(role);
 else process.exitCode = await cli.main(process.argv.slice(2));

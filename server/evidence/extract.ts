@@ -11,6 +11,7 @@ import { publishGeneration, type Published } from "../store/corpus";
 import type { ObjectId } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
 import { ParquetGenerationWriter } from "./parquet-writer";
+import { splittableFile } from "./range-thread";
 import { ThreadedGenerationWriter } from "./writer-thread";
 
 export interface ExtractionRequest {
@@ -132,6 +133,8 @@ export async function extractStoredArtifact(
     const row = ws.db.prepare("SELECT limitations FROM generations WHERE id = ?").get(existing) as { limitations: string };
     return { generation_id: existing, commit_id: published.created ? published.commit_id : headCommit(ws.db).commit_id, limitations: JSON.parse(row.limitations) as Limitation[], reused: true, phases: null };
   }
+  // A plain file's ranges can be parsed on another thread (importers that split large inputs use it).
+  const split = (await splittableFile(ws.objects.pathOf(request.artifactId))) ?? undefined;
   const extraction = await extractAndPublish(ws, {
     artifactId: request.artifactId,
     runId: request.runId,
@@ -144,6 +147,7 @@ export async function extractStoredArtifact(
         source: { fileName: request.fileName, chunks: () => decompressedChunks(ws.objects.pathOf(request.artifactId), request.bounds) },
         builder,
         limits: DEFAULT_IMPORT_LIMITS,
+        split,
       }),
   });
   return { generation_id: extraction.generation_id, commit_id: extraction.commit_id, limitations: limitationsOf(extraction.summary), reused: false, phases: extraction.phases };

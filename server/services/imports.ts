@@ -9,6 +9,7 @@ import { EmberscopeError } from "../domain/errors";
 import { Limitation, Sensitivity } from "../domain/models";
 import { extractionFailure, extractStoredArtifact, THREADED_WRITER_FROM_BYTES, type ExtractionPhases } from "../evidence/extract";
 import { prepareWriterThread } from "../evidence/writer-thread";
+import { prepareRangeThreadFor } from "../evidence/range-thread";
 import { DEFAULT_INPUT_BOUNDS, expectedInputBytes, sniffHead, type InputBounds } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
 import { createRun, getRun, updateRun } from "../store/runs";
@@ -101,6 +102,7 @@ export const importArtifact = defineService({
 
     // A large input's writer thread loads its code while the artifact is stored.
     if ((await expectedInputBytes(file)) >= THREADED_WRITER_FROM_BYTES) prepareWriterThread();
+    await prepareRangeThreadFor(importer, file);
     // 1 MiB reads: about half the CPU of the 64 KiB default for a large file (fewer calls and chunks).
     const storeStarted = performance.now();
     const stored = await ws.objects.putFile(file);
