@@ -73,8 +73,9 @@ async function build() {
 
 const bundle = currentBuild() ?? (await build());
 const cli = await import(pathToFileURL(bundle).href);
-// A thread started by an extraction (server/evidence/writer-thread.ts) writes Parquet instead.
-if (cli.isWriterThread()) await cli.runWriterThread();
+// A thread started by an extraction (server/evidence/threads.ts) runs its role instead.
+const role = cli.threadRole();
+if (role) await cli.runThread(role);
 else {
   // A reader that stops early (`emberscope … | head`) closes the pipe: stop quietly, as Unix tools do.
   process.stdout.on("error", (error) => {

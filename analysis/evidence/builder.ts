@@ -188,7 +188,7 @@ class TableBuffer {
 }
 
 /** A growable column of int32 values. */
-class IntList {
+export class IntList {
   data = new Int32Array(1024);
   length = 0;
   push(value: number): void {

@@ -5,11 +5,11 @@
  * difffolded.pl's `stack BEFORE AFTER` (decided by the first valid line) → `samples` = AFTER, which
  * flamegraph.pl draws, plus `samples_base` = BEFORE, and metadata differential = "true".
  */
-import type { EvidenceBuilder, FrameInput } from "../evidence/builder";
+import { IntList, StackChildren, type EvidenceBuilder, type FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
-import { headText as decodeHead, lineBatches } from "../io/text";
-import { EvidenceParseError } from "./errors";
-import type { FormatImporter, ImportContext } from "./types";
+import { detectEncoding, headText as decodeHead, lineBatches } from "../io/text";
+import { EvidenceParseError, InputBoundError } from "./errors";
+import type { FormatImporter, ImportContext, RangeParse, SplittableInput } from "./types";
 
 const FORMAT = "folded";
 const SPACE = 0x20;
@@ -117,6 +117,19 @@ export function foldedFrameHash(view: DataView, start: number, end: number): num
   return hash ^ (hash >>> 16);
 }
 
+/** Where a stack walk puts its nodes: the builder (whole-file parse) or a part's own tree. */
+interface StackTree {
+  stack(parentStackId: number | null, frameId: number): number;
+}
+
+/** Distinct frame texts: their bytes one after another, and per text its start, length and foldedFrameHash. */
+export interface FoldedFrameTexts {
+  bytes: Uint8Array;
+  starts: Int32Array;
+  lengths: Int32Array;
+  hashes: Int32Array;
+}
+
 /**
  * Builds stacks line by line, touching each byte about once. Files are usually sorted, so the
  * frames shared with the previous line are reused after one byte comparison; the others are found
@@ -124,7 +137,6 @@ export function foldedFrameHash(view: DataView, start: number, end: number): num
  * builder, so a frame is decoded only when new.
  */
 class FoldedStacks {
-  private readonly decoder = new TextDecoder("utf-8", { fatal: false });
   /**
    * Distinct frame texts: builder frame ids, hashes, and their bytes in one arena (to confirm hash
    * hits), found through an open-addressing table of frame index + 1 by hash.
@@ -153,7 +165,10 @@ class FoldedStacks {
   truncatedStacks = 0;
 
   constructor(
-    private readonly builder: EvidenceBuilder,
+    /** Where nodes go: the builder, or a part's own tree. */
+    private readonly tree: StackTree,
+    /** The frame id of a text not seen before. */
+    private readonly newFrame: (text: Uint8Array) => number,
     private readonly maxDepth: number,
   ) {}
 
@@ -184,7 +199,7 @@ class FoldedStacks {
       if (stop > at) {
         if (frames < this.maxDepth) {
           const frameId = this.frameIds[this.frame(at, stop, foldedFrameHash(this.view, at, stop))];
-          node = this.builder.stack(node === NO_STACK ? null : node, frameId);
+          node = this.tree.stack(node === NO_STACK ? null : node, frameId);
         }
         frames++;
       }
@@ -214,7 +229,7 @@ class FoldedStacks {
     }
     const own = this.bytes.slice(start, end);
     const index = this.frameIds.length;
-    this.frameIds.push(this.builder.frame(describeFoldedFrame(this.decoder.decode(own))));
+    this.frameIds.push(this.newFrame(own));
     this.frameHashes.push(hash);
     this.frameLengths.push(length);
     this.frameStarts.push(this.arenaLength);
@@ -229,6 +244,24 @@ class FoldedStacks {
     if ((index + 1) * 2 > slots.length) this.growFrameSlots();
     else this.placeFrame(slots, index);
     return index;
+  }
+
+  /** The distinct frame texts in first-seen order (a part's, to send). */
+  texts(): FoldedFrameTexts {
+    return {
+      bytes: this.arena.subarray(0, this.arenaLength),
+      starts: Int32Array.from(this.frameStarts),
+      lengths: Int32Array.from(this.frameLengths),
+      hashes: Int32Array.from(this.frameHashes),
+    };
+  }
+
+  /** The frame id of each of a part's texts, in their order: found among these, or added as `frame` adds a new one. */
+  adopt(texts: FoldedFrameTexts): Int32Array {
+    this.startBatch(texts.bytes);
+    const ids = new Int32Array(texts.starts.length);
+    for (let i = 0; i < ids.length; i++) ids[i] = this.frameIds[this.frame(texts.starts[i], texts.starts[i] + texts.lengths[i], texts.hashes[i])];
+    return ids;
   }
 
   private placeFrame(slots: Int32Array, index: number): void {
@@ -253,6 +286,246 @@ function countProblem(bytes: Uint8Array, start: number, end: number): LineVerdic
   if (/^-\d/.test(token)) return "a negative count";
   if (/^[+-]?(\d+\.\d*|\.\d+|\d+(?=e))(e[+-]?\d+)?$/i.test(token)) return "a non-integer count";
   return "no count";
+}
+
+interface InvalidLine {
+  line: number;
+  offset: number;
+  why: LineVerdict;
+}
+
+/**
+ * The one line parser, of the whole-file parse and of a part alike: classifies each line, walks its
+ * stack, and hands a valid line's leaf and counts to `emit` (`before` is -1 unless differential).
+ */
+class FoldedLines {
+  validLines = 0;
+  invalidLines = 0;
+  readonly firstInvalid: InvalidLine[] = [];
+
+  constructor(
+    readonly stacks: FoldedStacks,
+    /** Whether lines carry two counts: decided by the first valid line (difffolded.pl), null before it. */
+    public differential: boolean | null,
+    readonly emit: (leaf: number, count: number, before: number) => void,
+  ) {}
+
+  /** Line `lineNo`, at `offset` in the input: `bytes[start, lineEnd)` of the current batch, without its line ending. */
+  line(bytes: Uint8Array, start: number, lineEnd: number, lineNo: number, offset: number): void {
+    const end = skipBlanksBack(bytes, start, lineEnd);
+    if (end === start) return;
+    const countStart = tokenStart(bytes, start, end);
+    const count = parseCount(bytes, countStart, end);
+    if (count < 0) return this.invalid(countProblem(bytes, countStart, end), lineNo, offset);
+    let stackEnd = skipBlanksBack(bytes, start, countStart);
+    let before = -1;
+    if (this.differential !== false && stackEnd > start) {
+      const beforeStart = tokenStart(bytes, start, stackEnd);
+      const value = parseCount(bytes, beforeStart, stackEnd);
+      const rest = skipBlanksBack(bytes, start, beforeStart);
+      if (value >= 0 && rest > start) {
+        before = value;
+        stackEnd = rest;
+      }
+    }
+    if (stackEnd === start) return this.invalid("an empty stack", lineNo, offset);
+    if (this.differential === true && before < 0) return this.invalid("one count in a differential file", lineNo, offset);
+    const leaf = this.stacks.leaf(start, stackEnd);
+    if (leaf === NO_STACK) return this.invalid("an empty stack", lineNo, offset);
+    // The first valid line decides: two counts make the whole file differential (difffolded.pl).
+    if (this.differential === null) this.differential = before >= 0;
+    this.validLines++;
+    this.emit(leaf, count, before);
+  }
+
+  private invalid(why: LineVerdict, line: number, offset: number): void {
+    this.invalidLines++;
+    if (this.firstInvalid.length < FIRST_INVALID_LINES_SHOWN) this.firstInvalid.push({ line, offset, why });
+  }
+}
+
+/** What a part's parse must be told of the file before it. */
+export interface FoldedPartOptions {
+  /** The whole-file parse's `differential` at the part's first line (checked when the part is merged). */
+  differential: boolean | null;
+  maxDepth: number;
+  maxLineLength: number;
+}
+
+/**
+ * The lines of a folded file from `start` (a line start) to its end, parsed on their own: what the
+ * whole-file parse would do with them, with frame and node ids of the part's own.
+ */
+export interface FoldedPart {
+  start: number;
+  /** The `differential` the part started from, and the one it ended with. */
+  assumedDifferential: boolean | null;
+  differential: boolean | null;
+  /** Distinct frame texts in first-seen order (a frame id is an index into them). */
+  frames: FoldedFrameTexts;
+  /** Per node in creation order: its parent (-1 at a root) and frame. */
+  nodeParents: Int32Array;
+  nodeFrames: Int32Array;
+  /** Per valid line in order: its leaf node, count and first count (-1 unless differential). */
+  sampleLeaves: Int32Array;
+  sampleCounts: Float64Array;
+  sampleBefores: Float64Array;
+  validLines: number;
+  invalidLines: number;
+  /** Line numbers from 1 at `start`; offsets in the file. */
+  firstInvalid: InvalidLine[];
+  truncatedStacks: number;
+  lineCount: number;
+}
+
+/** A part's own prefix tree: node ids in creation order, as the builder assigns them. */
+class PartTree implements StackTree {
+  readonly parents = new IntList();
+  readonly frames = new IntList();
+  private readonly children = new StackChildren();
+
+  stack(parentStackId: number | null, frameId: number): number {
+    const parent = parentStackId === null ? -1 : parentStackId;
+    const id = this.parents.length;
+    const known = this.children.childOrAdd(parent, frameId, id);
+    if (known !== id) return known;
+    this.parents.push(parent);
+    this.frames.push(frameId);
+    return id;
+  }
+}
+
+/** A growable column of float64 values (counts reach 15 digits). */
+class NumberList {
+  data = new Float64Array(1024);
+  length = 0;
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Float64Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = value;
+  }
+}
+
+/** Parses a part (see FoldedPart): `chunks` are the file's bytes from `start` on. */
+export async function parseFoldedPart(chunks: AsyncIterable<Uint8Array>, start: number, options: FoldedPartOptions): Promise<FoldedPart> {
+  const tree = new PartTree();
+  let frameCount = 0;
+  const stacks = new FoldedStacks(tree, () => frameCount++, options.maxDepth);
+  const leaves = new IntList();
+  const counts = new NumberList();
+  const befores = new NumberList();
+  const lines = new FoldedLines(stacks, options.differential, (leaf, count, before) => {
+    leaves.push(leaf);
+    counts.push(count);
+    befores.push(before);
+  });
+  let lineCount = 0;
+  for await (const batch of lineBatches(chunks, options.maxLineLength, { offset: start })) {
+    const bytes = batch.bytes;
+    stacks.startBatch(bytes);
+    while (batch.nextLine()) {
+      // Whether the whole-file parse refuses a line this long depends on where its chunks end
+      // (see lineBatches), which a part cannot know: the main thread reads such a part itself.
+      if (batch.end - batch.start >= options.maxLineLength) {
+        throw new InputBoundError("line_length", options.maxLineLength, `Line ${batch.line} of the part at byte ${start} may be longer than ${options.maxLineLength} bytes.`);
+      }
+      lines.line(bytes, batch.start, batch.end, batch.line, batch.lineOffset);
+      lineCount = batch.line;
+    }
+  }
+  return {
+    start,
+    assumedDifferential: options.differential,
+    differential: lines.differential,
+    frames: stacks.texts(),
+    nodeParents: tree.parents.data.subarray(0, tree.parents.length),
+    nodeFrames: tree.frames.data.subarray(0, tree.frames.length),
+    sampleLeaves: leaves.data.subarray(0, leaves.length),
+    sampleCounts: counts.data.subarray(0, counts.length),
+    sampleBefores: befores.data.subarray(0, befores.length),
+    validLines: lines.validLines,
+    invalidLines: lines.invalidLines,
+    firstInvalid: lines.firstInvalid,
+    truncatedStacks: stacks.truncatedStacks,
+    lineCount,
+  };
+}
+
+/**
+ * Adds a part to a whole-file parse that has read every line before it (`linesBefore` of them), as
+ * if it had read the part's lines itself; false, touching nothing, when the part started from a
+ * `differential` other than the parse's.
+ *
+ * Why this gives the sequential parse's ids and row order: reading the part's lines itself, the
+ * parse would intern each frame text at its first use in the part (when not known before), and
+ * create a node at the first walk through its (parent, frame) pair in the part (when not known
+ * before); samples follow line order. The part records exactly those firsts in the same order
+ * (texts in first-seen order, nodes in creation order, each node after its parent), so interning
+ * its texts in their order and replaying its nodes in creation order through `stack` creates the
+ * new frames and nodes in the same order, and looks up the known ones: two part nodes that map to
+ * one (two texts that describe one frame, say `f` and `f_[i]`) resolve to the node the first made.
+ * The texts go through this parse's own text table, so `builder.frame` (and a FIELD_TRUNCATED it
+ * counts) runs once per text new to the file, as reading the lines would. Depth truncation is per
+ * line; the one thing carried from line to line, `differential`, is the part's assumption, checked
+ * here; a line the part cannot judge (its length bound) fails the part (see parseFoldedPart).
+ */
+function mergeFoldedPart(part: FoldedPart, lines: FoldedLines, linesBefore: number, builder: EvidenceBuilder): Promise<boolean> | boolean {
+  if (part.assumedDifferential !== lines.differential) return false;
+  return replayFoldedPart(part, lines, linesBefore, builder).then(() => true);
+}
+
+async function replayFoldedPart(part: FoldedPart, lines: FoldedLines, linesBefore: number, builder: EvidenceBuilder): Promise<void> {
+  const frameIds = lines.stacks.adopt(part.frames);
+  const nodes = new Int32Array(part.nodeParents.length);
+  for (let node = 0; node < nodes.length; node++) {
+    const parent = part.nodeParents[node];
+    nodes[node] = builder.stack(parent < 0 ? null : nodes[parent], frameIds[part.nodeFrames[node]]);
+    if ((node & 0xffff) === 0xffff) await builder.checkpoint();
+  }
+  lines.differential = part.differential;
+  for (let line = 0; line < part.sampleLeaves.length; line++) {
+    lines.emit(nodes[part.sampleLeaves[line]], part.sampleCounts[line], part.sampleBefores[line]);
+    if ((line & 0x3fff) === 0x3fff) await builder.checkpoint();
+  }
+  lines.validLines += part.validLines;
+  lines.invalidLines += part.invalidLines;
+  for (const invalid of part.firstInvalid) {
+    if (lines.firstInvalid.length < FIRST_INVALID_LINES_SHOWN) lines.firstInvalid.push({ ...invalid, line: invalid.line + linesBefore });
+  }
+  lines.stacks.truncatedStacks += part.truncatedStacks;
+}
+
+/**
+ * Inputs from this size are parsed in two parts when they can be. Per thread CPU for the 220 MB
+ * benchmark file: first 40% 1.45 s, merge 0.9 s, part (60%) 1.6 s plus 0.3-1 s to start its
+ * thread; by those rates a split wins only above about 80-90 MB.
+ */
+export const FOLDED_SPLIT_FROM_BYTES = 96 * 1024 * 1024;
+/**
+ * Where the second part starts, as a fraction of the input: the main thread merges the part after
+ * its own (about 0.65 s of CPU per 100 MB of part), and the part's thread starts late, so its own is smaller.
+ */
+export const FOLDED_SPLIT_FRACTION = 0.4;
+/** How far after the chosen place a line start is looked for. */
+const SPLIT_SEARCH_BYTES = 1024 * 1024;
+
+/** The byte offset of the input's second part (a line start), or null when it is not split. */
+async function foldedSplitPoint(input: SplittableInput): Promise<number | null> {
+  const target = input.splitNear ?? (input.byteLength >= FOLDED_SPLIT_FROM_BYTES ? Math.floor(input.byteLength * FOLDED_SPLIT_FRACTION) : -1);
+  if (target < 0) return null;
+  // UTF-16 is re-encoded for the parse: its offsets are not the file's.
+  if (detectEncoding(await input.read(0, 4)).encoding !== "utf-8") return null;
+  // A line start after a newline, never the input's start (where a BOM may be).
+  const window = 64 * 1024;
+  for (let from = Math.max(target - 1, 0); from < Math.min(input.byteLength, target + SPLIT_SEARCH_BYTES); from += window) {
+    const bytes = await input.read(from, Math.min(from + window, input.byteLength));
+    const newline = bytes.indexOf(0x0a);
+    if (newline >= 0) return from + newline + 1 < input.byteLength ? from + newline + 1 : null;
+  }
+  return null;
 }
 
 export const foldedImporter: FormatImporter = {
@@ -287,74 +560,58 @@ export const foldedImporter: FormatImporter = {
     }
   },
 
-  async parse({ source, builder, limits }: ImportContext) {
-    const stacks = new FoldedStacks(builder, limits.maxDepth);
+  splitsFromBytes: FOLDED_SPLIT_FROM_BYTES,
+
+  async parse({ source, builder, limits, split }: ImportContext) {
+    const decoder = new TextDecoder("utf-8", { fatal: false });
+    const stacks = new FoldedStacks(builder, (text) => builder.frame(describeFoldedFrame(decoder.decode(text))), limits.maxDepth);
     let samples = -1;
     let samplesBase = -1;
-    let differential: boolean | null = null;
-    let lineNo = 0;
-    let validLines = 0;
-    let invalidLines = 0;
-    let lineOffset = 0;
-    const firstInvalid: { line: number; offset: number; why: LineVerdict }[] = [];
-    const invalid = (why: LineVerdict) => {
-      invalidLines++;
-      if (firstInvalid.length < FIRST_INVALID_LINES_SHOWN) firstInvalid.push({ line: lineNo, offset: lineOffset, why });
-    };
-
-    // Lines are parsed as bytes, not decoded: string scanning costs about twice a byte's cost.
-    for await (const batch of lineBatches(source.chunks(), limits.maxLineLength)) {
-      const bytes = batch.bytes;
-      stacks.startBatch(bytes);
-      while (batch.nextLine()) {
-        const start = batch.start;
-        lineNo = batch.line;
-        lineOffset = batch.lineOffset;
-        const end = skipBlanksBack(bytes, start, batch.end);
-        if (end === start) continue;
-        const countStart = tokenStart(bytes, start, end);
-        const count = parseCount(bytes, countStart, end);
-        if (count < 0) {
-          invalid(countProblem(bytes, countStart, end));
-          continue;
-        }
-        let stackEnd = skipBlanksBack(bytes, start, countStart);
-        let before = -1;
-        if (differential !== false && stackEnd > start) {
-          const beforeStart = tokenStart(bytes, start, stackEnd);
-          const value = parseCount(bytes, beforeStart, stackEnd);
-          const rest = skipBlanksBack(bytes, start, beforeStart);
-          if (value >= 0 && rest > start) {
-            before = value;
-            stackEnd = rest;
-          }
-        }
-        if (stackEnd === start) {
-          invalid("an empty stack");
-          continue;
-        }
-        if (differential === true && before < 0) {
-          invalid("one count in a differential file");
-          continue;
-        }
-        const leaf = stacks.leaf(start, stackEnd);
-        if (leaf === NO_STACK) {
-          invalid("an empty stack");
-          continue;
-        }
-        // The first valid line decides: two counts make the whole file differential (difffolded.pl).
-        if (differential === null) differential = before >= 0;
-        if (samples < 0) {
-          samples = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
-          if (differential) samplesBase = builder.metric({ name: "samples_base", unit: "count", kind: "sampled" });
-        }
-        builder.sample(leaf, null, null, samples, count);
-        if (differential) builder.sample(leaf, null, null, samplesBase, before);
-        validLines++;
-        if ((validLines & 0x3fff) === 0) await builder.checkpoint();
+    const lines = new FoldedLines(stacks, null, (leaf, count, before) => {
+      if (samples < 0) {
+        samples = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
+        if (before >= 0) samplesBase = builder.metric({ name: "samples_base", unit: "count", kind: "sampled" });
       }
+      builder.sample(leaf, null, null, samples, count);
+      if (before >= 0) builder.sample(leaf, null, null, samplesBase, before);
+    });
+
+    // A large plain file's second part is parsed on another thread while this one reads the first;
+    // it is handed out once the first valid line decided `differential` (or at the split, undecided).
+    let splitAt = split ? await foldedSplitPoint(split) : null;
+    let part: RangeParse<FoldedPart> | null = null;
+    const handOut = (at: number) => {
+      const job = split!.parseRange("folded", at, split!.byteLength, { differential: lines.differential, maxDepth: limits.maxDepth, maxLineLength: limits.maxLineLength });
+      // Its failure is read at the split; one that comes after this parse failed first is of no interest.
+      job.result.catch(() => undefined);
+      return job;
+    };
+    try {
+      // Lines are parsed as bytes, not decoded: string scanning costs about twice a byte's cost.
+      reading: for await (const batch of lineBatches(source.chunks(), limits.maxLineLength)) {
+        const bytes = batch.bytes;
+        stacks.startBatch(bytes);
+        while (batch.nextLine()) {
+          if (splitAt !== null && batch.lineOffset >= splitAt) {
+            part ??= handOut(splitAt);
+            const merged = await part.result.then(
+              (result) => mergeFoldedPart(result, lines, batch.line - 1, builder),
+              // A part that failed (or could not decide, see parseFoldedPart) is read here instead.
+              () => false,
+            );
+            if (merged) break reading;
+            splitAt = null;
+          }
+          lines.line(bytes, batch.start, batch.end, batch.line, batch.lineOffset);
+          if (part === null && splitAt !== null && lines.differential !== null) part = handOut(splitAt);
+        }
+        await builder.checkpoint();
+      }
+    } finally {
+      part?.cancel();
     }
 
+    const { validLines, invalidLines, firstInvalid, differential } = lines;
     if (validLines === 0) {
       if (invalidLines === 0) throw new EvidenceParseError(FORMAT, "empty input", { offset: 0, line: 1 });
       const first = firstInvalid[0];

@@ -1,6 +1,6 @@
 import { EvidenceBuilder, MemorySink, type EvidenceSummary } from "../evidence/builder";
 import type { TableName } from "../evidence/schema";
-import { DEFAULT_IMPORT_LIMITS, type FormatImporter, type ImportLimits, type ImportSource } from "./types";
+import { DEFAULT_IMPORT_LIMITS, type FormatImporter, type ImportLimits, type ImportSource, type SplittableInput } from "./types";
 
 /** An in-memory input, handed out in chunks like a file would be. */
 export function sourceFromBytes(input: Uint8Array | string, fileName: string | null = null, chunkSize = 64 * 1024): ImportSource {
@@ -22,7 +22,7 @@ export interface MemoryImport {
 export async function importToMemory(
   importer: FormatImporter,
   input: Uint8Array | string,
-  options: { fileName?: string | null; limits?: Partial<ImportLimits>; chunkSize?: number } = {},
+  options: { fileName?: string | null; limits?: Partial<ImportLimits>; chunkSize?: number; split?: SplittableInput } = {},
 ): Promise<MemoryImport> {
   const sink = new MemorySink();
   const builder = new EvidenceBuilder(sink, 1024);
@@ -30,6 +30,7 @@ export async function importToMemory(
     source: sourceFromBytes(input, options.fileName ?? null, options.chunkSize),
     builder,
     limits: { ...DEFAULT_IMPORT_LIMITS, ...options.limits },
+    split: options.split,
   });
   const summary = await builder.finish();
   return { tables: sink.tables, summary };

@@ -1,4 +1,5 @@
 import type { EvidenceBuilder } from "../evidence/builder";
+import type { FoldedPart, FoldedPartOptions } from "./folded";
 
 export const FORMAT_IDS = [
   "cpuprofile",
@@ -32,10 +33,38 @@ export interface ImportSource {
   chunks(): AsyncIterable<Uint8Array>;
 }
 
+/** Parsers of a byte range of an input that an importer may have run elsewhere (SplittableInput), by name: their options and result. */
+export interface RangeParsers {
+  folded: { options: FoldedPartOptions; result: FoldedPart };
+}
+export type RangeParserId = keyof RangeParsers;
+
+/** A range parse under way; `cancel` ends it (its result is then never delivered) and is safe once it settled. */
+export interface RangeParse<T> {
+  result: Promise<T>;
+  cancel(): void;
+}
+
+/**
+ * Offered when the source's bytes are a file's own (nothing decompressed or re-encoded), so a
+ * byte range of it can be parsed elsewhere, on another thread, while the importer reads the rest.
+ */
+export interface SplittableInput {
+  byteLength: number;
+  /** Bytes [start, end) of the input (fewer at its end). */
+  read(start: number, end: number): Promise<Uint8Array>;
+  /** Runs the parser on bytes [start, end) of the input elsewhere. */
+  parseRange<P extends RangeParserId>(parser: P, start: number, end: number, options: RangeParsers[P]["options"]): RangeParse<RangeParsers[P]["result"]>;
+  /** Split near this byte offset, whatever the input's size, instead of where the importer would (tests, tuning). */
+  splitNear?: number;
+}
+
 export interface ImportContext {
   source: ImportSource;
   builder: EvidenceBuilder;
   limits: ImportLimits;
+  /** Present when the input may be split (see SplittableInput); importers that do not split ignore it. */
+  split?: SplittableInput;
 }
 
 /** One file format: how to recognise it and how to normalize it into evidence. */
@@ -51,6 +80,8 @@ export interface FormatImporter {
   sniff(head: Uint8Array, headText: string, fileName: string | null): number;
   /** Streams the input into the builder; throws EvidenceParseError on malformed input. */
   parse(ctx: ImportContext): Promise<void>;
+  /** From this input size the importer splits a SplittableInput (the server starts the thread ahead for it). */
+  splitsFromBytes?: number;
   /** Bumped whenever the normalization changes, so re-extraction makes a new generation. */
   version: string;
 }

@@ -145,16 +145,27 @@ export class LineBatch {
   }
 }
 
+/** UTF-8 bytes of a range of an input that starts at `offset`: no BOM is looked for, as none can be there. */
+async function* rangeChunks(chunks: AsyncIterable<Uint8Array>, offset: number): AsyncGenerator<{ bytes: Uint8Array; offset: number }> {
+  let at = offset;
+  for await (const bytes of chunks) {
+    yield { bytes, offset: at };
+    at += bytes.length;
+  }
+}
+
 /**
  * Splits a chunked input into batches of whole lines: LF or CRLF endings, UTF-8 or UTF-16 (with
  * BOM, see utf8Chunks). A line still incomplete after a chunk longer than `maxLineLength` bytes
  * is refused (InputBoundError "line_length"), so memory stays bounded by chunk and line size.
+ * With `range`, the chunks are a UTF-8 input's bytes from `range.offset` on (a line start), and
+ * lines are numbered from 1 there.
  */
-export async function* lineBatches(chunks: AsyncIterable<Uint8Array>, maxLineLength: number): AsyncGenerator<LineBatch> {
+export async function* lineBatches(chunks: AsyncIterable<Uint8Array>, maxLineLength: number, range?: { offset: number }): AsyncGenerator<LineBatch> {
   let carry: Uint8Array = new Uint8Array(0);
   let carryOffset = 0;
   let line = 1;
-  for await (const { bytes, offset } of utf8Chunks(chunks)) {
+  for await (const { bytes, offset } of range ? rangeChunks(chunks, range.offset) : utf8Chunks(chunks)) {
     let rest = bytes;
     let restOffset = offset;
     if (carry.length > 0) {

@@ -11,6 +11,7 @@ import { publishGeneration, type Published } from "../store/corpus";
 import type { ObjectId } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
 import { ParquetGenerationWriter } from "./parquet-writer";
+import { splittableFile } from "./range-thread";
 import { ThreadedGenerationWriter } from "./writer-thread";
 
 export interface ExtractionRequest {
@@ -147,6 +148,8 @@ export async function extractArtifactFile(
   request: { file: string; artifactId: ObjectId | (() => Promise<ObjectId>); runId: string; importer: FormatImporter; fileName: string; bounds: InputBounds },
 ): Promise<StoredExtraction> {
   const { importer } = request;
+  // A plain file's ranges can be parsed on another thread (importers that split large inputs use it).
+  const split = (await splittableFile(request.file)) ?? undefined;
   const extraction = await extractAndPublish(ws, {
     artifactId: request.artifactId,
     runId: request.runId,
@@ -159,6 +162,7 @@ export async function extractArtifactFile(
         source: { fileName: request.fileName, chunks: () => decompressedChunks(request.file, request.bounds) },
         builder,
         limits: DEFAULT_IMPORT_LIMITS,
+        split,
       }),
   });
   return { generation_id: extraction.generation_id, commit_id: extraction.commit_id, limitations: limitationsOf(extraction.summary), reused: false, phases: extraction.phases };

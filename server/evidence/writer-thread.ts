@@ -1,19 +1,18 @@
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { parentPort, type Worker } from "node:worker_threads";
 import type { BatchSink, RowBatch, StagingTableName } from "../../analysis/evidence/builder";
 import type { GenerationFile } from "../domain/models";
-import { CLI_ENTRY } from "../package-root";
 import { ObjectStore } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
 import { loadDuckDb } from "./duckdb";
 import { ParquetGenerationWriter } from "./parquet-writer";
+import { prepareThread, takeThread, threadStats } from "./threads";
 
 /**
  * The Parquet writer on its own thread, so that DuckDB's appends (native calls that block the
  * thread making them) overlap with the parse that produces the batches instead of following it.
  * Numeric columns move to the thread without a copy; text columns are copied once.
  *
- * The thread runs the CLI's bundle (bin/emberscope.js), which starts the writer when it finds
- * `workerData.role` is WRITER_ROLE.
+ * The thread runs the CLI's bundle in the role WRITER_ROLE (see threads.ts).
  */
 export const WRITER_ROLE = "parquet-writer";
 
@@ -31,28 +30,14 @@ interface OpenWriter {
 type ToWriter = OpenWriter | { type: "batch"; batch: RowBatch } | { type: "complete"; tables: StagingTableName[] } | { type: "finish" } | { type: "close" };
 type FromWriter = { type: "ready" } | { type: "written" } | { type: "finished"; files: GenerationFile[] } | { type: "failed"; message: string; stack?: string };
 
-/** An idle thread that has loaded its code, waiting to be told what to write; it ends if unused. */
-let prepared: { worker: Worker; timer: NodeJS.Timeout; alive: boolean } | null = null;
-const PREPARED_IDLE_MS = 30_000;
 /** A thread that has not opened its writer by then (its code failed to load, say) is given up. */
 const READY_WITHIN_MS = 60_000;
 /** After being told to close, a thread that has not ended by then is terminated. */
 const CLOSE_WITHIN_MS = 10_000;
 
-let started = 0;
-let live = 0;
-
 /** Writer threads started since the process began, and those still running (tests read these). */
 export function writerThreadStats(): { started: number; live: number } {
-  return { started, live };
-}
-
-function startThread(): Worker {
-  const worker = new Worker(CLI_ENTRY, { workerData: { role: WRITER_ROLE } });
-  started++;
-  live++;
-  worker.once("exit", () => live--);
-  return worker;
+  return threadStats(WRITER_ROLE);
 }
 
 /**
@@ -61,27 +46,7 @@ function startThread(): Worker {
  * keep the process alive and ends after 30 s; one that dies meanwhile is not handed out.
  */
 export function prepareWriterThread(): void {
-  if (prepared?.alive) return;
-  const worker = startThread();
-  worker.unref();
-  const entry = { worker, alive: true, timer: setTimeout(() => void worker.terminate(), PREPARED_IDLE_MS) };
-  entry.timer.unref();
-  worker.on("error", () => undefined);
-  worker.once("exit", () => {
-    entry.alive = false;
-    clearTimeout(entry.timer);
-    if (prepared === entry) prepared = null;
-  });
-  prepared = entry;
-}
-
-function takeThread(): Worker {
-  const entry = prepared;
-  prepared = null;
-  if (!entry?.alive) return startThread();
-  clearTimeout(entry.timer);
-  entry.worker.ref();
-  return entry.worker;
+  prepareThread(WRITER_ROLE);
 }
 
 export class ThreadedGenerationWriter implements BatchSink {
@@ -105,7 +70,7 @@ export class ThreadedGenerationWriter implements BatchSink {
    * the open on the thread, and a thread that cannot open fails the next write or the finish.
    */
   static open(ws: Workspace, generationId: string, options: { spillRows?: number } = {}): ThreadedGenerationWriter {
-    const writer = new ThreadedGenerationWriter(takeThread());
+    const writer = new ThreadedGenerationWriter(takeThread(WRITER_ROLE));
     writer.worker.postMessage({ type: "open", tmp: ws.layout.tmp, objects: ws.layout.objects, generationId, spillRows: options.spillRows } satisfies ToWriter);
     const timer = setTimeout(() => writer.fail(new Error(`the Parquet writer thread did not start within ${READY_WITHIN_MS / 1000} s`)), READY_WITHIN_MS);
     timer.unref();
@@ -171,11 +136,6 @@ export class ThreadedGenerationWriter implements BatchSink {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => this.waiting.push({ resolve: resolve as (message: FromWriter) => void, reject, accepts: [type] }));
   }
-}
-
-/** True in a thread started by ThreadedGenerationWriter. */
-export function isWriterThread(): boolean {
-  return !isMainThread && (workerData as { role?: string } | null)?.role === WRITER_ROLE;
 }
 
 /** The thread's side: opens a writer when told, writes batches in order, acknowledging each, until told to finish or close. */

@@ -9,6 +9,7 @@ import { EmberscopeError } from "../domain/errors";
 import { Limitation, Sensitivity } from "../domain/models";
 import { extractArtifactFile, extractionFailure, extractStoredArtifact, mayReuseGeneration, THREADED_WRITER_FROM_BYTES, type ExtractionPhases } from "../evidence/extract";
 import { prepareWriterThread } from "../evidence/writer-thread";
+import { prepareRangeThreadFor } from "../evidence/range-thread";
 import { DEFAULT_INPUT_BOUNDS, expectedInputBytes, sniffHead, type InputBounds } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
 import { createRun, getRun, updateRun } from "../store/runs";
@@ -104,7 +105,10 @@ export const importArtifact = defineService({
     // is parsed while another thread hashes it — unless the same bytes may have a generation
     // already: then the hash comes first, to reuse it instead of parsing.
     const large = (await expectedInputBytes(file)) >= THREADED_WRITER_FROM_BYTES && !mayReuseGeneration(ws, stat.size, importer);
-    if (large) prepareWriterThread();
+    if (large) {
+      prepareWriterThread();
+      await prepareRangeThreadFor(importer, file);
+    }
     const storeStarted = performance.now();
     const staged = large ? await ws.objects.stageFile(file) : null;
     let stored: StoredObject | null = staged ? null : await ws.objects.putFile(file);

@@ -1,0 +1,108 @@
+import { createReadStream, promises as fsp } from "node:fs";
+import { parentPort } from "node:worker_threads";
+import { RANGE_PARSERS } from "../../analysis/formats/ranges";
+import type { FormatImporter, RangeParse, RangeParserId, RangeParsers, SplittableInput } from "../../analysis/formats/types";
+import { isGzip } from "../../analysis/io/bytes";
+import { prepareThread, takeThread, threadStats } from "./threads";
+
+/**
+ * Parsing a byte range of a stored file on a thread of its own (an importer's second part, see
+ * SplittableInput). The thread runs the CLI's bundle in the role RANGE_ROLE (see threads.ts),
+ * parses one range, sends the result with its typed arrays moved rather than copied, and ends.
+ */
+export const RANGE_ROLE = "range-parser";
+
+interface RangeRequest {
+  parser: RangeParserId;
+  file: string;
+  start: number;
+  end: number;
+  options: unknown;
+}
+
+type FromRangeThread = { type: "parsed"; result: unknown } | { type: "failed"; message: string; stack?: string };
+
+/** Range parser threads started since the process began, and those still running (tests read these). */
+export function rangeThreadStats(): { started: number; live: number } {
+  return threadStats(RANGE_ROLE);
+}
+
+async function readRange(file: string, start: number, end: number): Promise<Uint8Array> {
+  const handle = await fsp.open(file, "r");
+  try {
+    const buffer = Buffer.alloc(Math.max(0, end - start));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A stored file as a SplittableInput when its bytes are what importers read (not gzip), else null. */
+export async function splittableFile(file: string): Promise<SplittableInput | null> {
+  const { size } = await fsp.stat(file);
+  if (isGzip(await readRange(file, 0, 2))) return null;
+  return {
+    byteLength: size,
+    read: (start, end) => readRange(file, start, end),
+    parseRange: (parser, start, end, options) => parseRangeOnThread(file, parser, start, end, options),
+  };
+}
+
+/** Starts a range thread ahead of an import that will split `file` (large enough for `importer`, not gzip). */
+export async function prepareRangeThreadFor(importer: FormatImporter, file: string): Promise<void> {
+  if (importer.splitsFromBytes === undefined) return;
+  const { size } = await fsp.stat(file);
+  if (size >= importer.splitsFromBytes && !isGzip(await readRange(file, 0, 2))) prepareThread(RANGE_ROLE);
+}
+
+/**
+ * Parses bytes [start, end) of `file` with the named parser on a thread (the prepared one, if
+ * any). The result rejects when the parser fails or the thread dies; cancel ends the thread.
+ */
+export function parseRangeOnThread<P extends RangeParserId>(file: string, parser: P, start: number, end: number, options: RangeParsers[P]["options"]): RangeParse<RangeParsers[P]["result"]> {
+  const worker = takeThread(RANGE_ROLE);
+  const result = new Promise<RangeParsers[P]["result"]>((resolve, reject) => {
+    worker.on("message", (message: FromRangeThread) => {
+      if (message.type === "parsed") return resolve(message.result as RangeParsers[P]["result"]);
+      const error = new Error(message.message);
+      if (message.stack) error.stack = message.stack;
+      reject(error);
+    });
+    worker.on("error", reject);
+    // After a result this changes nothing; before one, the thread died or was cancelled.
+    worker.once("exit", (code) => reject(new Error(`the range parser thread exited (code ${code}) before its result`)));
+  });
+  worker.postMessage({ parser, file, start, end, options } satisfies RangeRequest);
+  return { result, cancel: () => void worker.terminate() };
+}
+
+/** The buffers under every typed array in `value` (nested in plain objects and arrays), to move them. */
+function buffersOf(value: unknown, found = new Set<ArrayBuffer>()): Set<ArrayBuffer> {
+  if (ArrayBuffer.isView(value)) found.add(value.buffer as ArrayBuffer);
+  else if (Array.isArray(value)) for (const item of value) buffersOf(item, found);
+  else if (value !== null && typeof value === "object") for (const item of Object.values(value)) buffersOf(item, found);
+  return found;
+}
+
+/** The thread's side: parses the one range it is asked for, sends the result, and ends. */
+export function runRangeThread(): Promise<void> {
+  const port = parentPort!;
+  const send = (message: FromRangeThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+  return new Promise((resolve) => {
+    port.once("message", (request: RangeRequest) => {
+      const parse = RANGE_PARSERS[request.parser] as (chunks: AsyncIterable<Uint8Array>, start: number, options: unknown) => Promise<unknown>;
+      const chunks = createReadStream(request.file, { start: request.start, end: request.end - 1, highWaterMark: 1 << 20 });
+      parse(chunks, request.start, request.options)
+        .then(
+          (result) => send({ type: "parsed", result }, [...buffersOf(result)]),
+          (error: Error) => send({ type: "failed", message: error.message, stack: error.stack }),
+        )
+        .finally(() => {
+          chunks.destroy();
+          port.close();
+          resolve();
+        });
+    });
+  });
+}
