@@ -6,10 +6,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { threadId } from "node:worker_threads";
+import { isMainThread, threadId, workerData } from "node:worker_threads";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const entry = path.join(root, "server", "cli", "main.ts");
+// Two entries sharing chunks: the CLI, and the threads an extraction starts (server/evidence/threads.ts).
+const entries = { cli: path.join(root, "server", "cli", "main.ts"), threads: path.join(root, "server", "evidence", "thread-main.ts") };
 const cacheDir = path.join(root, "node_modules", ".cache", "emberscope");
 // Names the directory of the current build: each build writes a new directory, so a process
 // still running an older one can load its chunks while another process rebuilds.
@@ -17,15 +18,16 @@ const currentFile = path.join(cacheDir, "current.json");
 // Builds older than this, other than the current one, are removed by the next build.
 const KEEP_OLD_BUILDS_MS = 60 * 60 * 1000;
 
+/** The current build's directory, unless a source changed since it was built. */
 function currentBuild() {
   try {
     const dir = path.join(cacheDir, JSON.parse(readFileSync(currentFile, "utf8")).dir);
     const bundle = path.join(dir, "cli.mjs");
     const inputs = path.join(dir, "inputs.json");
-    if (!existsSync(bundle) || !existsSync(inputs)) return null;
+    if (!existsSync(bundle) || !existsSync(path.join(dir, "threads.mjs")) || !existsSync(inputs)) return null;
     const builtAt = statSync(bundle).mtimeMs;
     const fresh = JSON.parse(readFileSync(inputs, "utf8")).every((file) => existsSync(file) && statSync(file).mtimeMs <= builtAt);
-    return fresh ? bundle : null;
+    return fresh ? dir : null;
   } catch {
     return null;
   }
@@ -40,7 +42,7 @@ async function build() {
   const dir = path.join(cacheDir, name);
   mkdirSync(cacheDir, { recursive: true });
   const result = await esbuild.build({
-    entryPoints: { cli: entry },
+    entryPoints: entries,
     outdir: dir,
     outExtension: { ".js": ".mjs" },
     chunkNames: "chunk-[hash]",
@@ -68,15 +70,15 @@ async function build() {
       // another build removed it
     }
   }
-  return path.join(dir, "cli.mjs");
+  return dir;
 }
 
-const bundle = currentBuild() ?? (await build());
-const cli = await import(pathToFileURL(bundle).href);
-// A thread started by an extraction (server/evidence/threads.ts) runs its role instead.
-const role = cli.threadRole();
-if (role) await cli.runThread(role);
-else {
+const dir = currentBuild() ?? (await build());
+if (!isMainThread && workerData?.role) {
+  const threads = await import(pathToFileURL(path.join(dir, "threads.mjs")).href);
+  await threads.runThread();
+} else {
+  const cli = await import(pathToFileURL(path.join(dir, "cli.mjs")).href);
   // A reader that stops early (`emberscope … | head`) closes the pipe: stop quietly, as Unix tools do.
   process.stdout.on("error", (error) => {
     if (error.code !== "EPIPE") throw error;

@@ -6,16 +6,6 @@ import { COMMANDS, commandForService, findCommand, type CliCommand } from "./com
 import { PACKAGE_ROOT } from "../package-root";
 import { setSpanIndexLoading } from "../evidence/span-index";
 
-import { runRangeThread } from "../evidence/range-thread";
-import type { ThreadRole } from "../evidence/threads";
-import { runWriterThread } from "../evidence/writer-thread";
-
-// Threads an extraction starts run this bundle too (see bin/emberscope.js), each its role's loop.
-export { threadRole } from "../evidence/threads";
-const THREAD_LOOPS: Record<ThreadRole, () => Promise<void>> = { "parquet-writer": runWriterThread, "range-parser": runRangeThread };
-export function runThread(role: ThreadRole): Promise<void> {
-  return THREAD_LOOPS[role]();
-}
 
 export interface CliIo {
   stdout: (text: string) => void;

@@ -29,7 +29,7 @@ export interface ExtractionRequest {
 
 /**
  * From this input size the Parquet writer runs on its own thread. Starting the thread costs about
- * a second (a fresh isolate loads the CLI bundle and DuckDB), which smaller inputs would not win back.
+ * a second (a fresh isolate loads the bundle's thread entry and DuckDB), which smaller inputs would not win back.
  */
 export const THREADED_WRITER_FROM_BYTES = 16 * 1024 * 1024;
 

@@ -7,7 +7,7 @@ import { prepareThread, takeThread, threadStats } from "./threads";
 
 /**
  * Parsing a byte range of a stored file on a thread of its own (an importer's second part, see
- * SplittableInput). The thread runs the CLI's bundle in the role RANGE_ROLE (see threads.ts),
+ * SplittableInput). The thread runs the bundle's thread entry in the role RANGE_ROLE (see threads.ts),
  * parses one range, sends the result with its typed arrays moved rather than copied, and ends.
  */
 export const RANGE_ROLE = "range-parser";

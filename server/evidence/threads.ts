@@ -2,9 +2,10 @@ import { isMainThread, Worker, workerData } from "node:worker_threads";
 import { CLI_ENTRY } from "../package-root";
 
 /**
- * Threads an extraction starts: each runs the CLI's bundle (bin/emberscope.js), which asks
- * threadRole() and runs that role's loop instead of a command. Starting one costs 0.3-1 s (a fresh
- * isolate loads the bundle), so a caller that knows it will need one prepares it ahead.
+ * Threads an extraction starts: each runs bin/emberscope.js, which in a thread with a role loads
+ * the bundle's thread entry (server/evidence/thread-main.ts) and runs that role's loop. Starting
+ * one costs 0.15-1 s (a fresh isolate loads the code), so a caller that knows it will need one
+ * prepares it ahead.
  */
 export const THREAD_ROLES = ["parquet-writer", "range-parser"] as const;
 export type ThreadRole = (typeof THREAD_ROLES)[number];

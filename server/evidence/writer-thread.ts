@@ -12,7 +12,7 @@ import { prepareThread, takeThread, threadStats } from "./threads";
  * thread making them) overlap with the parse that produces the batches instead of following it.
  * Numeric columns move to the thread without a copy; text columns are copied once.
  *
- * The thread runs the CLI's bundle in the role WRITER_ROLE (see threads.ts).
+ * The thread runs the bundle's thread entry in the role WRITER_ROLE (see threads.ts).
  */
 export const WRITER_ROLE = "parquet-writer";
 
