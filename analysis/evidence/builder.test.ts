@@ -59,6 +59,36 @@ describe("EvidenceBuilder", () => {
     }
   });
 
+  it("takes the importer's word for which nodes are outermost when every node came with it, and works it out otherwise", async () => {
+    const random = randomInts(9);
+    const paths = Array.from({ length: 2000 }, () => Array.from({ length: 1 + random(16) }, () => random(10)));
+    const totalsWith = async (say: (node: number) => boolean) => {
+      const sink = new MemorySink();
+      const builder = new EvidenceBuilder(sink);
+      const frames = Array.from({ length: 10 }, (_, i) => builder.frame({ name: `h${i}`, kind: "native" }));
+      const metric = builder.metric({ name: "samples", unit: "count", kind: "counted" });
+      let nodes = 0;
+      for (const path of paths) {
+        let stack: number | null = null;
+        path.forEach((frame, depth) => {
+          const outermost = !path.slice(0, depth).includes(frame);
+          stack = builder.stack(stack, frames[frame], say(nodes++) ? outermost : undefined);
+        });
+        builder.sample(stack!, null, null, metric, 1);
+      }
+      await builder.finish();
+      return sink.tables.frame_totals;
+    };
+    const worked = await totalsWith(() => false);
+    expect(await totalsWith(() => true)).toEqual(worked);
+    // Said of some nodes only: worked out for all.
+    expect(await totalsWith((node) => node % 3 !== 0)).toEqual(worked);
+    // And those are right: a frame counts once per path that has it.
+    const counts = new Map<number, number>();
+    for (const path of paths) for (const frame of new Set(path)) counts.set(frame, (counts.get(frame) ?? 0) + 1);
+    expect(new Map(worked.map((row) => [row.frame_id as number, row.total]))).toEqual(counts);
+  });
+
   it("finds a parent's children again however many it has (kept in its record, then by hash) as the tables grow", () => {
     const children = new StackChildren();
     const random = randomInts(3);

@@ -5,6 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { fixtureWriter, parseErrorOf, totalsByStack } from "../../test/helpers/evidence-rows";
 import { foldedFrameHash, foldedImporter, sameBytes } from "./folded";
+import { splittableBytes } from "./ranges";
 import { importToMemory } from "./run";
 
 const fixture = fixtureWriter("emberscope-folded-");
@@ -165,6 +166,30 @@ describe("folded stacks importer", () => {
     // "main" is one frame and one root node shared by four stacks.
     expect(result.tables.stacks.filter((s) => s.parent_stack_id === null)).toHaveLength(2);
     expect(result.summary.limitations).toEqual([]);
+  });
+
+  it("counts a recursive frame once per line in its total, also under another spelling of it, in one part or two", async () => {
+    // `f_[i]` and `f_[w]` describe frame `f` (kind other) again; `f_[k]` is another frame (kernel).
+    const spellings = ["a", "b", "c", "a_[i]", "b_[w]", "c_[k]", "d"];
+    const frameOf = (text: string) => (/_\[[iw]\]$/.test(text) ? text.slice(0, -4) : text.endsWith("_[k]") ? `${text.slice(0, -4)} (kernel)` : text);
+    let state = 7;
+    const next = (n: number) => (state = (state * 48271) % 2147483647) % n;
+    const lines = ["main;a;b;a_[i];c 5", "main;a_[i];a 3", "main;c;c_[k] 2", "main;b;b_[w];b;b 4"];
+    for (let i = 0; i < 3000; i++) lines.push(`main;${Array.from({ length: 1 + next(12) }, () => spellings[next(spellings.length)]).join(";")} ${1 + next(9)}`);
+    const expected = new Map<string, number>();
+    for (const line of lines) {
+      const [stack, count] = line.split(" ");
+      for (const frame of new Set(stack.split(";").map(frameOf))) expected.set(frame, (expected.get(frame) ?? 0) + Number(count));
+    }
+    const bytes = new TextEncoder().encode(lines.join("\n") + "\n");
+    const totalsOf = (result: Awaited<ReturnType<typeof importToMemory>>) => {
+      const names = new Map(result.tables.frames.map((f) => [f.frame_id, f.kind === "kernel" ? `${String(f.name)} (kernel)` : String(f.name)]));
+      return new Map(result.tables.frame_totals.map((t) => [names.get(t.frame_id)!, t.total]));
+    };
+    expect(totalsOf(await importToMemory(foldedImporter, bytes))).toEqual(expected);
+    for (const splitNear of [bytes.length >> 3, bytes.length >> 1]) {
+      expect(totalsOf(await importToMemory(foldedImporter, bytes, { split: splittableBytes(bytes, { splitNear }) }))).toEqual(expected);
+    }
   });
 
   it("reads py-spy frames as python frames with file and line", async () => {

@@ -5,7 +5,7 @@
  * difffolded.pl's `stack BEFORE AFTER` (decided by the first valid line) → `samples` = AFTER, which
  * flamegraph.pl draws, plus `samples_base` = BEFORE, and metadata differential = "true".
  */
-import { IntList, StackChildren, type EvidenceBuilder, type FrameInput } from "../evidence/builder";
+import { frameKey, IntList, StackChildren, type EvidenceBuilder, type FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { detectEncoding, headText as decodeHead, lineBatches } from "../io/text";
 import { EvidenceParseError, InputBoundError } from "./errors";
@@ -119,7 +119,8 @@ export function foldedFrameHash(view: DataView, start: number, end: number): num
 
 /** Where a stack walk puts its nodes: the builder (whole-file parse) or a part's own tree. */
 interface StackTree {
-  stack(parentStackId: number | null, frameId: number): number;
+  /** `outermost`: whether `frameId` is absent from the path above (see EvidenceBuilder.stack). */
+  stack(parentStackId: number | null, frameId: number, outermost: boolean): number;
 }
 
 /** Distinct frame texts: their bytes one after another, and per text its start, length and foldedFrameHash. */
@@ -161,7 +162,15 @@ class FoldedStacks {
   private readonly ends: number[] = [];
   private readonly nodes: number[] = [];
   private readonly framesSoFar: number[] = [];
+  /** Per segment, the recursion class of its frame (-1: none, or past maxDepth). */
+  private readonly segmentClasses: number[] = [];
   private segments = 0;
+  /**
+   * Per recursion class, the last line (by `lineSerial`) whose path has it so far: a frame is
+   * outermost on its path when its class is not stamped with the current line yet.
+   */
+  private classStamps = new Int32Array(1024);
+  private lineSerial = 0;
   truncatedStacks = 0;
 
   constructor(
@@ -170,6 +179,11 @@ class FoldedStacks {
     /** The frame id of a text not seen before. */
     private readonly newFrame: (text: Uint8Array) => number,
     private readonly maxDepth: number,
+    /**
+     * The recursion class of a frame id: frames of one class are one frame in the evidence (the
+     * builder's frame ids are; a part's texts are not, as `f` and `f_[i]` describe one frame).
+     */
+    private readonly frameClass: (frameId: number) => number = (frameId) => frameId,
   ) {}
 
   /** Lines come from one batch at a time, so no line is compared with bytes its producer may since have reused. */
@@ -194,18 +208,35 @@ class FoldedStacks {
     let node = segment > 0 ? this.nodes[segment - 1] : NO_STACK;
     let frames = segment > 0 ? this.framesSoFar[segment - 1] : 0;
     let at = start + (segment > 0 ? this.ends[segment - 1] + 1 : 0);
+    // The path's frames so far: those of the reused segments, then each new one as it is walked.
+    if (this.lineSerial === 2 ** 30) {
+      // Stamps are int32: start the count again rather than let it wrap.
+      this.classStamps.fill(0);
+      this.lineSerial = 0;
+    }
+    const serial = ++this.lineSerial;
+    for (let reused = 0; reused < segment; reused++) {
+      const recursionClass = this.segmentClasses[reused];
+      if (recursionClass >= 0) this.classStamps[recursionClass] = serial;
+    }
     while (at <= end) {
       const stop = frameEnd(this.view, at, end);
+      let recursionClass = -1;
       if (stop > at) {
         if (frames < this.maxDepth) {
           const frameId = this.frameIds[this.frame(at, stop, foldedFrameHash(this.view, at, stop))];
-          node = this.tree.stack(node === NO_STACK ? null : node, frameId);
+          recursionClass = this.frameClass(frameId);
+          if (recursionClass >= this.classStamps.length) this.growClassStamps(recursionClass);
+          const outermost = this.classStamps[recursionClass] !== serial;
+          this.classStamps[recursionClass] = serial;
+          node = this.tree.stack(node === NO_STACK ? null : node, frameId, outermost);
         }
         frames++;
       }
       this.ends[segment] = stop - start;
       this.nodes[segment] = node;
       this.framesSoFar[segment] = frames;
+      this.segmentClasses[segment] = recursionClass;
       segment++;
       at = stop + 1;
     }
@@ -214,6 +245,12 @@ class FoldedStacks {
     this.previousStart = start;
     this.previousLength = length;
     return node;
+  }
+
+  private growClassStamps(recursionClass: number): void {
+    const grown = new Int32Array(Math.max(this.classStamps.length * 2, recursionClass + 1));
+    grown.set(this.classStamps);
+    this.classStamps = grown;
   }
 
   /** The index of the frame text `bytes[start, end)` among the distinct ones, added when new. */
@@ -363,9 +400,10 @@ export interface FoldedPart {
   differential: boolean | null;
   /** Distinct frame texts in first-seen order (a frame id is an index into them). */
   frames: FoldedFrameTexts;
-  /** Per node in creation order: its parent (-1 at a root) and frame. */
+  /** Per node in creation order: its parent (-1 at a root), frame, and 1 when that frame is outermost on its path. */
   nodeParents: Int32Array;
   nodeFrames: Int32Array;
+  nodeOutermost: Int32Array;
   /** Per valid line in order: its leaf node, count and first count (-1 unless differential). */
   sampleLeaves: Int32Array;
   sampleCounts: Float64Array;
@@ -382,15 +420,17 @@ export interface FoldedPart {
 class PartTree implements StackTree {
   readonly parents = new IntList();
   readonly frames = new IntList();
+  readonly outermost = new IntList();
   private readonly children = new StackChildren();
 
-  stack(parentStackId: number | null, frameId: number): number {
+  stack(parentStackId: number | null, frameId: number, outermost: boolean): number {
     const parent = parentStackId === null ? -1 : parentStackId;
     const id = this.parents.length;
     const known = this.children.childOrAdd(parent, frameId, id);
     if (known !== id) return known;
     this.parents.push(parent);
     this.frames.push(frameId);
+    this.outermost.push(outermost ? 1 : 0);
     return id;
   }
 }
@@ -412,8 +452,19 @@ class NumberList {
 /** Parses a part (see FoldedPart): `chunks` are the file's bytes from `start` on. */
 export async function parseFoldedPart(chunks: AsyncIterable<Uint8Array>, start: number, options: FoldedPartOptions): Promise<FoldedPart> {
   const tree = new PartTree();
-  let frameCount = 0;
-  const stacks = new FoldedStacks(tree, () => frameCount++, options.maxDepth);
+  // Texts that the builder will take for one frame (same key) are one recursion class, so that
+  // the part says "outermost" exactly as the whole-file parse would.
+  const decoder = new TextDecoder("utf-8", { fatal: false });
+  const classByKey = new Map<string, number>();
+  const classes: number[] = [];
+  const newFrame = (text: Uint8Array) => {
+    const key = frameKey(describeFoldedFrame(decoder.decode(text)));
+    let recursionClass = classByKey.get(key);
+    if (recursionClass === undefined) classByKey.set(key, (recursionClass = classByKey.size));
+    classes.push(recursionClass);
+    return classes.length - 1;
+  };
+  const stacks = new FoldedStacks(tree, newFrame, options.maxDepth, (frameId) => classes[frameId]);
   const leaves = new IntList();
   const counts = new NumberList();
   const befores = new NumberList();
@@ -443,6 +494,7 @@ export async function parseFoldedPart(chunks: AsyncIterable<Uint8Array>, start: 
     frames: stacks.texts(),
     nodeParents: tree.parents.data.subarray(0, tree.parents.length),
     nodeFrames: tree.frames.data.subarray(0, tree.frames.length),
+    nodeOutermost: tree.outermost.data.subarray(0, tree.outermost.length),
     sampleLeaves: leaves.data.subarray(0, leaves.length),
     sampleCounts: counts.data.subarray(0, counts.length),
     sampleBefores: befores.data.subarray(0, befores.length),
@@ -482,7 +534,7 @@ async function replayFoldedPart(part: FoldedPart, lines: FoldedLines, linesBefor
   const nodes = new Int32Array(part.nodeParents.length);
   for (let node = 0; node < nodes.length; node++) {
     const parent = part.nodeParents[node];
-    nodes[node] = builder.stack(parent < 0 ? null : nodes[parent], frameIds[part.nodeFrames[node]]);
+    nodes[node] = builder.stack(parent < 0 ? null : nodes[parent], frameIds[part.nodeFrames[node]], part.nodeOutermost[node] === 1);
     if ((node & 0xffff) === 0xffff) await builder.checkpoint();
   }
   lines.differential = part.differential;
