@@ -59,7 +59,7 @@ export class ObjectStore {
         },
         createWriteStream(staging, { mode: 0o600 }),
       );
-      await syncFile(staging);
+      await syncPath(staging);
       return await this.settle(staging, `sha256:${hash.digest("hex")}` as ObjectId, size);
     } catch (error) {
       await fsp.rm(staging, { force: true });
@@ -122,7 +122,7 @@ export class ObjectStore {
     const store = async (): Promise<StoredObject> => {
       try {
         const { digest, size: hashedSize } = await hashed;
-        await syncFile(staging);
+        await syncPath(staging);
         return await this.settle(staging, `sha256:${digest}` as ObjectId, hashedSize);
       } catch (error) {
         await fsp.rm(staging, { force: true });
@@ -155,7 +155,7 @@ export class ObjectStore {
     await fsp.mkdir(path.dirname(target), { recursive: true });
     await fsp.chmod(staging, 0o444);
     await fsp.rename(staging, target);
-    await syncDirectory(path.dirname(target));
+    await syncPath(path.dirname(target));
     return { id, size, created: true };
   }
 
@@ -251,17 +251,9 @@ function hashOnThread(file: string): Promise<{ digest: string; size: number }> {
   });
 }
 
-async function syncFile(file: string): Promise<void> {
+/** fsync of a file, or of a directory (its entries: a rename into it). */
+async function syncPath(file: string): Promise<void> {
   const handle = await fsp.open(file, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await fsp.open(dir, "r");
   try {
     await handle.sync();
   } finally {
