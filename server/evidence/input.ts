@@ -17,11 +17,12 @@ export const DEFAULT_INPUT_BOUNDS: InputBounds = {
   maxExpansionRatio: 200,
 };
 
-async function readHead(file: string, bytes: number): Promise<Buffer> {
+/** Bytes [start, end) of a file, fewer where it ends first. */
+export async function readRange(file: string, start: number, end: number): Promise<Buffer> {
   const handle = await fsp.open(file, "r");
   try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+    const buffer = Buffer.alloc(Math.max(0, end - start));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
     return buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
@@ -52,7 +53,7 @@ export async function expectedInputBytes(file: string): Promise<number> {
  * InputBoundError (a decompression bomb) instead of filling the disk or memory.
  */
 export async function* decompressedChunks(file: string, bounds: InputBounds): AsyncGenerator<Uint8Array> {
-  const head = await readHead(file, 2);
+  const head = await readRange(file, 0, 2);
   if (!isGzip(head)) {
     for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) yield chunk as Buffer;
     return;

@@ -3,6 +3,7 @@ import { parentPort } from "node:worker_threads";
 import { RANGE_PARSERS } from "../../analysis/formats/ranges";
 import type { FormatImporter, RangeParse, RangeParserId, RangeParsers, SplittableInput } from "../../analysis/formats/types";
 import { isGzip } from "../../analysis/io/bytes";
+import { readRange } from "./input";
 import { prepareThread, takeThread, threadStats } from "./threads";
 
 /**
@@ -25,17 +26,6 @@ type FromRangeThread = { type: "parsed"; result: unknown } | { type: "failed"; m
 /** Range parser threads started since the process began, and those still running (tests read these). */
 export function rangeThreadStats(): { started: number; live: number } {
   return threadStats(RANGE_ROLE);
-}
-
-async function readRange(file: string, start: number, end: number): Promise<Uint8Array> {
-  const handle = await fsp.open(file, "r");
-  try {
-    const buffer = Buffer.alloc(Math.max(0, end - start));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
 }
 
 /** A stored file as a SplittableInput when its bytes are what importers read (not gzip), else null. */
