@@ -8,6 +8,7 @@ import { TABLES, TABLE_NAMES, type ColumnSpec, type TableName } from "../../anal
 import type { GenerationFile } from "../domain/models";
 import type { ObjectStore } from "../store/object-store";
 import { loadDuckDb, openDuckDb, sqlString, type DuckDbModules } from "./duckdb";
+import { StagedNumbers } from "./parquet-staging";
 
 /** DuckDB's packages, set by the first `ParquetGenerationWriter.open` (they load on first use). */
 let api: DuckDbModules["api"];
@@ -19,7 +20,8 @@ const INT32_MAX = 2 ** 31 - 1;
 /**
  * Staged rows of one table beyond which they are written out to a part file and the table starts
  * empty again: an in-memory DuckDB keeps table data in memory whatever its memory limit, so a
- * 1 GB input's 100 M sample rows would otherwise all stay resident.
+ * 1 GB input's millions of rows would otherwise all stay resident. (Tables of numbers only are
+ * staged in files, see StagedNumbers.)
  */
 const SPILL_ROWS = 4_000_000;
 
@@ -147,6 +149,15 @@ function fillText(text: DuckDbBindings.Vector, ids: DuckDbBindings.Vector, dicti
   if (values - coded < rows) setValidity(text, textValidity);
 }
 
+/**
+ * Staging tables whose columns are all numbers (stacks, samples, the totals, span places: most of
+ * a large import's rows) bypass DuckDB's appender: their batches go straight into a Parquet file
+ * of their own, which the COPY reads in its place, in the same types as the table it replaces.
+ */
+function stagedAsFile(table: StagingTableName): boolean {
+  return STAGING_TABLES[table].every((c) => isNumericColumn(c.type));
+}
+
 /** A staging table's columns: each text column twice, its text and then its dictionary id. */
 function stagingColumns(table: StagingTableName): { name: string; sql: string; type: DuckDBType }[] {
   return STAGING_TABLES[table].flatMap((c) => {
@@ -210,8 +221,9 @@ export interface WriterTarget {
 
 /**
  * Receives the evidence batches of one generation, stages them in an in-memory DuckDB (spilling
- * to the workspace's tmp/ when large), and on finish writes one Parquet file per table into the
- * object store. Every file carries `generation_id` so readers can union generations by name.
+ * to the workspace's tmp/ when large) or, tables of numbers only, in files in tmp/, and on finish
+ * writes one Parquet file per table into the object store. Every file carries `generation_id` so
+ * readers can union generations by name.
  * zstd at level 1: about twice as fast to write as the default level, for files about a fifth larger.
  */
 export class ParquetGenerationWriter implements BatchSink {
@@ -222,19 +234,24 @@ export class ParquetGenerationWriter implements BatchSink {
     private readonly connection: DuckDBConnection,
     private readonly stagingDir: string,
     private readonly spillRows: number,
+    private readonly inFile: (table: StagingTableName) => boolean,
   ) {}
 
-  /** `spillRows`: staged rows per table before a part file is written (tests make it small). */
-  static async open(ws: WriterTarget, generationId: string, options: { spillRows?: number } = {}): Promise<ParquetGenerationWriter> {
+  /**
+   * `spillRows`: staged rows per table before a part file is written (tests make it small).
+   * `numbersInFiles: false` stages every table through the appender (tests compare the two).
+   */
+  static async open(ws: WriterTarget, generationId: string, options: { spillRows?: number; numbersInFiles?: boolean } = {}): Promise<ParquetGenerationWriter> {
     ({ api, bindings: duckdb } = await loadDuckDb());
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
     // Staging spills to disk beyond this, keeping a 1 GB import within about 2 GB of RSS in all.
     try {
       const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "768MB" });
-      const writer = new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir, options.spillRows ?? SPILL_ROWS);
+      const inFiles = options.numbersInFiles ?? true;
+      const writer = new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir, options.spillRows ?? SPILL_ROWS, (table) => inFiles && stagedAsFile(table));
       try {
-        for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) await connection.run(createTableSql(table));
+        for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) if (!writer.inFile(table)) await connection.run(createTableSql(table));
       } catch (error) {
         await writer.close();
         throw error;
@@ -244,6 +261,19 @@ export class ParquetGenerationWriter implements BatchSink {
       await fsp.rm(stagingDir, { recursive: true, force: true });
       throw error;
     }
+  }
+
+  /** The staged files of the tables staged in files, made by their first batch (or their COPY). */
+  private readonly files = new Map<StagingTableName, StagedNumbers>();
+
+  private stagedFile(table: StagingTableName): StagedNumbers {
+    let file = this.files.get(table);
+    if (!file) {
+      const columns = STAGING_TABLES[table].map((c) => ({ name: c.name, type: c.type === "INTEGER" ? ("INT32" as const) : ("DOUBLE" as const) }));
+      file = new StagedNumbers(path.join(this.stagingDir, `${table}.staged.parquet`), columns);
+      this.files.set(table, file);
+    }
+    return file;
   }
 
   /** One appender per table, kept open across batches (closing one flushes it into the table). */
@@ -276,7 +306,16 @@ export class ParquetGenerationWriter implements BatchSink {
 
   async write(batch: RowBatch): Promise<void> {
     if (this.completed.has(batch.table)) throw new Error(`rows for ${batch.table} arrived after it was declared complete`);
-    const specs = STAGING_TABLES[batch.table];
+    const specs = STAGING_TABLES[batch.table] as readonly ColumnSpec[] | undefined;
+    if (!specs) throw new Error(`rows for ${batch.table}, which is no staging table`);
+    if (this.inFile(batch.table)) {
+      this.stagedFile(batch.table).append(
+        specs.map((c) => batch.columns[c.name] as Float64Array),
+        batch.length,
+      );
+      this.written.set(batch.table, this.totalRows(batch.table) + batch.length);
+      return;
+    }
     let appender = this.appenders.get(batch.table);
     if (!appender) {
       appender = await this.connection.createAppender(batch.table);
@@ -328,8 +367,13 @@ export class ParquetGenerationWriter implements BatchSink {
     this.staged.set(table, 0);
   }
 
-  /** A staging table's rows as staged (text columns beside their dictionary ids): the table itself and any part files it spilled to. */
+  /**
+   * A staging table's rows as staged (text columns beside their dictionary ids): the table itself
+   * and any part files it spilled to, or its staged file. A single file's row groups are read in
+   * their order (DuckDB preserves insertion order).
+   */
   private stagedRows(table: StagingTableName): string {
+    if (this.inFile(table)) return `read_parquet(${sqlString(this.stagedFile(table).file)})`;
     const parts = this.parts.get(table);
     return parts?.length ? `(SELECT * FROM "${table}" UNION ALL SELECT * FROM read_parquet([${parts.map(sqlString).join(", ")}]))` : `"${table}"`;
   }
@@ -431,10 +475,12 @@ export class ParquetGenerationWriter implements BatchSink {
     }
   }
 
+  /** Ends staging of these tables before they are read: appenders flush, staged files get their footer. */
   private closeAppenders(tables: StagingTableName[]): void {
     for (const table of tables) {
       this.appenders.get(table)?.closeSync();
       this.appenders.delete(table);
+      if (this.inFile(table)) this.stagedFile(table).finish();
     }
   }
 
@@ -451,7 +497,8 @@ export class ParquetGenerationWriter implements BatchSink {
     // duplicated draft would cancel out).
     const expectedSpans = this.totalRows("spans") + this.totalRows("span_places");
     if (table === "spans" && rowCount !== expectedSpans) throw new Error(`span drafts and places do not pair up: ${rowCount} spans written, ${expectedSpans} expected`);
-    await connection.run(`DROP TABLE "${table}"`);
+    for (const staging of stagingTablesOf(table)) if (this.inFile(staging)) await fsp.rm(this.stagedFile(staging).file, { force: true });
+    if (!this.inFile(table)) await connection.run(`DROP TABLE "${table}"`);
     // Stored (hashed, copied, synced) while DuckDB writes the next table.
     const stored = this.store(table, target, rowCount);
     stored.catch(() => undefined);
@@ -468,6 +515,7 @@ export class ParquetGenerationWriter implements BatchSink {
     // An early COPY still running would be cut off by closing the instance under it.
     await this.earlyWrites;
     try {
+      for (const file of this.files.values()) file.close();
       for (const appender of this.appenders.values()) appender.closeSync();
       this.appenders.clear();
       this.earlyConnection?.closeSync();

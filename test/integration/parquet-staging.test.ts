@@ -1,0 +1,244 @@
+import { readdirSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { EvidenceBuilder, STAGING_TABLES, type RowBatch, type StagingTableName } from "../../analysis/evidence/builder";
+import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
+import { foldedImporter } from "../../analysis/formats/folded";
+import { sourceFromBytes } from "../../analysis/formats/run";
+import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
+import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
+import { StagedNumbers, type StagedColumn } from "../../server/evidence/parquet-staging";
+import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
+import type { ObjectId } from "../../server/store/object-store";
+import { initWorkspace } from "../../server/store/workspace";
+import { tempProject } from "../helpers/project";
+
+async function query(sql: string): Promise<unknown[][]> {
+  const { instance, connection } = await openDuckDb();
+  try {
+    return (await connection.runAndReadAll(sql)).getRows();
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** Stages `columns` (one Float64Array per column) in batches of `batchRows`, and reads the file back with DuckDB, in file order. */
+async function stageAndRead(columns: StagedColumn[], values: Float64Array[], batchRows: number) {
+  const file = path.join(tempProject(), "staged.parquet");
+  const staged = new StagedNumbers(file, columns);
+  const length = values[0].length;
+  for (let start = 0; start < length; start += batchRows) {
+    const rows = Math.min(batchRows, length - start);
+    staged.append(
+      values.map((v) => v.subarray(start, start + rows)),
+      rows,
+    );
+  }
+  staged.finish();
+  const names = columns.map((c) => `"${c.name}"`).join(", ");
+  const rows = await query(`SELECT ${names} FROM read_parquet(${sqlString(file)})`);
+  const types = await query(`SELECT column_type FROM (DESCRIBE SELECT ${names} FROM read_parquet(${sqlString(file)}))`);
+  const groups = await query(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${sqlString(file)}) ORDER BY 1`);
+  return { rows, types: types.map((t) => t[0]), groups: groups.map((g) => Number(g[1])) };
+}
+
+/** What the appender path stores for an INTEGER column (fillInteger): rounded, or NULL when NaN or beyond an int32. */
+function asInteger(value: number): number | null {
+  return value === value && Math.abs(value) <= 2 ** 31 - 1 ? Math.round(value) + 0 : null;
+}
+
+describe("numbers staged as a plain Parquet file", () => {
+  const columns: StagedColumn[] = [
+    { name: "d", type: "DOUBLE" },
+    { name: "i", type: "INT32" },
+  ];
+
+  it("reads back every value: NaN, -0, integers to 2^53, the largest doubles; int32 columns rounded or NULL", async () => {
+    const doubles = [NaN, -0, 0, 1.5, -1.5, 2 ** 53, -(2 ** 53), 2 ** 53 - 1, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, Infinity, -Infinity];
+    const integers = [NaN, -0, 2.5, -2.5, 0.49999999999999994, -0.5, 2 ** 31 - 1, -(2 ** 31 - 1), 2 ** 31, -(2 ** 31), 2147483647.4, 2147483646.6, Infinity];
+    const { rows, types } = await stageAndRead(columns, [Float64Array.from(doubles), Float64Array.from(integers)], 5);
+    expect(types).toEqual(["DOUBLE", "INTEGER"]);
+    expect(rows.map((r) => r[0])).toEqual(doubles);
+    expect(Object.is(rows[1][0], -0)).toBe(true);
+    expect(rows.map((r) => r[1])).toEqual(integers.map(asInteger));
+    expect(rows.map((r) => r[1])).toEqual([null, 0, 3, -2, 0, 0, 2 ** 31 - 1, -(2 ** 31 - 1), null, null, null, 2 ** 31 - 1, null]);
+  });
+
+  it("an empty file has the columns' types and no rows; a single row is a row group of its own", async () => {
+    const empty = await stageAndRead(columns, [new Float64Array(0), new Float64Array(0)], 1);
+    expect(empty).toEqual({ rows: [], types: ["DOUBLE", "INTEGER"], groups: [] });
+    const single = await stageAndRead(columns, [Float64Array.of(7), Float64Array.of(NaN)], 1);
+    expect(single).toEqual({ rows: [[7, null]], types: ["DOUBLE", "INTEGER"], groups: [1] });
+  });
+
+  it.each([
+    ["in batches of 65,761 rows", 65_761],
+    ["in batches of 2,049 rows", 2_049],
+    ["in batches of 1,000 rows", 1_000],
+  ])("keeps many row groups' rows in order, NULLs where they were (%s)", async (_label, batchRows) => {
+    const count = 700_001;
+    const d = Float64Array.from({ length: count }, (_, i) => (i % 5 === 0 ? NaN : i * 0.25));
+    // NULLs in runs and alone, and a row group without any (from row 500,000).
+    const i32 = Float64Array.from({ length: count }, (_, i) => (i < 500_000 && (i % 3 === 0 || (i > 1000 && i < 5000)) ? NaN : i));
+    const { rows, groups } = await stageAndRead(columns, [d, i32], batchRows);
+    expect(rows).toHaveLength(count);
+    expect(groups.reduce((sum, n) => sum + n, 0)).toBe(count);
+    expect(groups.length).toBeGreaterThan(5);
+    for (let row = 0; row < count; row++) {
+      const [a, b] = rows[row] as [number, number | null];
+      const expected = [d[row], asInteger(i32[row])];
+      if (!Object.is(a, expected[0]) || b !== expected[1]) expect({ row, a, b }).toEqual({ row, a: expected[0], b: expected[1] });
+    }
+  }, 60_000);
+});
+
+/** Every staging table of numbers only, the ones staged in files. */
+const NUMERIC_TABLES = (Object.keys(STAGING_TABLES) as StagingTableName[]).filter((t) => STAGING_TABLES[t].every((c) => c.type !== "VARCHAR" && c.type !== "BOOLEAN"));
+
+describe("the Parquet writer stages tables of numbers in files", () => {
+  it("stages exactly the tables whose columns are all numbers", () => {
+    expect(NUMERIC_TABLES.sort()).toEqual(["frame_totals", "samples", "span_places", "stack_totals", "stacks"]);
+  });
+
+  /** The generation's files (table → content address), staged one way or the other. */
+  async function filesOf(numbersInFiles: boolean, produce: (writer: ParquetGenerationWriter) => Promise<void>) {
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test", { numbersInFiles });
+      await produce(writer);
+      const files = await writer.finish();
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+      return Object.fromEntries(files.map((f) => [f.table, `${f.row_count} ${f.object_id}`]));
+    } finally {
+      ws.close();
+    }
+  }
+
+  /** Rows of stacks and samples with odd values, in batches of uneven sizes (as checkpoints cut them). */
+  async function writeNumbers(writer: ParquetGenerationWriter, rows: number, batchSizes: number[]) {
+    let k = 0;
+    for (let start = 0; start < rows; k++) {
+      const length = Math.min(batchSizes[k % batchSizes.length], rows - start);
+      const ids = Float64Array.from({ length }, (_, i) => start + i);
+      const batch = (table: StagingTableName, columns: Record<string, Float64Array>): RowBatch => ({ table, length, columns });
+      await writer.write(
+        batch("stacks", {
+          stack_id: ids,
+          parent_stack_id: ids.map((i) => (i % 97 === 0 ? NaN : i - 1)),
+          frame_id: ids.map((i) => (i % 1001 === 0 ? 2 ** 31 : i % 5003)),
+          depth: ids.map((i) => (i % 7 === 0 ? i / 4 : i % 50)),
+        }),
+      );
+      await writer.write(
+        batch("samples", {
+          stack_id: ids,
+          track_id: ids.map((i) => (i % 3 === 0 ? NaN : i % 11)),
+          time_ns: ids.map((i) => (i % 13 === 0 ? NaN : 2 ** 53 - i)),
+          metric_id: new Float64Array(length),
+          value: ids.map((i) => -i),
+        }),
+      );
+      start += length;
+    }
+  }
+
+  it.each([
+    ["a few rows in one batch", 1_000, [1_000]],
+    ["rows in batches not a multiple of 2,048", 700_000, [65_761, 1, 2_049, 65_536, 30_000]],
+    // The 220 MB folded file's sample batches.
+    ["batches as a large import sends them", 629_805, [65_761, 65_838, 65_818, 65_820, 65_823, 65_852, 65_683, 66_004, 65_819, 37_387]],
+    // A flush of 205,475 rows ([122,880, 82,595]), then a last one of 100,000 that fills up the second row group.
+    ["a last flush smaller than a row group", 305_475, [65_761]],
+  ])("writes the same bytes as staging through DuckDB's appender (%s)", async (_label, rows, batchSizes) => {
+    const produce = async (writer: ParquetGenerationWriter) => {
+      await writeNumbers(writer, rows, batchSizes);
+      await writer.complete(["stacks"]);
+    };
+    const [appended, staged] = [await filesOf(false, produce), await filesOf(true, produce)];
+    expect(staged).toEqual(appended);
+    expect(staged.stacks).toMatch(new RegExp(`^${rows} `));
+  }, 120_000);
+
+  it("writes the same bytes as the appender for an import (folded stacks, and a trace's drafted spans)", async () => {
+    const folded = Array.from({ length: 3_000 }, (_, i) => `main;f${i % 17};g${i % 113};h${i} ${1 + (i % 9)}`).join("\n");
+    const trace = JSON.stringify({
+      traceEvents: Array.from({ length: 5_000 }, (_, i) => [
+        { name: `t${i % 7}`, ph: "B", pid: 1, tid: 1 + (i % 3), ts: i * 10 },
+        { name: `t${i % 7}`, ph: "E", pid: 1, tid: 1 + (i % 3), ts: i * 10 + 5 },
+      ]).flat(),
+    });
+    for (const [importer, text] of [
+      [foldedImporter, folded],
+      [chromeTraceImporter, trace],
+    ] as const) {
+      const produce = async (writer: ParquetGenerationWriter) => {
+        const builder = new EvidenceBuilder(writer, 700);
+        await importer.parse({ source: sourceFromBytes(text, "input", 4096), builder, limits: DEFAULT_IMPORT_LIMITS });
+        await builder.finish();
+      };
+      const [appended, staged] = [await filesOf(false, produce), await filesOf(true, produce)];
+      expect(staged).toEqual(appended);
+    }
+    // Both the stacks and the drafted spans came through: not a comparison of empty files.
+  }, 120_000);
+
+  it("refuses a batch for a table staged in a file once it was declared complete", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test");
+      await writeNumbers(writer, 10, [10]);
+      await writer.complete(["stacks"]);
+      await expect(writeNumbers(writer, 10, [10])).rejects.toThrow(/stacks arrived after it was declared complete/);
+      const files = await writer.finish();
+      expect(files.find((f) => f.table === "stacks")!.row_count).toBe(10);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("a writer closed while staging, or whose COPY failed, leaves no staged files behind", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const closed = await ParquetGenerationWriter.open(ws, "gen_test");
+      await writeNumbers(closed, 300_000, [65_536]);
+      expect(readdirSync(ws.layout.tmp, { recursive: true }).some((f) => String(f).endsWith(".staged.parquet"))).toBe(true);
+      await closed.close();
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+
+      // A place whose draft is missing: the spans COPY, reading the staged places, fails.
+      const failed = await ParquetGenerationWriter.open(ws, "gen_test");
+      await writeNumbers(failed, 1_000, [1_000]);
+      await failed.write({ table: "span_places", length: 1, columns: { draft_id: Float64Array.of(1), span_id: Float64Array.of(0), track_id: Float64Array.of(0), parent_span_id: Float64Array.of(NaN), start_ns: Float64Array.of(0), dur_ns: Float64Array.of(1), depth: Float64Array.of(0) } });
+      await expect(failed.finish()).rejects.toThrow(/do not pair up: 0 spans written, 1 expected/);
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    } finally {
+      ws.close();
+    }
+  }, 60_000);
+
+  it("stored values are those the appender path stores (the files, read back)", async () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test");
+      await writeNumbers(writer, 1_002, [1_002]);
+      const files = await writer.finish();
+      const file = (table: string) => sqlString(ws.objects.pathOf(files.find((f) => f.table === table)!.object_id as ObjectId));
+      const stacks = await query(`SELECT stack_id, parent_stack_id, frame_id, depth FROM read_parquet(${file("stacks")}) WHERE stack_id IN (0, 7, 97, 1001)`);
+      expect(stacks).toEqual([
+        [0, null, null, 0],
+        [7, 6, 7, 2],
+        [97, null, 97, 47],
+        [1001, 1000, null, 250],
+      ]);
+      const samples = await query(`SELECT stack_id, track_id, time_ns, value FROM read_parquet(${file("samples")}) WHERE stack_id IN (0, 1, 2)`);
+      expect(samples).toEqual([
+        [0, null, null, 0n],
+        [1, 1, BigInt(2 ** 53 - 1), -1n],
+        [2, 2, BigInt(2 ** 53 - 2), -2n],
+      ]);
+    } finally {
+      ws.close();
+    }
+  });
+});
