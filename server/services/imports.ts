@@ -1,4 +1,4 @@
-import { promises as fsp } from "node:fs";
+import { promises as fsp, type Stats } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { detectFormat, IMPORTERS, importerFor } from "../../analysis/formats/index";
@@ -13,12 +13,12 @@ import { prepareRangeThreadFor } from "../evidence/range-thread";
 import { DEFAULT_INPUT_BOUNDS, expectedInputBytes, sniffHead, type InputBounds } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
 import { createRun, getRun, updateRun } from "../store/runs";
-import type { StoredObject } from "../store/object-store";
+import type { ObjectId, StoredObject } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
 import { defineService, type ServiceContext } from "./service";
 
 const ImportTimings = z.object({
-  store: z.number().describe("Copying the artifact into the store (a large one is hashed while it is parsed, unless its generation may be reused)."),
+  store: z.number().describe("Waiting to store the artifact: a large one is copied and hashed while it is parsed, unless its generation may be reused."),
   parse: z.number().describe("Parsing and building the evidence (the writer appends meanwhile)."),
   totals: z.number().describe("Derived totals and the last batches."),
   write: z.number().describe("Writing the Parquet files into the object store."),
@@ -72,6 +72,16 @@ function rowsOf(ws: Workspace, generationId: string): Record<string, number> {
   return Object.fromEntries(TABLE_NAMES.map((t) => [t, rows.find((r) => r.table_name === t)?.row_count ?? 0]));
 }
 
+/** Fails with ARTIFACT_CHANGED when the file is no longer the one `before` describes; `retry` is the import to repeat. */
+async function assertUnchanged(file: string, before: Stats, retry: Record<string, unknown>): Promise<void> {
+  const after = await fsp.stat(file).catch(() => null);
+  if (after && after.ino === before.ino && after.size === before.size && after.mtimeMs === before.mtimeMs) return;
+  throw new EmberscopeError("ARTIFACT_CHANGED", "The file changed while it was being imported; import it again once it is complete.", {
+    details: { argument: "path" },
+    recovery: { operation: "imports.import", arguments: retry, safe_to_repeat: true },
+  });
+}
+
 export const importArtifact = defineService({
   name: "imports.import",
   summary: "Import a profile or trace file: store it, normalize it to Parquet evidence, publish a commit.",
@@ -101,17 +111,19 @@ export const importArtifact = defineService({
     const fileName = path.basename(file);
     const importer = await chooseImporter(file, fileName, input.format, bounds);
 
-    // A large input's writer thread loads its code while the artifact is copied in, and the copy
-    // is parsed while another thread hashes it — unless the same bytes may have a generation
-    // already: then the hash comes first, to reuse it instead of parsing.
+    // A large input is parsed from the file itself while the kernel copies it into the store and
+    // another thread hashes the copy; its threads (writer, range parser) load their code meanwhile.
+    // The file must not change until the copy is stored (checked by its size and times). Unless
+    // the same bytes may have a generation already: then the hash comes first, to reuse it.
     const large = (await expectedInputBytes(file)) >= THREADED_WRITER_FROM_BYTES && !mayReuseGeneration(ws, stat.size, importer);
     if (large) {
       prepareWriterThread();
       await prepareRangeThreadFor(importer, file);
     }
     const storeStarted = performance.now();
-    const staged = large ? await ws.objects.stageFile(file) : null;
-    let stored: StoredObject | null = staged ? null : await ws.objects.putFile(file);
+    const staging = large ? ws.objects.stageFile(file) : null;
+    staging?.catch(() => undefined);
+    let stored: StoredObject | null = staging ? null : await ws.objects.putFile(file);
     const storeMs = performance.now() - storeStarted;
     const run = createRun(ws.db, {
       kind: "import",
@@ -119,14 +131,20 @@ export const importArtifact = defineService({
       title: fileName,
       status: "running",
       extraction_state: "running",
-      details: { file_name: fileName, format: importer.id, size_bytes: stored?.size ?? staged!.size },
+      details: { file_name: fileName, format: importer.id, size_bytes: stored?.size ?? stat.size },
     });
     const register = (object: StoredObject) => {
       registerArtifact(ws.db, object, { runId: run.run_id, kind: "native", producer: "import", mediaType: "application/octet-stream", format: importer.id, fileName, sensitivity: input.sensitivity });
       return object;
     };
-    /** The stored, registered artifact: a staged one once its hash is known. */
-    const artifact = async (): Promise<StoredObject> => (stored ??= register(await staged!.store()));
+    /** The stored, registered artifact: a staged one once copied and hashed. */
+    const artifact = async (): Promise<StoredObject> => (stored ??= register(await (await staging!).store()));
+    /** The artifact of what the parse read: the copy, if the file did not change while both were read. */
+    const parsedArtifact = async (): Promise<ObjectId> => {
+      const { id } = await artifact();
+      await assertUnchanged(file, stat, input);
+      return id;
+    };
     if (stored) register(stored);
 
     const finish = (artifactId: string, generationId: string, commitId: string, limitations: Limitation[], reused: boolean, phases: ExtractionPhases | null): ImportResult => {
@@ -147,7 +165,7 @@ export const importArtifact = defineService({
       const request = { runId: run.run_id, importer, fileName, bounds };
       const extraction = stored
         ? await extractStoredArtifact(ws, { ...request, artifactId: stored.id })
-        : await extractArtifactFile(ws, { ...request, file: staged!.path, artifactId: async () => (await artifact()).id });
+        : await extractArtifactFile(ws, { ...request, file, artifactId: parsedArtifact });
       return finish((await artifact()).id, extraction.generation_id, extraction.commit_id, extraction.limitations, extraction.reused, extraction.phases);
     } catch (error) {
       // The native artifact is kept with the failed run, whatever the extraction made of it.

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
@@ -151,6 +151,22 @@ describe("import service", () => {
     const again = await callService(importArtifact, ctx, { path: file("copy.folded", text) });
     expect(again).toMatchObject({ artifact_id: result.artifact_id, generation_id: result.generation_id, reused_generation: true });
     expect(writerThreadStats().started).toBe(threads.started + 1);
+    expect(readdirSync(path.join(root, ".emberscope", "tmp"))).toEqual([]);
+  }, 120_000);
+
+  it("a large file that changes while it is imported fails with ARTIFACT_CHANGED and publishes nothing", async () => {
+    const { root, ctx, file } = setup();
+    const line = `main;${"frame;".repeat(20)}leaf 1\n`;
+    const target = file("growing.folded", line.repeat(Math.ceil((THREADED_WRITER_FROM_BYTES * 2) / line.length)));
+    const head = await callService(showHead, ctx, {});
+    const importing = failure(callService(importArtifact, ctx, { path: target }));
+    // Once the run exists the file was looked at; the parse of 32 MB is still under way.
+    while ((await callService(listRuns, ctx, {})).items.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    appendFileSync(target, "main;late 1\n");
+    const error = await importing;
+    expect(error.toDocument()).toMatchObject({ code: "ARTIFACT_CHANGED", retryable: true, recovery: { operation: "imports.import", arguments: { path: target } } });
+    expect((await callService(showHead, ctx, {})).commit_id).toBe(head.commit_id);
+    expect((await callService(listRuns, ctx, {})).items[0]).toMatchObject({ status: "failed" });
     expect(readdirSync(path.join(root, ".emberscope", "tmp"))).toEqual([]);
   }, 120_000);
 
