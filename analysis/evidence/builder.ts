@@ -48,8 +48,9 @@ export function isNumericColumn(type: string): boolean {
 export interface BatchSink {
   write(batch: RowBatch): Promise<void> | void;
   /**
-   * These staging tables will get no more rows (the builder says so before deriving its totals,
-   * which may take a second of a large import: a sink can write the tables out meanwhile).
+   * These staging tables will get no more rows, and the builder now derives its totals, which
+   * may keep its thread busy for a second of a large import: a sink can write the tables out
+   * meanwhile, best on one core. Not called when there are no totals to derive.
    */
   complete?(tables: StagingTableName[]): Promise<void> | void;
 }
@@ -635,7 +636,7 @@ export class EvidenceBuilder {
       const buffer = this.buffers[table];
       if (buffer.length > 0) await this.sink.write(buffer.take());
     }
-    await this.sink.complete?.(complete);
+    if (this.stackParent.length > 0 && this.selfByMetric.some((self) => self !== undefined)) await this.sink.complete?.(complete);
     await this.deriveTotals();
     this.metricRows.forEach((row, id) => {
       const stats = this.metricStats[id];
