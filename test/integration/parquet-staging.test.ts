@@ -6,22 +6,15 @@ import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
 import { foldedImporter } from "../../analysis/formats/folded";
 import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
-import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
+import { sqlString } from "../../server/evidence/duckdb";
 import { StagedNumbers, type StagedColumn } from "../../server/evidence/parquet-staging";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
 import type { ObjectId } from "../../server/store/object-store";
 import { initWorkspace } from "../../server/store/workspace";
+import { queryDuckDb } from "../helpers/duckdb";
 import { tempProject } from "../helpers/project";
 
-async function query(sql: string): Promise<unknown[][]> {
-  const { instance, connection } = await openDuckDb();
-  try {
-    return (await connection.runAndReadAll(sql)).getRows();
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
+const query = async (sql: string): Promise<unknown[][]> => (await queryDuckDb(sql)).rows;
 
 /** Stages `columns` (one Float64Array per column) in batches of `batchRows`, and reads the file back with DuckDB, in file order. */
 async function stageAndRead(columns: StagedColumn[], values: Float64Array[], batchRows: number) {

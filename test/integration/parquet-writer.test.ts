@@ -7,11 +7,12 @@ import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
 import { cpuprofileImporter } from "../../analysis/formats/cpuprofile";
 import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
-import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
+import { sqlString } from "../../server/evidence/duckdb";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
 import { prepareWriterThread, ThreadedGenerationWriter, writerThreadStats } from "../../server/evidence/writer-thread";
 import type { ObjectId } from "../../server/store/object-store";
 import { initWorkspace } from "../../server/store/workspace";
+import { queryDuckDb } from "../helpers/duckdb";
 import { tempProject } from "../helpers/project";
 
 /** A trace of every slice kind, long enough that drafts and places cross many small batches. */
@@ -54,16 +55,9 @@ describe("span drafts and places (spans whose nesting is known only at the end)"
       expect(summary.rows).toEqual(memorySummary.rows);
       const spansFile = files.find((f) => f.table === "spans")!;
       expect(spansFile.row_count).toBe(600 * 4 + 1);
-      const { instance, connection } = await openDuckDb();
-      try {
-        const reader = await connection.runAndReadAll(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(spansFile.object_id as ObjectId))}) ORDER BY span_id`);
-        const stored = reader.getRowObjectsJson();
-        const expected = [...memory.tables.spans].sort((a, b) => Number(a.span_id) - Number(b.span_id));
-        expect(stored.map(normalize)).toEqual(expected.map(normalize));
-      } finally {
-        connection.closeSync();
-        instance.closeSync();
-      }
+      const stored = (await queryDuckDb(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(spansFile.object_id as ObjectId))}) ORDER BY span_id`)).objects;
+      const expected = [...memory.tables.spans].sort((a, b) => Number(a.span_id) - Number(b.span_id));
+      expect(stored.map(normalize)).toEqual(expected.map(normalize));
     } finally {
       ws.close();
     }
@@ -173,17 +167,11 @@ describe("the writer on its own thread", () => {
         ["stacks", rows],
         ["stack_totals", rows],
       ]);
-      const { instance, connection } = await openDuckDb();
-      try {
-        const file = (table: string) => sqlString(ws.objects.pathOf(files.find((f) => f.table === table)!.object_id as ObjectId));
-        const stacks = (await connection.runAndReadAll(`SELECT count(*), sum(stack_id), sum(frame_id), count(parent_stack_id) FROM read_parquet(${file("stacks")})`)).getRows()[0].map(Number);
-        expect(stacks).toEqual([rows, (rows * (rows - 1)) / 2, ids.reduce((sum, i) => sum + (i % 97), 0), rows - 1]);
-        const totals = (await connection.runAndReadAll(`SELECT count(*), sum(self), sum(total) FROM read_parquet(${file("stack_totals")})`)).getRows()[0].map(Number);
-        expect(totals).toEqual([rows, rows * (rows - 1), (3 * rows * (rows - 1)) / 2]);
-      } finally {
-        connection.closeSync();
-        instance.closeSync();
-      }
+      const file = (table: string) => sqlString(ws.objects.pathOf(files.find((f) => f.table === table)!.object_id as ObjectId));
+      const stacks = (await queryDuckDb(`SELECT count(*), sum(stack_id), sum(frame_id), count(parent_stack_id) FROM read_parquet(${file("stacks")})`)).rows[0].map(Number);
+      expect(stacks).toEqual([rows, (rows * (rows - 1)) / 2, ids.reduce((sum, i) => sum + (i % 97), 0), rows - 1]);
+      const totals = (await queryDuckDb(`SELECT count(*), sum(self), sum(total) FROM read_parquet(${file("stack_totals")})`)).rows[0].map(Number);
+      expect(totals).toEqual([rows, rows * (rows - 1), (3 * rows * (rows - 1)) / 2]);
     } finally {
       ws.close();
     }
@@ -260,15 +248,9 @@ describe("the Parquet writer on observed values", () => {
       await importProfile(new EvidenceBuilder(writer), profile);
       const files = await writer.finish();
       const framesFile = files.find((f) => f.table === "frames")!;
-      const { instance, connection } = await openDuckDb();
-      try {
-        const reader = await connection.runAndReadAll(`SELECT name, line, col FROM read_parquet(${sqlString(ws.objects.pathOf(framesFile.object_id as ObjectId))})`);
-        expect(reader.getRowObjectsJson()).toEqual(memory.tables.frames.map((f) => ({ name: f.name, line: f.line, col: f.col })));
-        expect(memory.tables.frames).toMatchObject([{ name: "work", line: 4, col: null }]);
-      } finally {
-        connection.closeSync();
-        instance.closeSync();
-      }
+      const stored = (await queryDuckDb(`SELECT name, line, col FROM read_parquet(${sqlString(ws.objects.pathOf(framesFile.object_id as ObjectId))})`)).objects;
+      expect(stored).toEqual(memory.tables.frames.map((f) => ({ name: f.name, line: f.line, col: f.col })));
+      expect(memory.tables.frames).toMatchObject([{ name: "work", line: 4, col: null }]);
     } finally {
       ws.close();
     }
@@ -313,14 +295,7 @@ describe("text columns staged as dictionary ids while their values repeat", () =
       const files = await writer.finish();
       const file = files.find((f) => f.table === "measurements")!;
       expect(file.row_count).toBe(rows.length);
-      const { instance, connection } = await openDuckDb();
-      try {
-        const reader = await connection.runAndReadAll(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(file.object_id as ObjectId))})`);
-        return reader.getRowObjectsJson();
-      } finally {
-        connection.closeSync();
-        instance.closeSync();
-      }
+      return (await queryDuckDb(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(file.object_id as ObjectId))})`)).objects;
     } finally {
       ws.close();
     }
@@ -397,17 +372,10 @@ describe("spans are written in (start_ns, track_id, span_id) order, their text d
       const writer = await ParquetGenerationWriter.open(ws, "gen_test", { spillRows });
       await produce(new EvidenceBuilder(writer, 64), count);
       const spansFile = (await writer.finish()).find((f) => f.table === "spans")!;
-      const { instance, connection } = await openDuckDb();
-      try {
-        // No ORDER BY: the rows as the file holds them.
-        const reader = await connection.runAndReadAll(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(spansFile.object_id as ObjectId))})`);
-        const stored = reader.getRowObjectsJson().map(normalize);
-        expect(stored.map((s) => key(s).join("/"))).toEqual(expected.map((s) => key(s).join("/")));
-        expect(stored).toEqual(expected.map(normalize));
-      } finally {
-        connection.closeSync();
-        instance.closeSync();
-      }
+      // No ORDER BY: the rows as the file holds them.
+      const stored = (await queryDuckDb(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(spansFile.object_id as ObjectId))})`)).objects.map(normalize);
+      expect(stored.map((s) => key(s).join("/"))).toEqual(expected.map((s) => key(s).join("/")));
+      expect(stored).toEqual(expected.map(normalize));
     } finally {
       ws.close();
     }
