@@ -154,7 +154,10 @@ class TableBuffer {
       return bigger;
     });
   }
-  /** Appends a row whose cells the caller writes into `column(i)[row]`; returns the row. Numeric tables only. */
+  /**
+   * Appends a row and returns it: the caller writes its numeric cells into `column(i)[row]` and
+   * pushes each of its other cells onto `values(i)`, so that no array is made per row.
+   */
   reserve(): number {
     if (this.length === this.capacity) this.grow();
     this.total++;
@@ -162,6 +165,9 @@ class TableBuffer {
   }
   column(index: number): Float64Array {
     return this.numeric[index]!;
+  }
+  values(index: number): unknown[] {
+    return this.other[index]!;
   }
   push(values: unknown[]): void {
     if (this.length === this.capacity) this.grow();
@@ -505,7 +511,14 @@ export class EvidenceBuilder {
     if (this.draftState(draftId) !== DRAFT_NONE) throw new Error(`span draft ${draftId} was drafted twice`);
     this.draftStates[draftId] = DRAFT_OPEN;
     this.openDrafts++;
-    this.buffers.span_drafts.push([draftId, this.bound(input.name, "name"), this.bound(input.category, "category"), input.status ?? null, this.argsText(input.args)]);
+    // Cell by cell, as places are: a trace drafts millions of spans.
+    const drafts = this.buffers.span_drafts;
+    const row = drafts.reserve();
+    drafts.column(0)[row] = draftId;
+    drafts.values(1).push(this.bound(input.name, "name"));
+    drafts.values(2).push(this.bound(input.category, "category"));
+    drafts.values(3).push(input.status ?? null);
+    drafts.values(4).push(this.argsText(input.args));
   }
 
   /** The place of a drafted span: its id, track, parent, times and depth. */
