@@ -673,7 +673,7 @@ export const foldedImporter: FormatImporter = {
       const shown = firstInvalid.map((l) => `line ${l.line} (${l.why})`).join(", ");
       const message = `${invalidLines} line(s) were not folded stacks and were skipped: ${shown}${invalidLines > firstInvalid.length ? ", …" : ""}.`;
       // One limitation whose count is the number of skipped lines.
-      for (let i = 0; i < invalidLines; i++) builder.limit("FOLDED_INVALID_LINES", message);
+      builder.limit("FOLDED_INVALID_LINES", message, invalidLines);
     }
     if (stacks.truncatedStacks > 0) {
       builder.limit("STACK_TRUNCATED", `${stacks.truncatedStacks} stack(s) were deeper than ${limits.maxDepth} frames; their leaf-most frames were dropped.`);
