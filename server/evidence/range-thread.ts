@@ -21,7 +21,18 @@ interface RangeRequest {
   options: unknown;
 }
 
-type FromRangeThread = { type: "parsed"; result: unknown } | { type: "failed"; message: string; stack?: string };
+type FromRangeThread = { type: "progress" } | { type: "parsed"; result: unknown } | { type: "failed"; message: string; stack?: string };
+
+/** The thread says it is alive each time it has read this many more bytes, and when it has read them all. */
+const PROGRESS_EVERY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A thread silent this long is taken for hung: it is ended and its result rejects, so the importer
+ * reads the range itself. Generous, because it also covers the thread's start (0.15-1 s, more on a
+ * loaded machine) and the result's building after the last read; and when this thread itself is
+ * too busy to hear the thread in time, the cost is only that it reads the range itself.
+ */
+export const RANGE_SILENCE_MS = 30_000;
 
 /** Range parser threads started since the process began, and those still running (tests read these). */
 export function rangeThreadStats(): { started: number; live: number } {
@@ -48,12 +59,33 @@ export async function prepareRangeThreadFor(importer: FormatImporter, file: stri
 
 /**
  * Parses bytes [start, end) of `file` with the named parser on a thread (the prepared one, if
- * any). The result rejects when the parser fails or the thread dies; cancel ends the thread.
+ * any). The result rejects when the parser fails, the thread dies, or it is silent for
+ * `silenceMs` (see RANGE_SILENCE_MS); cancel ends the thread.
  */
-export function parseRangeOnThread<P extends RangeParserId>(file: string, parser: P, start: number, end: number, options: RangeParsers[P]["options"]): RangeParse<RangeParsers[P]["result"]> {
+export function parseRangeOnThread<P extends RangeParserId>(
+  file: string,
+  parser: P,
+  start: number,
+  end: number,
+  options: RangeParsers[P]["options"],
+  silenceMs = RANGE_SILENCE_MS,
+): RangeParse<RangeParsers[P]["result"]> {
   const worker = takeThread(RANGE_ROLE);
+  let silence: NodeJS.Timeout | undefined;
   const result = new Promise<RangeParsers[P]["result"]>((resolve, reject) => {
+    const watch = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => {
+        reject(new Error(`the range parser thread was silent for ${silenceMs / 1000} s; it was ended`));
+        void worker.terminate();
+      }, silenceMs);
+      // The thread keeps the process alive while it runs; the watch need not.
+      silence.unref();
+    };
+    watch();
     worker.on("message", (message: FromRangeThread) => {
+      if (message.type === "progress") return watch();
+      clearTimeout(silence);
       if (message.type === "parsed") return resolve(message.result as RangeParsers[P]["result"]);
       const error = new Error(message.message);
       if (message.stack) error.stack = message.stack;
@@ -61,10 +93,27 @@ export function parseRangeOnThread<P extends RangeParserId>(file: string, parser
     });
     worker.on("error", reject);
     // After a result this changes nothing; before one, the thread died or was cancelled.
-    worker.once("exit", (code) => reject(new Error(`the range parser thread exited (code ${code}) before its result`)));
+    worker.once("exit", (code) => {
+      clearTimeout(silence);
+      reject(new Error(`the range parser thread exited (code ${code}) before its result`));
+    });
   });
   worker.postMessage({ parser, file, start, end, options } satisfies RangeRequest);
   return { result, cancel: () => void worker.terminate() };
+}
+
+/** `chunks`, calling `progress` after every PROGRESS_EVERY_BYTES of them and at their end. */
+async function* withProgress(chunks: AsyncIterable<Uint8Array>, progress: () => void): AsyncGenerator<Uint8Array> {
+  let sinceProgress = 0;
+  for await (const chunk of chunks) {
+    sinceProgress += chunk.length;
+    if (sinceProgress >= PROGRESS_EVERY_BYTES) {
+      progress();
+      sinceProgress = 0;
+    }
+    yield chunk;
+  }
+  progress();
 }
 
 /** The buffers under every typed array in `value` (nested in plain objects and arrays), to move them. */
@@ -83,7 +132,7 @@ export function runRangeThread(): Promise<void> {
     port.once("message", (request: RangeRequest) => {
       const parse = RANGE_PARSERS[request.parser] as (chunks: AsyncIterable<Uint8Array>, start: number, options: unknown) => Promise<unknown>;
       const chunks = createReadStream(request.file, { start: request.start, end: request.end - 1, highWaterMark: 1 << 20 });
-      parse(chunks, request.start, request.options)
+      parse(withProgress(chunks, () => send({ type: "progress" })), request.start, request.options)
         .then(
           (result) => send({ type: "parsed", result }, [...buffersOf(result)]),
           (error: Error) => send({ type: "failed", message: error.message, stack: error.stack }),

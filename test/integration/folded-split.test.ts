@@ -1,4 +1,5 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -111,6 +112,35 @@ describe("folded stacks, second part on a thread", () => {
     }
     expect(outcomes).toEqual([expect.stringMatching(/may be longer than 4000 bytes/), "parsed"]);
     expect(rangeThreadStats().started).toBe(before.started + 6);
+    await rangeThreadsEnded(before.live);
+  }, 120_000);
+
+  it("ends a range thread that goes silent, and the importer reads the part itself", async () => {
+    const file = await bigFolded("silent.folded", 3 * 1024 * 1024);
+    const input = (await splittableFile(file))!;
+    const splitNear = Math.floor(input.byteLength * 0.4);
+    const sequential = await parseWithSplit(file, undefined);
+    // A named pipe that nobody writes to: the thread's open of it never returns, so it never reports progress.
+    const fifo = path.join(dir, "silent.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const before = rangeThreadStats();
+    try {
+      const outcomes: string[] = [];
+      const silent: SplittableInput = {
+        ...input,
+        splitNear,
+        parseRange(parser, _start, end, options) {
+          const job = parseRangeOnThread(fifo, parser, splitNear, end, options, 500);
+          job.result.then(() => outcomes.push("parsed"), (e: unknown) => outcomes.push(String(e)));
+          return job;
+        },
+      };
+      expect(await parseWithSplit(file, silent)).toEqual(sequential);
+      expect(outcomes).toEqual([expect.stringMatching(/silent for 0.5 s; it was ended/)]);
+    } finally {
+      // The thread, told to end, ends once its blocked open returns: opening the other end lets it.
+      closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+    }
     await rangeThreadsEnded(before.live);
   }, 120_000);
 
