@@ -8,6 +8,7 @@
 import { frameKey, IntList, StackChildren, type EvidenceBuilder, type FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { detectEncoding, headText as decodeHead, lineBatches } from "../io/text";
+import { NumberColumn } from "./cpuprofile";
 import { EvidenceParseError, InputBoundError } from "./errors";
 import type { FormatImporter, ImportContext, RangeParse, SplittableInput } from "./types";
 
@@ -406,8 +407,8 @@ export interface FoldedPart {
   nodeOutermost: Int32Array;
   /** Per valid line in order: its leaf node, count and first count (-1 unless differential). */
   sampleLeaves: Int32Array;
-  sampleCounts: Float64Array;
-  sampleBefores: Float64Array;
+  sampleCounts: Int32Array | Float64Array;
+  sampleBefores: Int32Array | Float64Array;
   validLines: number;
   invalidLines: number;
   /** Line numbers from 1 at `start`; offsets in the file. */
@@ -435,20 +436,6 @@ class PartTree implements StackTree {
   }
 }
 
-/** A growable column of float64 values (counts reach 15 digits). */
-class NumberList {
-  data = new Float64Array(1024);
-  length = 0;
-  push(value: number): void {
-    if (this.length === this.data.length) {
-      const grown = new Float64Array(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.length++] = value;
-  }
-}
-
 /** Parses a part (see FoldedPart): `chunks` are the file's bytes from `start` on. */
 export async function parseFoldedPart(chunks: AsyncIterable<Uint8Array>, start: number, options: FoldedPartOptions): Promise<FoldedPart> {
   const tree = new PartTree();
@@ -466,8 +453,8 @@ export async function parseFoldedPart(chunks: AsyncIterable<Uint8Array>, start: 
   };
   const stacks = new FoldedStacks(tree, newFrame, options.maxDepth, (frameId) => classes[frameId]);
   const leaves = new IntList();
-  const counts = new NumberList();
-  const befores = new NumberList();
+  const counts = new NumberColumn();
+  const befores = new NumberColumn();
   const lines = new FoldedLines(stacks, options.differential, (leaf, count, before) => {
     leaves.push(leaf);
     counts.push(count);
@@ -496,8 +483,8 @@ export async function parseFoldedPart(chunks: AsyncIterable<Uint8Array>, start: 
     nodeFrames: tree.frames.data.subarray(0, tree.frames.length),
     nodeOutermost: tree.outermost.data.subarray(0, tree.outermost.length),
     sampleLeaves: leaves.data.subarray(0, leaves.length),
-    sampleCounts: counts.data.subarray(0, counts.length),
-    sampleBefores: befores.data.subarray(0, befores.length),
+    sampleCounts: counts.view(),
+    sampleBefores: befores.view(),
     validLines: lines.validLines,
     invalidLines: lines.invalidLines,
     firstInvalid: lines.firstInvalid,
