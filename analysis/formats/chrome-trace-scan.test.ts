@@ -135,7 +135,7 @@ describe("TraceEventScanner", () => {
   });
 
   it("reads every form of number as JSON.parse does, small integers by their digits and the rest past them", () => {
-    const numbers = ["0", "1", "9", "10", "276", "47809095", "123456789012345", "1234567890123456", "99999999999999999999", "-0", "-5", "-123", "1.5", "10.0", "1e3", "1E3", "12e-2", "5e+2", "1e400", "0.25", "123456789012345.5"];
+    const numbers = ["0", "1", "9", "10", "276", "47809095", "123456789012345", "1234567890123456", "12345678901234567", "9007199254740993", "99999999999999999999", "-0", "-5", "-123", "1.5", "10.0", "1e3", "1E3", "12e-2", "5e+2", "1e400", "0.25", "123456789012345.5"];
     for (const number of numbers) {
       for (const key of ["ts", "dur", "pid", "tid"]) {
         const text = key === "ts" ? `{"ph":"X","ts":${number}}` : `{"ph":"X","ts":1,"${key}":${number}}`;
