@@ -466,14 +466,19 @@ export class TraceEventScanner {
     return text;
   }
 
-  /** Whether buf[s, s + length) are the bytes of the intern table's slot. */
-  private internedHere(buf: Uint8Array, s: number, length: number, slot: number): boolean {
+  /** A view of the chunk to read four bytes at a time. */
+  private viewOf(buf: Uint8Array): DataView<ArrayBufferLike> {
     if (buf !== this.viewed) {
       this.viewed = buf;
       this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     }
+    return this.view;
+  }
+
+  /** Whether buf[s, s + length) are the bytes of the intern table's slot. */
+  private internedHere(buf: Uint8Array, s: number, length: number, slot: number): boolean {
     // Four bytes at a time (both read little-endian), then the last few.
-    const view = this.view;
+    const view = this.viewOf(buf);
     const words = this.internedWords;
     const at = slot * INTERN_MAX_LENGTH;
     let j = 0;
