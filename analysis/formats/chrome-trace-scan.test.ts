@@ -159,6 +159,37 @@ describe("TraceEventScanner", () => {
     expect(scanText(spaced)).toEqual(expectedFromJson(encode(spaced)));
   });
 
+  it("reads each event by its own keys, whatever order of keys the event before it had", () => {
+    const scanner = new TraceEventScanner();
+    const sequence = [
+      '{"name":"a","cat":"c","ph":"X","ts":1,"dur":2,"pid":1,"tid":2,"args":{"i":1}}',
+      '{"name":"b","cat":"c","ph":"X","ts":2,"dur":3,"pid":1,"tid":2,"args":{"i":2}}',
+      '{"ph":"X","name":"c","ts":3,"cat":"c","dur":3,"tid":2,"pid":1}',
+      '{"ph":"X","name":"c","ts":3,"cat":"c","dur":3,"tid":2,"pid":1,"args":{},"tts":1,"tdur":2,"s":"g"}',
+      '{"ph":"X","name":"c","ts":3}',
+      '{"ph" :"X","name": "c","ts" : 3}',
+      '{"ph":"X","name2":"c","ts":3}',
+      '{"ph":"X","names":"c","ts":3}',
+      '{"ph":"X","nam":"c","ts":3}',
+      '{"ph":"X","name":"c","name":"d","ts":3}',
+      '{"ph":"X","name":"c","ts":3,"ts":4}',
+      '{"ph":"X","ts":1}',
+      '{"ph":"X","ts":1,"dur":1}',
+      '{"ph":"B","ts":1,"s":"t"}',
+      '{"ph":"i","ts":1,"s":"t","name":"x"}',
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const text of round === 1 ? [...sequence].reverse() : sequence) {
+        const bytes = encode(text);
+        const valid = !/name2|names|"nam"|"c","name"|"ts":3,"ts"/.test(text);
+        expect(scanner.scan(bytes, 0, bytes.length, 1024), text).toBe(valid ? bytes.length : -1);
+        if (valid) expect({ ...scanner.event }, text).toEqual(expectedFromJson(bytes));
+        // Cut anywhere before its end, the same event is declined.
+        for (let limit = 0; limit < bytes.length; limit += 3) expect(scanner.scan(bytes, 0, limit, 1024), `${text} ${limit}`).toBe(-1);
+      }
+    }
+  });
+
   it("gives names and categories of every length the same text through its intern table, whatever filled the table before", () => {
     const scanner = new TraceEventScanner();
     const random = seeded(7);

@@ -130,6 +130,15 @@ function keyAt(buf: Uint8Array, q: number): number {
   }
 }
 
+/**
+ * Per known key, by the index of its bit: the length of its text `"key":` and its first and last
+ * four bytes read as a little-endian int32 (see scan: all are 4 to 8 bytes long).
+ */
+const KEY_TEXTS = ["ph", "name", "cat", "ts", "dur", "pid", "tid", "s", "tts", "tdur", "args"].map((key) => new TextEncoder().encode(`"${key}":`));
+const KEY_TEXT_LENGTHS = Int32Array.from(KEY_TEXTS, (text) => text.length);
+const KEY_HEADS = Int32Array.from(KEY_TEXTS, (text) => new DataView(text.buffer).getInt32(0, true));
+const KEY_TAILS = Int32Array.from(KEY_TEXTS, (text) => new DataView(text.buffer).getInt32(text.length - 4, true));
+
 /** The length of the known key with this bit. */
 function keyLength(key: number): number {
   return key === S ? 1 : key === PH || key === TS ? 2 : key === NAME || key === ARGS || key === TDUR ? 4 : 3;
@@ -206,6 +215,8 @@ export class TraceEventScanner {
   private keyStarts = new Int32Array(256);
   private keyEnds = new Int32Array(256);
   private keyCount = 0;
+  /** The keys of the last event scanned, in order, as their bits; 0 after the last (see scan). */
+  private readonly keyOrder = new Int32Array(16);
   /** Deepest nesting of objects and arrays the event may have (the event itself is level 1). */
   private maxNesting = 0;
 
@@ -249,16 +260,37 @@ export class TraceEventScanner {
     // other JSON whitespace are all <= 0x20).
     let i = start + 1;
     if (i < end && buf[i] <= 0x20) i = this.skipSpace(buf, i, end);
+    const view = this.viewOf(buf);
+    // Where a key's `"key":` may still be read as two four-byte words, within the event's bounds.
+    const lastWord = Math.min(end, buf.length) - 8;
+    const order = this.keyOrder;
+    let position = 0;
     for (;;) {
-      // keyAt reads up to 6 bytes on; an event with a key there would end at i + 7 at the earliest.
-      if (i + 6 >= end || buf[i] !== QUOTE) return -1;
-      const key = keyAt(buf, i);
-      if (key === 0 || (seen & key) !== 0) return -1;
+      // Events of a trace mostly write their keys alike: first try the key the last event had in
+      // this position, written as `"key":` (two words compared, no dispatch on its bytes).
+      let key = 0;
+      const expected = order[position];
+      if (expected !== 0 && i <= lastWord) {
+        const k = 31 - Math.clz32(expected);
+        const length = KEY_TEXT_LENGTHS[k];
+        if (view.getInt32(i, true) === KEY_HEADS[k] && view.getInt32(i + length - 4, true) === KEY_TAILS[k]) {
+          key = expected;
+          i += length;
+        }
+      }
+      if (key === 0) {
+        // keyAt reads up to 6 bytes on; an event with a key there would end at i + 7 at the earliest.
+        if (i + 6 >= end || buf[i] !== QUOTE) return -1;
+        key = keyAt(buf, i);
+        if (key === 0) return -1;
+        i += keyLength(key) + 2;
+        if (i < end && buf[i] !== COLON) i = this.skipSpace(buf, i, end);
+        if (i >= end || buf[i] !== COLON) return -1;
+        i++;
+      }
+      if ((seen & key) !== 0) return -1;
       seen |= key;
-      i += keyLength(key) + 2;
-      if (i < end && buf[i] !== COLON) i = this.skipSpace(buf, i, end);
-      if (i >= end || buf[i] !== COLON) return -1;
-      i++;
+      order[position++] = key;
       if (i < end && buf[i] <= 0x20) i = this.skipSpace(buf, i, end);
       switch (key) {
         case PH: {
@@ -339,6 +371,7 @@ export class TraceEventScanner {
       if (buf[i] === CLOSE_BRACE) break;
       return -1;
     }
+    order[position] = 0;
     if ((seen & PH) === 0) return -1;
     // A B event's strings wait in memory for its E: they must not hold on to the chunk's text.
     const keep = event.ph === "B";
