@@ -183,8 +183,9 @@ export class TraceEventScanner {
 
   /**
    * The text of the chunk last scanned when it is plain ASCII (byte offsets are then string
-   * offsets), else null. Slicing it is what makes this fast: building each short string from its
-   * bytes (TextDecoder, String.fromCharCode) costs over ten times as much.
+   * offsets), else null; decoded only for a chunk with a long string to make (see ascii). Slicing
+   * a long string from it costs far less than TextDecoder or String.fromCharCode.apply per string,
+   * but decoding the chunk costs about as much per event as making its short strings (shortAscii).
    */
   private chunk: Uint8Array | null = null;
   private chunkText: string | null = null;
