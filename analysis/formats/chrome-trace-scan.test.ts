@@ -134,6 +134,105 @@ describe("TraceEventScanner", () => {
     expect(scanner.event.name).toBe("b long enough name");
   });
 
+  it("reads every form of number as JSON.parse does, small integers by their digits and the rest past them", () => {
+    const numbers = ["0", "1", "9", "10", "276", "47809095", "123456789012345", "1234567890123456", "12345678901234567", "9007199254740993", "99999999999999999999", "-0", "-5", "-123", "1.5", "10.0", "1e3", "1E3", "12e-2", "5e+2", "1e400", "0.25", "123456789012345.5"];
+    for (const number of numbers) {
+      for (const key of ["ts", "dur", "pid", "tid"]) {
+        const text = key === "ts" ? `{"ph":"X","ts":${number}}` : `{"ph":"X","ts":1,"${key}":${number}}`;
+        const event = scanText(text);
+        expect(event, text).not.toBeNull();
+        const expected = expectedFromJson(encode(text));
+        expect(event, text).toEqual(expected);
+        expect(Object.is(event![key as "ts"], expected[key as "ts"]), text).toBe(true);
+      }
+    }
+    for (const number of ["01", "00", "1.", "1e", "1e+", ".5", "-", "+1", "1-2", "0x1"]) expect(scanText(`{"ph":"X","ts":${number}}`), number).toBeNull();
+  });
+
+  it("knows a key only by all its bytes: one that starts or ends like a known key is declined", () => {
+    for (const key of ["nam", "names", "n\\u0061me", "c", "ca", "cats", "p", "pi", "pidx", "phh", "t", "ts2", "ti", "tt", "ttsx", "td", "tdu", "tdurx", "d", "du", "durs", "a", "arg", "argss", "s2", "S", "NAME"]) {
+      const text = `{"ph":"X","ts":1,"${key}":1}`;
+      expect(scanText(text), text).toBeNull();
+    }
+    // Known keys spaced from their colon are still taken.
+    const spaced = '{"ph" :"X","name"\t: "n","cat"\n:"c","ts" : 1,"dur" :2,"pid": 1,"tid" :"t","s" :"g","tts":1 ,"tdur" :1 ,"args" :{"a":1}}';
+    expect(scanText(spaced)).toEqual(expectedFromJson(encode(spaced)));
+  });
+
+  it("reads each event by its own keys, whatever order of keys the event before it had", () => {
+    const scanner = new TraceEventScanner();
+    const sequence = [
+      '{"name":"a","cat":"c","ph":"X","ts":1,"dur":2,"pid":1,"tid":2,"args":{"i":1}}',
+      '{"name":"b","cat":"c","ph":"X","ts":2,"dur":3,"pid":1,"tid":2,"args":{"i":2}}',
+      '{"ph":"X","name":"c","ts":3,"cat":"c","dur":3,"tid":2,"pid":1}',
+      '{"ph":"X","name":"c","ts":3,"cat":"c","dur":3,"tid":2,"pid":1,"args":{},"tts":1,"tdur":2,"s":"g"}',
+      '{"ph":"X","name":"c","ts":3}',
+      '{"ph" :"X","name": "c","ts" : 3}',
+      '{"ph":"X","name2":"c","ts":3}',
+      '{"ph":"X","names":"c","ts":3}',
+      '{"ph":"X","nam":"c","ts":3}',
+      '{"ph":"X","name":"c","name":"d","ts":3}',
+      '{"ph":"X","name":"c","ts":3,"ts":4}',
+      '{"ph":"X","ts":1}',
+      '{"ph":"X","ts":1,"dur":1}',
+      '{"ph":"B","ts":1,"s":"t"}',
+      '{"ph":"i","ts":1,"s":"t","name":"x"}',
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const text of round === 1 ? [...sequence].reverse() : sequence) {
+        const bytes = encode(text);
+        const valid = !/name2|names|"nam"|"c","name"|"ts":3,"ts"/.test(text);
+        expect(scanner.scan(bytes, 0, bytes.length, 1024), text).toBe(valid ? bytes.length : -1);
+        if (valid) expect({ ...scanner.event }, text).toEqual(expectedFromJson(bytes));
+        // Cut anywhere before its end, the same event is declined.
+        for (let limit = 0; limit < bytes.length; limit += 3) expect(scanner.scan(bytes, 0, limit, 1024), `${text} ${limit}`).toBe(-1);
+      }
+    }
+  });
+
+  it("gives names and categories of every length the same text through its intern table, whatever filled the table before", () => {
+    const scanner = new TraceEventScanner();
+    const random = seeded(7);
+    // More distinct texts than the table has slots, many alike: prefixes of one another, one byte apart, every length to beyond what it keeps.
+    const texts: string[] = [];
+    for (let length = 0; length <= 70; length++) texts.push("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_.:/-+abcdefghij".slice(0, length));
+    for (let k = 0; k < 6000; k++) {
+      const base = `module${k % 37}.function_${k}`;
+      texts.push(base, base.slice(0, -1) + "x", `${k}`.padStart(1 + (k % 20), "z"));
+    }
+    for (let round = 0; round < 3; round++) {
+      for (let k = 0; k < 3000; k++) {
+        const name = pick(random, texts);
+        const cat = pick(random, texts);
+        const text = `{"ph":"${pick(random, ["X", "B", "i"])}","ts":1,"name":"${name}","cat":"${cat}","args":{"s":"${name}"}}`;
+        const bytes = encode(text);
+        // The event at the end of its bytes, or followed by others; the same bytes object rewritten between scans.
+        const buffer = random() < 0.5 ? bytes : new Uint8Array([...bytes, ...encode(',{"ph":"X","ts":2}')]);
+        scanner.newChunk();
+        expect(scanner.scan(buffer, 0, buffer.length, 1024), text).toBe(bytes.length);
+        expect({ ...scanner.event }, text).toEqual(expectedFromJson(bytes));
+      }
+    }
+    // A rewritten chunk (same object, new bytes) gives its new names.
+    const chunk = encode('{"ph":"X","ts":1,"name":"module1.function_1"}');
+    expect(scanner.scan(chunk, 0, chunk.length, 1024)).toBe(chunk.length);
+    chunk[chunk.length - 3] = 0x32;
+    scanner.newChunk();
+    expect(scanner.scan(chunk, 0, chunk.length, 1024)).toBe(chunk.length);
+    expect(scanner.event.name).toBe("module1.function_2");
+  });
+
+  it("reads args of every length the same, made from their bytes when short or sliced from the chunk's text when long", () => {
+    for (let length = 0; length <= 40; length++) {
+      for (const ph of ["X", "B"]) {
+        const text = `{"ph":"${ph}","ts":1,"args":{"k":"${"v".repeat(length)}"},"name":"${"n".repeat(length)}"}`;
+        expect(scanText(text), text).toEqual(expectedFromJson(encode(text)));
+        const numeric = `{"ph":"${ph}","ts":1,"args":{"${"k".repeat(length + 1)}":${length}}}`;
+        expect(scanText(numeric), numeric).toEqual(expectedFromJson(encode(numeric)));
+      }
+    }
+  });
+
   it("takes an event only when it ends before the limit and nests no deeper than allowed", () => {
     const scanner = new TraceEventScanner();
     const text = encode('{"ph":"X","ts":1,"args":{"a":[{"b":true}]}},{"ph":"X","ts":2}');

@@ -53,41 +53,95 @@ STRING_STOP.fill(1, 0, 0x20);
 STRING_STOP.fill(1, 0x80, 0x100);
 STRING_STOP[QUOTE] = STRING_STOP[BACKSLASH] = 1;
 
+/** Slots of the intern table, and the longest string it keeps. */
+const INTERN_SLOTS = 8192;
+const INTERN_PROBES = 4;
+const INTERN_MAX_LENGTH = 64;
+
+/** The longest ASCII string made from its bytes by shortAscii. */
+const SHORT_STRING = 16;
+
+/**
+ * The ASCII text of `length` (at most SHORT_STRING) bytes at buf[s], made from the bytes given as
+ * arguments: for short strings about a third of the cost of decoding the chunk to slice them from
+ * its text, and several times cheaper than TextDecoder or String.fromCharCode.apply per string.
+ */
+function shortAscii(buf: Uint8Array, s: number, length: number): string {
+  const f = String.fromCharCode;
+  switch (length) {
+    case 0: return "";
+    case 1: return f(buf[s]);
+    case 2: return f(buf[s], buf[s + 1]);
+    case 3: return f(buf[s], buf[s + 1], buf[s + 2]);
+    case 4: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3]);
+    case 5: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4]);
+    case 6: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5]);
+    case 7: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6]);
+    case 8: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6], buf[s + 7]);
+    case 9: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6], buf[s + 7], buf[s + 8]);
+    case 10: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6], buf[s + 7], buf[s + 8], buf[s + 9]);
+    case 11: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6], buf[s + 7], buf[s + 8], buf[s + 9], buf[s + 10]);
+    case 12: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6], buf[s + 7], buf[s + 8], buf[s + 9], buf[s + 10], buf[s + 11]);
+    case 13: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6], buf[s + 7], buf[s + 8], buf[s + 9], buf[s + 10], buf[s + 11], buf[s + 12]);
+    case 14: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6], buf[s + 7], buf[s + 8], buf[s + 9], buf[s + 10], buf[s + 11], buf[s + 12], buf[s + 13]);
+    case 15: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6], buf[s + 7], buf[s + 8], buf[s + 9], buf[s + 10], buf[s + 11], buf[s + 12], buf[s + 13], buf[s + 14]);
+    default: return f(buf[s], buf[s + 1], buf[s + 2], buf[s + 3], buf[s + 4], buf[s + 5], buf[s + 6], buf[s + 7], buf[s + 8], buf[s + 9], buf[s + 10], buf[s + 11], buf[s + 12], buf[s + 13], buf[s + 14], buf[s + 15]);
+  }
+}
+
 function isDigit(b: number): boolean {
   return b >= 0x30 && b <= 0x39;
 }
 
-/** The key's bit, or 0 for a key the scanner does not take. */
-function keyBit(buf: Uint8Array, s: number, length: number): number {
-  const a = buf[s];
-  switch (length) {
-    case 1:
-      return a === 0x73 ? S : 0;
-    case 2:
-      if (buf[s + 1] === 0x68) return a === 0x70 ? PH : 0; // ph
-      if (buf[s + 1] === 0x73) return a === 0x74 ? TS : 0; // ts
-      return 0;
-    case 3: {
-      const b = buf[s + 1];
-      const c = buf[s + 2];
-      if (a === 0x63) return b === 0x61 && c === 0x74 ? CAT : 0;
-      if (a === 0x64) return b === 0x75 && c === 0x72 ? DUR : 0;
-      if (a === 0x70) return b === 0x69 && c === 0x64 ? PID : 0;
-      if (a === 0x74) return b === 0x69 && c === 0x64 ? TID : b === 0x74 && c === 0x73 ? TTS : 0;
-      return 0;
+/**
+ * The bit of the key whose opening quote is at buf[q], or 0 for a key the scanner does not take.
+ * Its bytes are compared with the known keys' in place, closing quote included, rather than first
+ * scanned for that quote: the key's length follows from its bit (keyLength). A key with an
+ * escape, or one that only starts like a known key, is not one of them. It may read past the
+ * event's end: the caller checks that the ':' after the key comes before it.
+ */
+function keyAt(buf: Uint8Array, q: number): number {
+  const a = buf[q + 1];
+  const b = buf[q + 2];
+  switch (a) {
+    case 0x6e: // name
+      return b === 0x61 && buf[q + 3] === 0x6d && buf[q + 4] === 0x65 && buf[q + 5] === QUOTE ? NAME : 0;
+    case 0x63: // cat
+      return b === 0x61 && buf[q + 3] === 0x74 && buf[q + 4] === QUOTE ? CAT : 0;
+    case 0x70: // ph, pid
+      if (b === 0x68) return buf[q + 3] === QUOTE ? PH : 0;
+      return b === 0x69 && buf[q + 3] === 0x64 && buf[q + 4] === QUOTE ? PID : 0;
+    case 0x74: {
+      // ts, tid, tts, tdur
+      const c = buf[q + 3];
+      if (b === 0x73) return c === QUOTE ? TS : 0;
+      if (b === 0x69) return c === 0x64 && buf[q + 4] === QUOTE ? TID : 0;
+      if (b === 0x74) return c === 0x73 && buf[q + 4] === QUOTE ? TTS : 0;
+      return b === 0x64 && c === 0x75 && buf[q + 4] === 0x72 && buf[q + 5] === QUOTE ? TDUR : 0;
     }
-    case 4: {
-      const b = buf[s + 1];
-      const c = buf[s + 2];
-      const d = buf[s + 3];
-      if (a === 0x6e) return b === 0x61 && c === 0x6d && d === 0x65 ? NAME : 0;
-      if (a === 0x61) return b === 0x72 && c === 0x67 && d === 0x73 ? ARGS : 0;
-      if (a === 0x74) return b === 0x64 && c === 0x75 && d === 0x72 ? TDUR : 0;
-      return 0;
-    }
+    case 0x64: // dur
+      return b === 0x75 && buf[q + 3] === 0x72 && buf[q + 4] === QUOTE ? DUR : 0;
+    case 0x61: // args
+      return b === 0x72 && buf[q + 3] === 0x67 && buf[q + 4] === 0x73 && buf[q + 5] === QUOTE ? ARGS : 0;
+    case 0x73: // s
+      return b === QUOTE ? S : 0;
     default:
       return 0;
   }
+}
+
+/**
+ * Per known key, by the index of its bit: the length of its text `"key":` and its first and last
+ * four bytes read as a little-endian int32 (see scan: all are 4 to 8 bytes long).
+ */
+const KEY_TEXTS = ["ph", "name", "cat", "ts", "dur", "pid", "tid", "s", "tts", "tdur", "args"].map((key) => new TextEncoder().encode(`"${key}":`));
+const KEY_TEXT_LENGTHS = Int32Array.from(KEY_TEXTS, (text) => text.length);
+const KEY_HEADS = Int32Array.from(KEY_TEXTS, (text) => new DataView(text.buffer).getInt32(0, true));
+const KEY_TAILS = Int32Array.from(KEY_TEXTS, (text) => new DataView(text.buffer).getInt32(text.length - 4, true));
+
+/** The length of the known key with this bit. */
+function keyLength(key: number): number {
+  return key === S ? 1 : key === PH || key === TS ? 2 : key === NAME || key === ARGS || key === TDUR ? 4 : 3;
 }
 
 /** Events per window in which ScanBudget counts what the scanner took. */
@@ -129,8 +183,9 @@ export class TraceEventScanner {
 
   /**
    * The text of the chunk last scanned when it is plain ASCII (byte offsets are then string
-   * offsets), else null. Slicing it is what makes this fast: building each short string from its
-   * bytes (TextDecoder, String.fromCharCode) costs over ten times as much.
+   * offsets), else null; decoded only for a chunk with a long string to make (see ascii). Slicing
+   * a long string from it costs far less than TextDecoder or String.fromCharCode.apply per string,
+   * but decoding the chunk costs about as much per event as making its short strings (shortAscii).
    */
   private chunk: Uint8Array | null = null;
   private chunkText: string | null = null;
@@ -141,6 +196,19 @@ export class TraceEventScanner {
   private stringStart = 0;
   private stringEnd = 0;
   private stringPlain = false;
+  private stringHash = 0;
+  /**
+   * Plain ASCII names, categories and scopes by hash of their bytes (see string): each slot's
+   * string, its length (-1: none) and its bytes (compared faster than the string's characters).
+   */
+  private readonly interned: string[] = new Array<string>(INTERN_SLOTS).fill("");
+  private readonly internedLengths = new Int32Array(INTERN_SLOTS).fill(-1);
+  private readonly internedBytes = new Uint8Array(INTERN_SLOTS * INTERN_MAX_LENGTH);
+  private readonly internedWords = new DataView(this.internedBytes.buffer);
+  private internEvictions = 0;
+  /** The chunk last read by four bytes at a time, and its view for that. */
+  private viewed: Uint8Array | null = null;
+  private view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
   /** Non-zero when an args string held a byte above 0x7f. */
   private nonAscii = 0;
 
@@ -148,6 +216,8 @@ export class TraceEventScanner {
   private keyStarts = new Int32Array(256);
   private keyEnds = new Int32Array(256);
   private keyCount = 0;
+  /** The keys of the last event scanned, in order, as their bits; 0 after the last (see scan). */
+  private readonly keyOrder = new Int32Array(16);
   /** Deepest nesting of objects and arrays the event may have (the event itself is level 1). */
   private maxNesting = 0;
 
@@ -155,6 +225,7 @@ export class TraceEventScanner {
   newChunk(): void {
     this.chunk = null;
     this.chunkText = null;
+    this.viewed = null;
   }
 
   /**
@@ -171,32 +242,57 @@ export class TraceEventScanner {
     // Strings are made once the phase is known (see text).
     let nameStart = -1;
     let nameEnd = 0;
+    let nameHash = 0;
     let namePlain = false;
     let catStart = -1;
     let catEnd = 0;
+    let catHash = 0;
     let catPlain = false;
     let scopeStart = -1;
     let scopeEnd = 0;
+    let scopeHash = 0;
     let scopePlain = false;
     let argsStart = -1;
     let argsEnd = 0;
     let argsAscii = false;
     let argsCanonical = false;
     let seen = 0;
-    let i = this.skipSpace(buf, start + 1, end);
+    // Whitespace is rare between tokens: one comparison passes over its absence (space and the
+    // other JSON whitespace are all <= 0x20).
+    let i = start + 1;
+    if (i < end && buf[i] <= 0x20) i = this.skipSpace(buf, i, end);
+    const view = this.viewOf(buf);
+    // Where a key's `"key":` may still be read as two four-byte words, within the event's bounds.
+    const lastWord = Math.min(end, buf.length) - 8;
+    const order = this.keyOrder;
+    let position = 0;
     for (;;) {
-      if (i >= end || buf[i] !== QUOTE) return -1;
-      // Known keys are plain ASCII; one with an escape is unknown and declined.
-      const keyStart = i + 1;
-      let keyEnd = keyStart;
-      while (keyEnd < end && buf[keyEnd] !== QUOTE && buf[keyEnd] !== BACKSLASH) keyEnd++;
-      if (keyEnd >= end || buf[keyEnd] !== QUOTE) return -1;
-      const key = keyBit(buf, keyStart, keyEnd - keyStart);
-      if (key === 0 || (seen & key) !== 0) return -1;
+      // Events of a trace mostly write their keys alike: first try the key the last event had in
+      // this position, written as `"key":` (two words compared, no dispatch on its bytes).
+      let key = 0;
+      const expected = order[position];
+      if (expected !== 0 && i <= lastWord) {
+        const k = 31 - Math.clz32(expected);
+        const length = KEY_TEXT_LENGTHS[k];
+        if (view.getInt32(i, true) === KEY_HEADS[k] && view.getInt32(i + length - 4, true) === KEY_TAILS[k]) {
+          key = expected;
+          i += length;
+        }
+      }
+      if (key === 0) {
+        // keyAt reads up to 6 bytes on; an event with a key there would end at i + 7 at the earliest.
+        if (i + 6 >= end || buf[i] !== QUOTE) return -1;
+        key = keyAt(buf, i);
+        if (key === 0) return -1;
+        i += keyLength(key) + 2;
+        if (i < end && buf[i] !== COLON) i = this.skipSpace(buf, i, end);
+        if (i >= end || buf[i] !== COLON) return -1;
+        i++;
+      }
+      if ((seen & key) !== 0) return -1;
       seen |= key;
-      i = this.skipSpace(buf, keyEnd + 1, end);
-      if (i >= end || buf[i] !== COLON) return -1;
-      i = this.skipSpace(buf, i + 1, end);
+      order[position++] = key;
+      if (i < end && buf[i] <= 0x20) i = this.skipSpace(buf, i, end);
       switch (key) {
         case PH: {
           // One of X B E i I, unescaped.
@@ -214,14 +310,17 @@ export class TraceEventScanner {
           if (key === NAME) {
             nameStart = this.stringStart;
             nameEnd = this.stringEnd;
+            nameHash = this.stringHash;
             namePlain = this.stringPlain;
           } else if (key === CAT) {
             catStart = this.stringStart;
             catEnd = this.stringEnd;
+            catHash = this.stringHash;
             catPlain = this.stringPlain;
           } else {
             scopeStart = this.stringStart;
             scopeEnd = this.stringEnd;
+            scopeHash = this.stringHash;
             scopePlain = this.stringPlain;
           }
           break;
@@ -230,7 +329,7 @@ export class TraceEventScanner {
           if (buf[i] === QUOTE) {
             i = this.readString(buf, i, end);
             if (i < 0) return -1;
-            const text = this.string(buf, this.stringStart, this.stringEnd, this.stringPlain, true);
+            const text = this.string(buf, this.stringStart, this.stringEnd, this.stringHash, this.stringPlain, true);
             if (text === null) return -1;
             if (key === PID) event.pid = text;
             else event.tid = text;
@@ -262,21 +361,24 @@ export class TraceEventScanner {
           i = argsEnd;
         }
       }
-      i = this.skipSpace(buf, i, end);
+      if (i >= end) return -1;
+      if (buf[i] <= 0x20) i = this.skipSpace(buf, i, end);
       if (i >= end) return -1;
       if (buf[i] === COMMA) {
-        i = this.skipSpace(buf, i + 1, end);
+        i++;
+        if (i < end && buf[i] <= 0x20) i = this.skipSpace(buf, i, end);
         continue;
       }
       if (buf[i] === CLOSE_BRACE) break;
       return -1;
     }
+    order[position] = 0;
     if ((seen & PH) === 0) return -1;
     // A B event's strings wait in memory for its E: they must not hold on to the chunk's text.
     const keep = event.ph === "B";
-    const name = nameStart < 0 ? undefined : this.string(buf, nameStart, nameEnd, namePlain, keep);
-    const cat = catStart < 0 ? undefined : this.string(buf, catStart, catEnd, catPlain, keep);
-    const scope = scopeStart < 0 ? undefined : this.string(buf, scopeStart, scopeEnd, scopePlain, keep);
+    const name = nameStart < 0 ? undefined : this.string(buf, nameStart, nameEnd, nameHash, namePlain, keep);
+    const cat = catStart < 0 ? undefined : this.string(buf, catStart, catEnd, catHash, catPlain, keep);
+    const scope = scopeStart < 0 ? undefined : this.string(buf, scopeStart, scopeEnd, scopeHash, scopePlain, keep);
     if (name === null || cat === null || scope === null) return -1;
     event.name = name;
     event.cat = cat;
@@ -337,17 +439,22 @@ export class TraceEventScanner {
   }
 
   /**
-   * Finds the end of the string at buf[i] (a '"'): sets stringStart, stringEnd and stringPlain
-   * (ASCII without escapes), and returns the index after it, or -1.
+   * Finds the end of the string at buf[i] (a '"'): sets stringStart, stringEnd, stringPlain (ASCII
+   * without escapes) and stringHash (of a plain string's bytes, for the intern table), and returns
+   * the index after it, or -1.
    */
   private readString(buf: Uint8Array, i: number, end: number): number {
     if (i >= end || buf[i] !== QUOTE) return -1;
     const s = i + 1;
     let plain = true;
+    let hash = 0;
     let j = s;
     for (; j < end; j++) {
       const b = buf[j];
-      if (STRING_STOP[b] === 0) continue;
+      if (STRING_STOP[b] === 0) {
+        hash = (Math.imul(hash, 31) + b) | 0;
+        continue;
+      }
       if (b === QUOTE) break;
       if (b < 0x20) return -1;
       plain = false;
@@ -356,13 +463,64 @@ export class TraceEventScanner {
     if (j >= end) return -1;
     this.stringStart = s;
     this.stringEnd = j;
+    this.stringHash = hash;
     this.stringPlain = plain;
     return j + 1;
   }
 
-  /** The string whose content is buf[s, e) (see readString and ascii); null when an escape is invalid. */
-  private string(buf: Uint8Array, s: number, e: number, plain: boolean, keep: boolean): string | null {
-    return plain ? this.ascii(buf, s, e, keep) : this.unescape(buf, s, e);
+  /**
+   * The string whose content is buf[s, e) (see readString); null when an escape is invalid. Plain
+   * short strings come from the intern table: a trace repeats a few thousand names and categories
+   * millions of times, and the table gives each without making a string.
+   */
+  private string(buf: Uint8Array, s: number, e: number, hash: number, plain: boolean, keep: boolean): string | null {
+    if (!plain) return this.unescape(buf, s, e);
+    const length = e - s;
+    if (length > INTERN_MAX_LENGTH) return this.ascii(buf, s, e, keep);
+    // A text may sit in any of INTERN_PROBES slots from its hash's, so that texts whose hashes
+    // meet do not evict each other at every turn (the benchmark's category met one of its names).
+    const first = (hash ^ (hash >>> 15)) & (INTERN_SLOTS - 1);
+    let slot = -1;
+    for (let probe = 0; probe < INTERN_PROBES; probe++) {
+      const at = (first + probe) & (INTERN_SLOTS - 1);
+      const known = this.internedLengths[at];
+      if (known === length && this.internedHere(buf, s, length, at)) return this.interned[at];
+      // Slots fill in probe order and never empty, so none after an empty one holds the text.
+      if (known < 0) {
+        slot = at;
+        break;
+      }
+    }
+    if (slot < 0) slot = (first + (this.internEvictions++ & (INTERN_PROBES - 1))) & (INTERN_SLOTS - 1);
+    // A copy: a slice of the chunk's text would keep the whole chunk in memory with the table.
+    const text = this.ascii(buf, s, e, true);
+    this.interned[slot] = text;
+    this.internedLengths[slot] = length;
+    this.internedBytes.set(buf.subarray(s, e), slot * INTERN_MAX_LENGTH);
+    return text;
+  }
+
+  /** A view of the chunk to read four bytes at a time. */
+  private viewOf(buf: Uint8Array): DataView<ArrayBufferLike> {
+    if (buf !== this.viewed) {
+      this.viewed = buf;
+      this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    }
+    return this.view;
+  }
+
+  /** Whether buf[s, s + length) are the bytes of the intern table's slot. */
+  private internedHere(buf: Uint8Array, s: number, length: number, slot: number): boolean {
+    // Four bytes at a time (both read little-endian), then the last few.
+    const view = this.viewOf(buf);
+    const words = this.internedWords;
+    const at = slot * INTERN_MAX_LENGTH;
+    let j = 0;
+    while (j + 4 <= length && view.getInt32(s + j, true) === words.getInt32(at + j, true)) j += 4;
+    if (j + 4 <= length) return false;
+    const bytes = this.internedBytes;
+    while (j < length && bytes[at + j] === buf[s + j]) j++;
+    return j === length;
   }
 
   /** The text of buf[s, e), for a moment: sliced from the chunk's text when it is ASCII. */
@@ -372,10 +530,12 @@ export class TraceEventScanner {
   }
 
   /**
-   * The ASCII text buf[s, e). `keep`: it will be kept long, so it is copied rather than sliced
-   * from the chunk's text (which a slice keeps in memory).
+   * The ASCII text buf[s, e): made from its bytes when short, else sliced from the chunk's text
+   * (decoded once, on the first long string of the chunk). `keep`: it will be kept long, so it is
+   * copied rather than sliced (a slice keeps the whole chunk's text in memory).
    */
   private ascii(buf: Uint8Array, s: number, e: number, keep: boolean): string {
+    if (e - s <= SHORT_STRING) return shortAscii(buf, s, e - s);
     if (!keep) {
       if (buf !== this.chunk) this.decodeChunk(buf);
       if (this.chunkText !== null) return this.chunkText.slice(s, e);
@@ -435,6 +595,26 @@ export class TraceEventScanner {
    * it, or -1 when it is not one.
    */
   private readNumber(buf: Uint8Array, i: number, end: number): number {
+    // Most are integers of a few digits without a leading zero: their value is their digits'.
+    let b = i < end ? buf[i] : 0;
+    if (b >= 0x31 && b <= 0x39) {
+      let value = b - 0x30;
+      let j = i + 1;
+      for (; j < end; j++) {
+        b = buf[j];
+        if (b < 0x30 || b > 0x39) break;
+        value = value * 10 + (b - 0x30);
+      }
+      if (j < end && j - i <= 15 && b !== 0x2e && b !== 0x65 && b !== 0x45) {
+        this.number = value;
+        return j;
+      }
+    }
+    return this.readAnyNumber(buf, i, end);
+  }
+
+  /** readNumber for every form of JSON number. */
+  private readAnyNumber(buf: Uint8Array, i: number, end: number): number {
     const s = i;
     const negative = buf[i] === 0x2d;
     if (negative) i++;
