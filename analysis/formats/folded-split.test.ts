@@ -91,15 +91,36 @@ function splitPositions(bytes: Uint8Array, next: Next): number[] {
   return [...positions].filter((p) => p >= 0).sort((a, b) => a - b);
 }
 
-/** splittableBytes, counting the parts handed out and those parsed without failing. */
-function countingSplit(bytes: Uint8Array, splitNear: number, chunkSize: number, counts: { handed: number; parsed: number }): SplittableInput {
+interface SplitCounts {
+  /** Parts handed out, and those parsed without failing. */
+  handed: number;
+  parsed: number;
+  /** Pieces handed out, and parts that failed after handing out some. */
+  pieces: number;
+  failedAfterPieces: number;
+}
+
+function splitCounts(): SplitCounts {
+  return { handed: 0, parsed: 0, pieces: 0, failedAfterPieces: 0 };
+}
+
+/** splittableBytes, with pieces every `pieceBytes` bytes of a part, counting what the parts do (see SplitCounts). */
+function countingSplit(bytes: Uint8Array, splitNear: number, chunkSize: number, counts: SplitCounts, pieceBytes = 1 << 30): SplittableInput {
   const inner = splittableBytes(bytes, { splitNear, chunkSize });
   return {
     ...inner,
-    parseRange(parser, start, end, options) {
+    parseRange(parser, start, end, options, onPiece) {
       counts.handed++;
-      const job = inner.parseRange(parser, start, end, options) as RangeParse<unknown>;
-      job.result.then(() => counts.parsed++, () => undefined);
+      let pieces = 0;
+      const job = inner.parseRange(parser, start, end, { ...options, pieceBytes }, (piece) => {
+        pieces++;
+        onPiece(piece);
+      }) as RangeParse<unknown>;
+      job.result.then(
+        () => counts.parsed++,
+        () => (counts.failedAfterPieces += pieces > 0 ? 1 : 0),
+      );
+      job.result.finally(() => (counts.pieces += pieces)).catch(() => undefined);
       return job as ReturnType<SplittableInput["parseRange"]>;
     },
   };
@@ -107,29 +128,34 @@ function countingSplit(bytes: Uint8Array, splitNear: number, chunkSize: number, 
 
 describe("folded stacks parsed in two parts", () => {
   it("yields the sequential parse's rows, limitations and errors for random files split at every line boundary", async () => {
-    const counts = { handed: 0, parsed: 0 };
+    const counts = splitCounts();
     let positions = 0;
     for (let seed = 1; seed <= 160; seed++) {
       const input = randomFolded(seed);
       const sequential = await outcome(input);
+      // Pieces after every read, now and then, or never: merged while the part parses on, or all at its end.
+      const pieceBytes = [1, 100, 1 << 30][seed % 3];
       for (const splitNear of splitPositions(input.bytes, random(seed + 7))) {
         positions++;
-        const split = await outcome(input, countingSplit(input.bytes, splitNear, input.partChunkSize, counts));
-        expect(split, `${input.name}, split near ${splitNear}`).toEqual(sequential);
+        const split = await outcome(input, countingSplit(input.bytes, splitNear, input.partChunkSize, counts, pieceBytes));
+        expect(split, `${input.name}, pieces every ${pieceBytes} bytes, split near ${splitNear}`).toEqual(sequential);
       }
     }
-    // The split path ran: most positions handed out a part that parsed and was merged.
+    // The split path ran: most positions handed out a part that parsed and was merged, many of
+    // them in pieces, and some parts failed after pieces of them had been merged.
     expect(counts.handed).toBeGreaterThan(positions * 0.7);
     expect(counts.parsed).toBeGreaterThan(counts.handed * 0.8);
+    expect(counts.pieces).toBeGreaterThan(counts.handed);
+    expect(counts.failedAfterPieces).toBeGreaterThan(0);
   }, 120_000);
 
   it("decides a differential file by its first valid line when that line is in the second part", async () => {
     const text = ["a;b", " 6", "a;c x", "main;old 10 0", "main;one 3", "main;new 0 7", ""].join("\n");
     const bytes = new TextEncoder().encode(text);
-    const counts = { handed: 0, parsed: 0 };
+    const counts = splitCounts();
     const sequential = await importToMemory(foldedImporter, bytes);
     const split = await importToMemory(foldedImporter, bytes, { split: countingSplit(bytes, text.indexOf("main;old"), 4, counts) });
-    expect(counts).toEqual({ handed: 1, parsed: 1 });
+    expect(counts).toEqual({ ...splitCounts(), handed: 1, parsed: 1 });
     expect(split).toEqual(sequential);
     expect(split.summary.metadata.differential).toBe("true");
     expect(split.summary.limitations[0].message).toBe("4 line(s) were not folded stacks and were skipped: line 1 (no count), line 2 (an empty stack), line 3 (no count), line 5 (one count in a differential file).");

@@ -1,7 +1,12 @@
 import { parseFoldedPart } from "./folded";
 import type { RangeParse, RangeParserId, RangeParsers, SplittableInput } from "./types";
 
-type RangeParser<P extends RangeParserId> = (chunks: AsyncIterable<Uint8Array>, start: number, options: RangeParsers[P]["options"]) => Promise<RangeParsers[P]["result"]>;
+type RangeParser<P extends RangeParserId> = (
+  chunks: AsyncIterable<Uint8Array>,
+  start: number,
+  options: RangeParsers[P]["options"],
+  onPiece: (piece: RangeParsers[P]["piece"]) => void,
+) => Promise<RangeParsers[P]["result"]>;
 
 /** The range parsers by name: what a thread runs when asked to parse a range of a file. */
 export const RANGE_PARSERS: { [P in RangeParserId]: RangeParser<P> } = {
@@ -18,13 +23,14 @@ export function splittableBytes(bytes: Uint8Array, options: { splitNear?: number
     byteLength: bytes.length,
     splitNear: options.splitNear,
     read: (start, end) => Promise.resolve(bytes.slice(start, Math.min(end, bytes.length))),
-    parseRange<P extends RangeParserId>(parser: P, start: number, end: number, parserOptions: RangeParsers[P]["options"]): RangeParse<RangeParsers[P]["result"]> {
+    parseRange<P extends RangeParserId>(parser: P, start: number, end: number, parserOptions: RangeParsers[P]["options"], onPiece: (piece: RangeParsers[P]["piece"]) => void): RangeParse<RangeParsers[P]["result"]> {
       let cancelled = false;
       async function* chunks() {
         for (let at = start; at < end && !cancelled; at += chunkSize) yield bytes.subarray(at, Math.min(end, at + chunkSize));
       }
       const run = RANGE_PARSERS[parser] as RangeParser<P>;
-      return { result: run(chunks(), start, parserOptions), cancel: () => void (cancelled = true) };
+      // A cancelled parse's pieces are not heard either, as from a thread that was ended.
+      return { result: run(chunks(), start, parserOptions, (piece) => cancelled || onPiece(piece)), cancel: () => void (cancelled = true) };
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { EvidenceBuilder } from "../evidence/builder";
-import type { FoldedPart, FoldedPartOptions } from "./folded";
+import type { FoldedPart, FoldedPartOptions, FoldedPiece } from "./folded";
 
 export const FORMAT_IDS = [
   "cpuprofile",
@@ -33,9 +33,12 @@ export interface ImportSource {
   chunks(): AsyncIterable<Uint8Array>;
 }
 
-/** Parsers of a byte range of an input that an importer may have run elsewhere (SplittableInput), by name: their options and result. */
+/**
+ * Parsers of a byte range of an input that an importer may have run elsewhere (SplittableInput),
+ * by name: their options, the pieces they hand out while they parse, and their result.
+ */
 export interface RangeParsers {
-  folded: { options: FoldedPartOptions; result: FoldedPart };
+  folded: { options: FoldedPartOptions; piece: FoldedPiece; result: FoldedPart };
 }
 export type RangeParserId = keyof RangeParsers;
 
@@ -53,8 +56,11 @@ export interface SplittableInput {
   byteLength: number;
   /** Bytes [start, end) of the input (fewer at its end). */
   read(start: number, end: number): Promise<Uint8Array>;
-  /** Runs the parser on bytes [start, end) of the input elsewhere. */
-  parseRange<P extends RangeParserId>(parser: P, start: number, end: number, options: RangeParsers[P]["options"]): RangeParse<RangeParsers[P]["result"]>;
+  /**
+   * Runs the parser on bytes [start, end) of the input elsewhere; `onPiece` hears, in order, the
+   * pieces it hands out while it parses, all before its result settles.
+   */
+  parseRange<P extends RangeParserId>(parser: P, start: number, end: number, options: RangeParsers[P]["options"], onPiece: (piece: RangeParsers[P]["piece"]) => void): RangeParse<RangeParsers[P]["result"]>;
   /** Split near this byte offset, whatever the input's size, instead of where the importer would (tests, tuning). */
   splitNear?: number;
 }

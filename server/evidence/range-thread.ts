@@ -21,7 +21,7 @@ interface RangeRequest {
   options: unknown;
 }
 
-type FromRangeThread = { type: "progress" } | { type: "parsed"; result: unknown } | { type: "failed"; message: string; stack?: string };
+type FromRangeThread = { type: "progress" } | { type: "piece"; piece: unknown } | { type: "parsed"; result: unknown } | { type: "failed"; message: string; stack?: string };
 
 /** The thread says it is alive each time it has read this many more bytes, and when it has read them all. */
 const PROGRESS_EVERY_BYTES = 16 * 1024 * 1024;
@@ -46,7 +46,7 @@ export async function splittableFile(file: string): Promise<SplittableInput | nu
   return {
     byteLength: size,
     read: (start, end) => readRange(file, start, end),
-    parseRange: (parser, start, end, options) => parseRangeOnThread(file, parser, start, end, options),
+    parseRange: (parser, start, end, options, onPiece) => parseRangeOnThread(file, parser, start, end, options, onPiece),
   };
 }
 
@@ -59,8 +59,8 @@ export async function prepareRangeThreadFor(importer: FormatImporter, file: stri
 
 /**
  * Parses bytes [start, end) of `file` with the named parser on a thread (the prepared one, if
- * any). The result rejects when the parser fails, the thread dies, or it is silent for
- * `silenceMs` (see RANGE_SILENCE_MS); cancel ends the thread.
+ * any), handing its pieces to `onPiece` as they come. The result rejects when the parser fails,
+ * the thread dies, or it is silent for `silenceMs` (see RANGE_SILENCE_MS); cancel ends the thread.
  */
 export function parseRangeOnThread<P extends RangeParserId>(
   file: string,
@@ -68,6 +68,7 @@ export function parseRangeOnThread<P extends RangeParserId>(
   start: number,
   end: number,
   options: RangeParsers[P]["options"],
+  onPiece: (piece: RangeParsers[P]["piece"]) => void = () => undefined,
   silenceMs = RANGE_SILENCE_MS,
 ): RangeParse<RangeParsers[P]["result"]> {
   const worker = takeThread(RANGE_ROLE);
@@ -85,6 +86,10 @@ export function parseRangeOnThread<P extends RangeParserId>(
     watch();
     worker.on("message", (message: FromRangeThread) => {
       if (message.type === "progress") return watch();
+      if (message.type === "piece") {
+        watch();
+        return onPiece(message.piece as RangeParsers[P]["piece"]);
+      }
       clearTimeout(silence);
       if (message.type === "parsed") return resolve(message.result as RangeParsers[P]["result"]);
       const error = new Error(message.message);
@@ -130,9 +135,11 @@ export function runRangeThread(): Promise<void> {
   const send = (message: FromRangeThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
   return new Promise((resolve) => {
     port.once("message", (request: RangeRequest) => {
-      const parse = RANGE_PARSERS[request.parser] as (chunks: AsyncIterable<Uint8Array>, start: number, options: unknown) => Promise<unknown>;
+      const parse = RANGE_PARSERS[request.parser] as (chunks: AsyncIterable<Uint8Array>, start: number, options: unknown, onPiece: (piece: unknown) => void) => Promise<unknown>;
       const chunks = createReadStream(request.file, { start: request.start, end: request.end - 1, highWaterMark: 1 << 20 });
-      parse(withProgress(chunks, () => send({ type: "progress" })), request.start, request.options)
+      // A piece's arrays are its own copies: they are moved, not copied again.
+      const onPiece = (piece: unknown) => send({ type: "piece", piece }, [...buffersOf(piece)]);
+      parse(withProgress(chunks, () => send({ type: "progress" })), request.start, request.options, onPiece)
         .then(
           (result) => send({ type: "parsed", result }, [...buffersOf(result)]),
           (error: Error) => send({ type: "failed", message: error.message, stack: error.stack }),

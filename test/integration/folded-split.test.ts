@@ -52,8 +52,20 @@ describe("folded stacks, second part on a thread", () => {
     const sequential = await parseWithSplit(file, undefined);
     const before = rangeThreadStats();
     const input = (await splittableFile(file))!;
-    const split = await parseWithSplit(file, { ...input, splitNear: Math.floor(input.byteLength * 0.45) });
+    // Pieces every 256 KiB (in fact after every 1 MiB read): most of the part is merged while the thread parses on.
+    let pieces = 0;
+    const inPieces: SplittableInput = {
+      ...input,
+      splitNear: Math.floor(input.byteLength * 0.45),
+      parseRange: (parser, start, end, options, onPiece) =>
+        input.parseRange(parser, start, end, { ...options, pieceBytes: 256 * 1024 }, (piece) => {
+          pieces++;
+          onPiece(piece);
+        }),
+    };
+    const split = await parseWithSplit(file, inPieces);
     expect(rangeThreadStats().started).toBe(before.started + 1);
+    expect(pieces).toBeGreaterThan(2);
     expect(split).toEqual(sequential);
     expect((split as { summary: { limitations: { code: string; count: number }[] } }).summary.limitations).toEqual([expect.objectContaining({ code: "FOLDED_INVALID_LINES", count: 6 })]);
     await rangeThreadsEnded(before.live);
@@ -67,31 +79,43 @@ describe("folded stacks, second part on a thread", () => {
     const before = rangeThreadStats();
 
     // The thread cannot read its range: the file it is given does not exist.
-    const missing = await parseRangeOnThread(path.join(dir, "missing.folded"), "folded", 10, 20, { differential: null, maxDepth: 1024, maxLineLength: 1024 }).result.catch((e: unknown) => e);
+    const missing = await parseRangeOnThread(path.join(dir, "missing.folded"), "folded", 10, 20, { differential: null, maxDepth: 1024, maxLineLength: 1024, pieceBytes: 1 << 20 }).result.catch((e: unknown) => e);
     expect(String(missing)).toMatch(/ENOENT/);
-    const unreadable: SplittableInput = { ...input, splitNear, parseRange: (parser, _start, end, options) => parseRangeOnThread(path.join(dir, "missing.folded"), parser, splitNear, end, options) };
-    expect(await parseWithSplit(file, unreadable)).toEqual(sequential);
-
-    // The thread is terminated while it parses.
-    const dying: SplittableInput = {
+    const unreadable: SplittableInput = {
       ...input,
       splitNear,
-      parseRange(parser, start, end, options) {
-        const job = input.parseRange(parser, start, end, options);
-        setTimeout(job.cancel, 5);
-        return job;
-      },
+      parseRange: (parser, _start, end, options, onPiece) => parseRangeOnThread(path.join(dir, "missing.folded"), parser, splitNear, end, options, onPiece),
     };
-    expect(await parseWithSplit(file, dying)).toEqual(sequential);
+    expect(await parseWithSplit(file, unreadable)).toEqual(sequential);
+
+    // The thread is terminated while it parses: before its first piece, and after some were merged.
+    for (const cancelAfterPieces of [0, 2]) {
+      let pieces = 0;
+      const dying: SplittableInput = {
+        ...input,
+        splitNear,
+        parseRange(parser, start, end, options, onPiece) {
+          const job = input.parseRange(parser, start, end, { ...options, pieceBytes: 128 * 1024 }, (piece) => {
+            onPiece(piece);
+            if (++pieces === cancelAfterPieces) job.cancel();
+          });
+          if (cancelAfterPieces === 0) setTimeout(job.cancel, 5);
+          return job;
+        },
+      };
+      expect(await parseWithSplit(file, dying)).toEqual(sequential);
+      expect(pieces).toBeGreaterThanOrEqual(cancelAfterPieces);
+    }
     const exited = await (() => {
-      const job = parseRangeOnThread(file, "folded", 0, input.byteLength, { differential: null, maxDepth: 1024, maxLineLength: 1 << 20 });
+      const job = parseRangeOnThread(file, "folded", 0, input.byteLength, { differential: null, maxDepth: 1024, maxLineLength: 1 << 20, pieceBytes: 1 << 20 });
       job.cancel();
       return job.result.catch((e: unknown) => e);
     })();
     expect(String(exited)).toMatch(/exited/);
 
     // A line longer than the bound in the second part: whether the parse refuses it depends on
-    // where its reads end, so the thread refuses its part and this thread reads on as one parse.
+    // where its reads end, so the thread refuses its part (after pieces of it were merged) and
+    // this thread reads on as one parse.
     const long = path.join(dir, "long.folded");
     writeFileSync(long, readFileSync(file));
     appendFileSync(long, `\nmain;${"x".repeat(5000)} 3\nmain;y 4\n`);
@@ -100,8 +124,8 @@ describe("folded stacks, second part on a thread", () => {
     const watched: SplittableInput = {
       ...longInput,
       splitNear,
-      parseRange(parser, start, end, options) {
-        const job = longInput.parseRange(parser, start, end, options);
+      parseRange(parser, start, end, options, onPiece) {
+        const job = longInput.parseRange(parser, start, end, { ...options, pieceBytes: 256 * 1024 }, onPiece);
         job.result.then(() => outcomes.push("parsed"), (e: unknown) => outcomes.push(String(e)));
         return job;
       },
@@ -111,7 +135,7 @@ describe("folded stacks, second part on a thread", () => {
       expect(await parseWithSplit(long, watched, { maxLineLength })).toEqual(expected);
     }
     expect(outcomes).toEqual([expect.stringMatching(/may be longer than 4000 bytes/), "parsed"]);
-    expect(rangeThreadStats().started).toBe(before.started + 6);
+    expect(rangeThreadStats().started).toBe(before.started + 7);
     await rangeThreadsEnded(before.live);
   }, 120_000);
 
@@ -129,8 +153,8 @@ describe("folded stacks, second part on a thread", () => {
       const silent: SplittableInput = {
         ...input,
         splitNear,
-        parseRange(parser, _start, end, options) {
-          const job = parseRangeOnThread(fifo, parser, splitNear, end, options, 500);
+        parseRange(parser, _start, end, options, onPiece) {
+          const job = parseRangeOnThread(fifo, parser, splitNear, end, options, onPiece, 500);
           job.result.then(() => outcomes.push("parsed"), (e: unknown) => outcomes.push(String(e)));
           return job;
         },
