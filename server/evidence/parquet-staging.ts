@@ -17,9 +17,11 @@ const APPENDER_FLUSH_ROWS = 100 * VECTOR_SIZE;
 /** Rows buffered at most: a row group held back, a row group, and a chunk. */
 const BUFFER_ROWS = 2 * ROW_GROUP_ROWS + VECTOR_SIZE;
 
-/** Parquet's physical types and encodings used here (parquet.thrift's enums). */
+/** Parquet's physical types, converted types and encodings used here (parquet.thrift's enums). */
 const DOUBLE = 5;
 const INT32 = 1;
+const BYTE_ARRAY = 6;
+const UTF8 = 0;
 const PLAIN = 0;
 const RLE = 3;
 const UNCOMPRESSED = 0;
@@ -160,9 +162,11 @@ class CompactWriter extends ByteOutput {
  * the batches (the COPY casts them as it did the staging table's). INT32: an optional int32, each
  * value rounded, or NULL when NaN or beyond an int32 (what the appender path stores for INTEGER
  * columns, see fillInteger): the COPY reads them as they are, where turning doubles into integers
- * in SQL cost it some 40 ns per value (0.5 s for the 220 MB folded file's stacks).
+ * in SQL cost it some 40 ns per value (0.5 s for the 220 MB folded file's stacks). TEXT: optional
+ * UTF-8 text, null for NULL (span drafts' text, which the appender took a native call per string
+ * and a copy into its table for).
  */
-export type StagedColumnType = "DOUBLE" | "INT32";
+export type StagedColumnType = "DOUBLE" | "INT32" | "TEXT";
 
 export interface StagedColumn {
   name: string;
@@ -184,16 +188,16 @@ interface RowGroupInfo {
 }
 
 /**
- * A staging table of numbers written straight to a plain Parquet file: PLAIN encoding, no
- * compression, one data page per column chunk. Staging a value costs a copy (DOUBLE) or a
+ * A staging table written straight to a plain Parquet file: PLAIN encoding, no compression, one
+ * data page per column chunk. Staging a value costs a copy (DOUBLE) or a
  * rounding (INT32), where DuckDB's appender took about 20 ns (1.4 s of the 220 MB folded import's
  * writer thread), and the rows wait on disk instead of in memory. Row groups are cut where the
  * appender would have cut the table's (see APPENDER_FLUSH_ROWS); `finish` writes the last ones
  * and the footer.
  */
-export class StagedNumbers {
+export class StagedRows {
   /** Made by the first rows: a table that stays empty costs no buffers. */
-  private buffers: (Float64Array | Int32Array)[] = [];
+  private buffers: (Float64Array | Int32Array | TextBuffer)[] = [];
   /** Rows in the buffers: `held` of them the last row group of the previous flush, still open. */
   private buffered = 0;
   private held = 0;
@@ -215,15 +219,21 @@ export class StagedNumbers {
     this.write([MAGIC]);
   }
 
-  /** Appends `length` rows: a Float64Array per column, in the columns' order, NaN for NULL. */
-  append(values: readonly Float64Array[], length: number): void {
-    if (length > 0 && this.buffers.length === 0) this.buffers = this.columns.map((c) => (c.type === "DOUBLE" ? new Float64Array(BUFFER_ROWS) : new Int32Array(BUFFER_ROWS)));
+  /**
+   * Appends `length` rows, a column of values per staged column in their order: a Float64Array
+   * (NaN for NULL) for numbers, strings or nulls for TEXT.
+   */
+  append(values: readonly (Float64Array | ArrayLike<string | null>)[], length: number): void {
+    if (length > 0 && this.buffers.length === 0) {
+      this.buffers = this.columns.map((c) => (c.type === "DOUBLE" ? new Float64Array(BUFFER_ROWS) : c.type === "INT32" ? new Int32Array(BUFFER_ROWS) : new TextBuffer()));
+    }
     for (let start = 0; start < length; start += VECTOR_SIZE) {
       const rows = Math.min(VECTOR_SIZE, length - start);
       for (let c = 0; c < this.columns.length; c++) {
         const buffer = this.buffers[c];
-        if (buffer instanceof Float64Array) buffer.set(values[c].subarray(start, start + rows), this.buffered);
-        else roundIntegers(buffer, this.buffered, values[c], start, rows);
+        if (buffer instanceof Float64Array) buffer.set((values[c] as Float64Array).subarray(start, start + rows), this.buffered);
+        else if (buffer instanceof Int32Array) roundIntegers(buffer, this.buffered, values[c] as Float64Array, start, rows);
+        else buffer.append(this.buffered, values[c] as ArrayLike<string | null>, start, rows);
       }
       this.buffered += rows;
       this.flushRows += rows;
@@ -263,7 +273,7 @@ export class StagedNumbers {
     const chunks: ColumnChunkInfo[] = [];
     let offset = this.offset;
     for (const buffer of this.buffers) {
-      const page = buffer instanceof Float64Array ? [bytesOf(buffer, rows)] : integerPage(buffer, rows);
+      const page = buffer instanceof Float64Array ? [bytesOf(buffer, rows)] : buffer instanceof Int32Array ? integerPage(buffer, rows) : buffer.page(rows);
       const size = page.reduce((sum, part) => sum + part.length, 0);
       const header = new CompactWriter()
         .structBody((w) =>
@@ -280,7 +290,10 @@ export class StagedNumbers {
     }
     this.write(parts);
     this.rowGroups.push({ rows, chunks });
-    for (const buffer of this.buffers) buffer.copyWithin(0, rows, this.buffered);
+    for (const buffer of this.buffers) {
+      if (buffer instanceof TextBuffer) buffer.shift(rows, this.buffered);
+      else buffer.copyWithin(0, rows, this.buffered);
+    }
     this.buffered -= rows;
     this.held = 0;
   }
@@ -292,7 +305,11 @@ export class StagedNumbers {
           .i32(1, 1)
           .structList(2, [null, ...this.columns], (e, column) => {
             if (column === null) e.string(4, "schema").i32(5, this.columns.length);
-            else e.i32(1, column.type === "DOUBLE" ? DOUBLE : INT32).i32(3, column.type === "DOUBLE" ? REQUIRED : OPTIONAL).string(4, column.name);
+            else {
+              e.i32(1, physicalType(column.type)).i32(3, column.type === "DOUBLE" ? REQUIRED : OPTIONAL).string(4, column.name);
+              // Without it a reader takes the bytes for a BLOB.
+              if (column.type === "TEXT") e.i32(6, UTF8);
+            }
           })
           .i64(3, this.rows)
           .structList(4, this.rowGroups, (g, group) =>
@@ -300,7 +317,7 @@ export class StagedNumbers {
               .structList(1, group.chunks.map((chunk, c) => ({ chunk, column: this.columns[c] })), (cc, { chunk, column }) => {
                 cc.i64(2, chunk.offset).struct(3, (m) =>
                   m
-                    .i32(1, column.type === "DOUBLE" ? DOUBLE : INT32)
+                    .i32(1, physicalType(column.type))
                     .i32List(2, [PLAIN])
                     .stringList(3, [column.name])
                     .i32(4, UNCOMPRESSED)
@@ -330,6 +347,10 @@ export class StagedNumbers {
   }
 }
 
+function physicalType(type: StagedColumnType): number {
+  return type === "DOUBLE" ? DOUBLE : type === "INT32" ? INT32 : BYTE_ARRAY;
+}
+
 function bytesOf(values: Float64Array | Int32Array, length: number): Uint8Array {
   return new Uint8Array(values.buffer, values.byteOffset, length * values.BYTES_PER_ELEMENT);
 }
@@ -344,23 +365,27 @@ function roundIntegers(buffer: Int32Array, at: number, source: Float64Array, sta
 }
 
 /**
- * An optional column's data page: its definition levels (4-byte length, then the RLE/bit-packed
- * hybrid at bit width 1) and its non-NULL values. Without NULLs the levels are one run of 1s;
- * with some, one bit-packed run of a bit per row.
+ * An optional column's definition levels: a 4-byte length, then the RLE/bit-packed hybrid at bit
+ * width 1. Without NULLs (`defined` null) one run of 1s; with some, one bit-packed run of a bit
+ * per row (`defined`, padded to a byte: a reader stops at the page's value count).
  */
+function definitionLevels(rows: number, defined: Uint8Array | null): Uint8Array[] {
+  const header = new ByteOutput();
+  if (defined === null) {
+    header.varint(rows * 2);
+    header.byte(1);
+    return [littleEndianUint32(header.length), header.toBytes()];
+  }
+  header.varint(defined.length * 2 + 1);
+  return [littleEndianUint32(header.length + defined.length), header.toBytes(), defined];
+}
+
+/** An INT32 column's data page: its definition levels and its non-NULL values. */
 function integerPage(buffer: Int32Array, rows: number): Uint8Array[] {
   let nulls = 0;
   for (let row = 0; row < rows; row++) if (buffer[row] === NULL_INT32) nulls++;
-  const header = new ByteOutput();
-  if (nulls === 0) {
-    header.varint(rows * 2);
-    header.byte(1);
-    return [littleEndianUint32(header.length), header.toBytes(), bytesOf(buffer, rows)];
-  }
-  const groups = Math.ceil(rows / 8);
-  header.varint(groups * 2 + 1);
-  // Bits past the last row pad the last group; a reader stops at the page's value count.
-  const defined = new Uint8Array(groups);
+  if (nulls === 0) return [...definitionLevels(rows, null), bytesOf(buffer, rows)];
+  const defined = new Uint8Array(Math.ceil(rows / 8));
   const kept = new Int32Array(rows - nulls);
   let k = 0;
   for (let row = 0; row < rows; row++) {
@@ -369,7 +394,68 @@ function integerPage(buffer: Int32Array, rows: number): Uint8Array[] {
     defined[row >> 3] |= 1 << (row & 7);
     kept[k++] = value;
   }
-  return [littleEndianUint32(header.length + groups), header.toBytes(), defined, bytesOf(kept, kept.length)];
+  return [...definitionLevels(rows, defined), bytesOf(kept, kept.length)];
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * A TEXT column's buffered rows, already as their page's values (a 4-byte length and the UTF-8
+ * bytes each, nothing for NULL): the strings are encoded as they come and not kept, so they die
+ * young (kept until their row group, they cost the 220 MB trace's writer thread 0.6 s more GC).
+ */
+class TextBuffer {
+  private bytes = new Uint8Array(1 << 20);
+  private lengths = new DataView(this.bytes.buffer);
+  /** Per buffered row, where its value ends in `bytes`, and 1 when it is NULL. */
+  private readonly ends = new Int32Array(BUFFER_ROWS);
+  private readonly nulls = new Uint8Array(BUFFER_ROWS);
+
+  /** Encodes `rows` texts of `source` from `start` as buffered rows from `at` (undefined as null). */
+  append(at: number, source: ArrayLike<string | null>, start: number, rows: number): void {
+    let end = at > 0 ? this.ends[at - 1] : 0;
+    for (let row = 0; row < rows; row++) {
+      const value = source[start + row];
+      if (value === null || value === undefined) {
+        this.nulls[at + row] = 1;
+      } else {
+        // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+        if (end + 4 + 3 * value.length > this.bytes.length) this.grow(end + 4 + 3 * value.length);
+        const { written } = utf8.encodeInto(value, this.bytes.subarray(end + 4));
+        this.lengths.setUint32(end, written, true);
+        end += 4 + written;
+        this.nulls[at + row] = 0;
+      }
+      this.ends[at + row] = end;
+    }
+  }
+
+  /** The data page of the first `rows` rows: definition levels, then the values. */
+  page(rows: number): Uint8Array[] {
+    let nulls = 0;
+    for (let row = 0; row < rows; row++) nulls += this.nulls[row];
+    let defined: Uint8Array | null = null;
+    if (nulls > 0) {
+      defined = new Uint8Array(Math.ceil(rows / 8));
+      for (let row = 0; row < rows; row++) if (this.nulls[row] === 0) defined[row >> 3] |= 1 << (row & 7);
+    }
+    return [...definitionLevels(rows, defined), this.bytes.subarray(0, this.ends[rows - 1])];
+  }
+
+  /** Drops the first `rows` of the `buffered` rows, moving the others to the front. */
+  shift(rows: number, buffered: number): void {
+    const cut = this.ends[rows - 1];
+    this.bytes.copyWithin(0, cut, buffered > 0 ? this.ends[buffered - 1] : cut);
+    for (let row = rows; row < buffered; row++) this.ends[row - rows] = this.ends[row] - cut;
+    this.nulls.copyWithin(0, rows, buffered);
+  }
+
+  private grow(needed: number): void {
+    const grown = new Uint8Array(Math.max(needed, this.bytes.length * 2));
+    grown.set(this.bytes);
+    this.bytes = grown;
+    this.lengths = new DataView(grown.buffer);
+  }
 }
 
 function littleEndianUint32(value: number): Uint8Array {

@@ -7,7 +7,7 @@ import { foldedImporter } from "../../analysis/formats/folded";
 import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
 import { sqlString } from "../../server/evidence/duckdb";
-import { StagedNumbers, type StagedColumn } from "../../server/evidence/parquet-staging";
+import { StagedRows, type StagedColumn } from "../../server/evidence/parquet-staging";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
 import type { ObjectId } from "../../server/store/object-store";
 import { initWorkspace } from "../../server/store/workspace";
@@ -16,15 +16,15 @@ import { tempProject } from "../helpers/project";
 
 const query = async (sql: string): Promise<unknown[][]> => (await queryDuckDb(sql)).rows;
 
-/** Stages `columns` (one Float64Array per column) in batches of `batchRows`, and reads the file back with DuckDB, in file order. */
-async function stageAndRead(columns: StagedColumn[], values: Float64Array[], batchRows: number) {
+/** Stages `columns` (one Float64Array per number column, strings or nulls per TEXT column) in batches of `batchRows`, and reads the file back with DuckDB, in file order. */
+async function stageAndRead(columns: StagedColumn[], values: (Float64Array | (string | null)[])[], batchRows: number) {
   const file = path.join(tempProject(), "staged.parquet");
-  const staged = new StagedNumbers(file, columns);
+  const staged = new StagedRows(file, columns);
   const length = values[0].length;
   for (let start = 0; start < length; start += batchRows) {
     const rows = Math.min(batchRows, length - start);
     staged.append(
-      values.map((v) => v.subarray(start, start + rows)),
+      values.map((v) => (v instanceof Float64Array ? v.subarray(start, start + rows) : v.slice(start, start + rows))),
       rows,
     );
   }
@@ -56,6 +56,26 @@ describe("numbers staged as a plain Parquet file", () => {
     expect(Object.is(rows[1][0], -0)).toBe(true);
     expect(rows.map((r) => r[1])).toEqual(integers.map(asInteger));
     expect(rows.map((r) => r[1])).toEqual([null, 0, 3, -2, 0, 0, 2 ** 31 - 1, -(2 ** 31 - 1), null, null, null, 2 ** 31 - 1, null]);
+  });
+
+  it("reads back text as it was: NULL, empty, non-ASCII, a lone surrogate as U+FFFD, long; beside numbers", async () => {
+    const texts = [null, "", "a", "é", "日本語", "🔥x", "\ud800", "tab\tquote\"nul\u0000", "L".repeat(70_000), null, "{\"i\":1}"];
+    const withText: StagedColumn[] = [{ name: "t", type: "TEXT" }, ...columns, { name: "u", type: "TEXT" }];
+    const numbers = Float64Array.from(texts, (_, i) => i);
+    const nulls = texts.map(() => null);
+    for (const batchRows of [1, 4, 100]) {
+      const { rows, types } = await stageAndRead(withText, [texts, numbers, numbers, nulls], batchRows);
+      expect(types).toEqual(["VARCHAR", "DOUBLE", "INTEGER", "VARCHAR"]);
+      expect(rows.map((r) => r[0])).toEqual(texts.map((t) => (t === "\ud800" ? "\ufffd" : t)));
+      expect(rows.map((r) => r[2])).toEqual(texts.map((_, i) => i));
+      expect(rows.map((r) => r[3])).toEqual(nulls);
+    }
+    // Many row groups of text, NULLs among them.
+    const count = 300_001;
+    const many = Array.from({ length: count }, (_, i) => (i % 7 === 0 ? null : `span ${i} ${"x".repeat(i % 13)}`));
+    const { rows, groups } = await stageAndRead([{ name: "t", type: "TEXT" }], [many], 65_536);
+    expect(groups.length).toBeGreaterThan(2);
+    expect(rows.map((r) => r[0])).toEqual(many);
   });
 
   it("an empty file has the columns' types and no rows; a single row is a row group of its own", async () => {
@@ -95,10 +115,10 @@ describe("the Parquet writer stages tables of numbers in files", () => {
   });
 
   /** The generation's files (table → content address), staged one way or the other. */
-  async function filesOf(numbersInFiles: boolean, produce: (writer: ParquetGenerationWriter) => Promise<void>) {
+  async function filesOf(stagedInFiles: boolean, produce: (writer: ParquetGenerationWriter) => Promise<void>) {
     const ws = initWorkspace(tempProject());
     try {
-      const writer = await ParquetGenerationWriter.open(ws, "gen_test", { numbersInFiles });
+      const writer = await ParquetGenerationWriter.open(ws, "gen_test", { stagedInFiles });
       await produce(writer);
       const files = await writer.finish();
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
@@ -155,11 +175,19 @@ describe("the Parquet writer stages tables of numbers in files", () => {
 
   it("writes the same bytes as the appender for an import (folded stacks, and a trace's drafted spans)", async () => {
     const folded = Array.from({ length: 3_000 }, (_, i) => `main;f${i % 17};g${i % 113};h${i} ${1 + (i % 9)}`).join("\n");
+    // Span text of every kind: names repeating, then past the dictionary's 8,192 entries; args
+    // repeating, unique (no longer coded), non-ASCII, with a lone surrogate; categories and none;
+    // an unfinished slice's status.
+    const name = (i: number) => (i < 6_000 ? `t${i % 7}` : `n${i}`);
+    const args = (i: number) => (i % 4 === 0 ? { i: i % 5 } : i % 4 === 1 ? { i, s: "é日本🔥" } : i % 4 === 2 ? { bad: "\ud800" } : undefined);
     const trace = JSON.stringify({
-      traceEvents: Array.from({ length: 5_000 }, (_, i) => [
-        { name: `t${i % 7}`, ph: "B", pid: 1, tid: 1 + (i % 3), ts: i * 10 },
-        { name: `t${i % 7}`, ph: "E", pid: 1, tid: 1 + (i % 3), ts: i * 10 + 5 },
-      ]).flat(),
+      traceEvents: [
+        ...Array.from({ length: 15_000 }, (_, i) => [
+          { name: name(i), cat: i % 3 === 0 ? "c1" : undefined, ph: "B", pid: 1, tid: 1 + (i % 3), ts: i * 10, args: args(i) },
+          { name: name(i), ph: "E", pid: 1, tid: 1 + (i % 3), ts: i * 10 + 5 },
+        ]).flat(),
+        { name: "never ends", ph: "B", pid: 1, tid: 9, ts: 5 },
+      ],
     });
     for (const [importer, text, table] of [
       [foldedImporter, folded, "stacks"],
@@ -173,7 +201,7 @@ describe("the Parquet writer stages tables of numbers in files", () => {
       const [appended, staged] = [await filesOf(false, produce), await filesOf(true, produce)];
       expect(staged).toEqual(appended);
       // The stacks and the drafted spans came through: not a comparison of empty files.
-      expect(staged[table]).toMatch(table === "spans" ? /^5000 / : /^[1-9]\d* /);
+      expect(staged[table]).toMatch(table === "spans" ? /^15001 / : /^[1-9]\d* /);
     }
   }, 120_000);
 
