@@ -188,12 +188,19 @@ interface RowGroupInfo {
 }
 
 /**
+ * Text buffered for a row group at most, per text column: past it the buffered rows are written
+ * at once as a row group of their own, so that a trace of long args does not hold gigabytes here.
+ */
+const TEXT_BYTES_PER_ROW_GROUP = 64 * 1024 * 1024;
+
+/**
  * A staging table written straight to a plain Parquet file: PLAIN encoding, no compression, one
- * data page per column chunk. Staging a value costs a copy (DOUBLE) or a
- * rounding (INT32), where DuckDB's appender took about 20 ns (1.4 s of the 220 MB folded import's
- * writer thread), and the rows wait on disk instead of in memory. Row groups are cut where the
- * appender would have cut the table's (see APPENDER_FLUSH_ROWS); `finish` writes the last ones
- * and the footer.
+ * data page per column chunk. Staging a number costs a copy (DOUBLE) or a rounding (INT32), where
+ * DuckDB's appender took about 20 ns (1.4 s of the 220 MB folded import's writer thread), and the
+ * rows wait on disk instead of in memory. Row groups are cut where the appender would have cut
+ * the table's (see APPENDER_FLUSH_ROWS), except that a table with text cuts one early when its
+ * text passes `textBytesPerRowGroup` (its output must not follow the staged row groups: span
+ * drafts are joined and sorted). `finish` writes the last ones and the footer.
  */
 export class StagedRows {
   /** Made by the first rows: a table that stays empty costs no buffers. */
@@ -212,9 +219,10 @@ export class StagedRows {
   constructor(
     readonly file: string,
     private readonly columns: readonly StagedColumn[],
+    private readonly textBytesPerRowGroup = TEXT_BYTES_PER_ROW_GROUP,
   ) {
     // PLAIN is little-endian; typed arrays are in the platform's order, written as they are.
-    if (endianness() !== "LE") throw new Error("staging numbers as Parquet needs a little-endian platform");
+    if (endianness() !== "LE") throw new Error("staging rows as Parquet needs a little-endian platform");
     this.fd = openSync(file, "w");
     this.write([MAGIC]);
   }
@@ -244,6 +252,7 @@ export class StagedRows {
         this.held = this.buffered;
         this.flushRows = 0;
       }
+      if (this.buffered > 0 && this.textBytesHeld() >= this.textBytesPerRowGroup) this.writeRowGroup(this.buffered);
     }
     this.rows += length;
   }
@@ -265,6 +274,13 @@ export class StagedRows {
     const fd = this.fd;
     this.fd = null;
     closeSync(fd);
+  }
+
+  /** The most text bytes a column holds for the buffered rows. */
+  private textBytesHeld(): number {
+    let most = 0;
+    for (const buffer of this.buffers) if (buffer instanceof TextBuffer) most = Math.max(most, buffer.bytesHeld(this.buffered));
+    return most;
   }
 
   /** Writes the first `rows` buffered rows as a row group, and moves the rest to the front. */
@@ -413,14 +429,17 @@ class TextBuffer {
 
   /** Encodes `rows` texts of `source` from `start` as buffered rows from `at` (undefined as null). */
   append(at: number, source: ArrayLike<string | null>, start: number, rows: number): void {
-    let end = at > 0 ? this.ends[at - 1] : 0;
+    let end = this.bytesHeld(at);
     for (let row = 0; row < rows; row++) {
       const value = source[start + row];
       if (value === null || value === undefined) {
         this.nulls[at + row] = 1;
       } else {
         // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-        if (end + 4 + 3 * value.length > this.bytes.length) this.grow(end + 4 + 3 * value.length);
+        const needed = end + 4 + 3 * value.length;
+        // Offsets and page sizes are int32 (StagedRows cuts row groups long before, see textBytesPerRowGroup).
+        if (needed > INT32_MAX) throw new Error(`a staged text page would pass 2 GiB (a value of ${value.length} characters)`);
+        if (needed > this.bytes.length) this.grow(needed);
         const { written } = utf8.encodeInto(value, this.bytes.subarray(end + 4));
         this.lengths.setUint32(end, written, true);
         end += 4 + written;
@@ -428,6 +447,11 @@ class TextBuffer {
       }
       this.ends[at + row] = end;
     }
+  }
+
+  /** The bytes the first `rows` rows' values take. */
+  bytesHeld(rows: number): number {
+    return rows > 0 ? this.ends[rows - 1] : 0;
   }
 
   /** The data page of the first `rows` rows: definition levels, then the values. */
@@ -451,7 +475,7 @@ class TextBuffer {
   }
 
   private grow(needed: number): void {
-    const grown = new Uint8Array(Math.max(needed, this.bytes.length * 2));
+    const grown = new Uint8Array(Math.min(INT32_MAX, Math.max(needed, this.bytes.length * 2)));
     grown.set(this.bytes);
     this.bytes = grown;
     this.lengths = new DataView(grown.buffer);

@@ -120,35 +120,55 @@ const textValidity = new Uint8Array(VECTOR_SIZE / 8);
 const idValidity = new Uint8Array(VECTOR_SIZE / 8);
 
 /**
- * A text column's two vectors from `rows` strings (or nulls) of `source` at `start`: the id where
- * the dictionary codes the value, the text otherwise; NULL in the other vector (both for null).
+ * Codes `rows` values of a text column's `source` from `start` into `ids` and `texts` from `at`:
+ * per row its dictionary id where the dictionary codes the value, else its text (NaN, or null, in
+ * the other; both for NULL). The dictionary then learns from the vector as a whole (see update).
+ * Both ways of staging code text here, so that they stage the same rows.
  */
-function fillText(text: DuckDbBindings.Vector, ids: DuckDbBindings.Vector, dictionary: TextDictionary, source: ArrayLike<string | null>, start: number, rows: number): void {
-  textValidity.fill(0);
-  idValidity.fill(0);
+function codeVector(dictionary: TextDictionary, source: ArrayLike<string | null>, start: number, rows: number, ids: Float64Array, texts: (string | null)[], at: number): void {
+  const known = dictionary.values.length;
   let values = 0;
   let misses = 0;
-  let coded = 0;
-  const known = dictionary.values.length;
   for (let row = 0; row < rows; row++) {
+    ids[at + row] = NaN;
+    texts[at + row] = null;
     const value = source[start + row];
     if (value === null || value === undefined) continue;
     values++;
     const id = dictionary.coding ? dictionary.idOf(value) : -1;
     if (id < 0 || id >= known) misses++;
-    if (id >= 0) {
-      integers[row] = id;
-      idValidity[row >> 3] |= 1 << (row & 7);
-      coded++;
-    } else {
-      duckdb.vector_assign_string_element(text, row, value);
-      textValidity[row >> 3] |= 1 << (row & 7);
-    }
+    if (id >= 0) ids[at + row] = id;
+    else texts[at + row] = value;
   }
   if (dictionary.coding) dictionary.update(values, misses);
+}
+
+const vectorIds = new Float64Array(VECTOR_SIZE);
+const vectorTexts = new Array<string | null>(VECTOR_SIZE).fill(null);
+
+/** A text column's two vectors from `rows` strings (or nulls) of `source` at `start` (see codeVector). */
+function fillText(text: DuckDbBindings.Vector, ids: DuckDbBindings.Vector, dictionary: TextDictionary, source: ArrayLike<string | null>, start: number, rows: number): void {
+  codeVector(dictionary, source, start, rows, vectorIds, vectorTexts, 0);
+  textValidity.fill(0);
+  idValidity.fill(0);
+  let coded = 0;
+  let texts = 0;
+  for (let row = 0; row < rows; row++) {
+    const value = vectorTexts[row];
+    // An id is not NaN.
+    if (vectorIds[row] === vectorIds[row]) {
+      integers[row] = vectorIds[row];
+      idValidity[row >> 3] |= 1 << (row & 7);
+      coded++;
+    } else if (value !== null) {
+      duckdb.vector_assign_string_element(text, row, value);
+      textValidity[row >> 3] |= 1 << (row & 7);
+      texts++;
+    }
+  }
   if (coded > 0) duckdb.copy_data_to_vector(ids, 0, integers.buffer, 0, rows * 4);
   if (coded < rows) setValidity(ids, idValidity);
-  if (values - coded < rows) setValidity(text, textValidity);
+  if (texts < rows) setValidity(text, textValidity);
 }
 
 /**
@@ -172,30 +192,11 @@ function stagedFileColumns(table: StagingTableName): StagedColumn[] {
   });
 }
 
-/**
- * A text column as a file stages it: per row the text, or its dictionary id where the dictionary
- * codes it (NaN elsewhere, and both empty for null); the dictionary learns as fillText's does,
- * vector by vector.
- */
+/** A text column as a file stages it: per row its dictionary id or its text (see codeVector), vector by vector. */
 function codedText(dictionary: TextDictionary, source: ArrayLike<string | null>, length: number): { texts: (string | null)[]; ids: Float64Array } {
-  const texts = new Array<string | null>(length).fill(null);
-  const ids = new Float64Array(length).fill(NaN);
-  for (let start = 0; start < length; start += VECTOR_SIZE) {
-    const end = Math.min(length, start + VECTOR_SIZE);
-    const known = dictionary.values.length;
-    let values = 0;
-    let misses = 0;
-    for (let row = start; row < end; row++) {
-      const value = source[row];
-      if (value === null || value === undefined) continue;
-      values++;
-      const id = dictionary.coding ? dictionary.idOf(value) : -1;
-      if (id < 0 || id >= known) misses++;
-      if (id >= 0) ids[row] = id;
-      else texts[row] = value;
-    }
-    if (dictionary.coding) dictionary.update(values, misses);
-  }
+  const texts = new Array<string | null>(length);
+  const ids = new Float64Array(length);
+  for (let start = 0; start < length; start += VECTOR_SIZE) codeVector(dictionary, source, start, Math.min(VECTOR_SIZE, length - start), ids, texts, start);
   return { texts, ids };
 }
 

@@ -17,9 +17,9 @@ import { tempProject } from "../helpers/project";
 const query = async (sql: string): Promise<unknown[][]> => (await queryDuckDb(sql)).rows;
 
 /** Stages `columns` (one Float64Array per number column, strings or nulls per TEXT column) in batches of `batchRows`, and reads the file back with DuckDB, in file order. */
-async function stageAndRead(columns: StagedColumn[], values: (Float64Array | (string | null)[])[], batchRows: number) {
+async function stageAndRead(columns: StagedColumn[], values: (Float64Array | (string | null)[])[], batchRows: number, textBytesPerRowGroup?: number) {
   const file = path.join(tempProject(), "staged.parquet");
-  const staged = new StagedRows(file, columns);
+  const staged = new StagedRows(file, columns, textBytesPerRowGroup);
   const length = values[0].length;
   for (let start = 0; start < length; start += batchRows) {
     const rows = Math.min(batchRows, length - start);
@@ -41,7 +41,7 @@ function asInteger(value: number): number | null {
   return value === value && Math.abs(value) <= 2 ** 31 - 1 ? Math.round(value) + 0 : null;
 }
 
-describe("numbers staged as a plain Parquet file", () => {
+describe("rows staged as a plain Parquet file", () => {
   const columns: StagedColumn[] = [
     { name: "d", type: "DOUBLE" },
     { name: "i", type: "INT32" },
@@ -78,6 +78,16 @@ describe("numbers staged as a plain Parquet file", () => {
     expect(rows.map((r) => r[0])).toEqual(many);
   });
 
+  it("cuts a row group early once a text column holds its bound of bytes, keeping every row", async () => {
+    const texts = Array.from({ length: 20_000 }, (_, i) => (i % 11 === 0 ? null : `${"é".repeat(i % 50)}${i}`));
+    const numbers = Float64Array.from(texts, (_, i) => i);
+    const { rows, groups } = await stageAndRead([{ name: "t", type: "TEXT" }, { name: "d", type: "DOUBLE" }], [texts, numbers], 3_000, 100_000);
+    // Rows are cut by vector (2,048 rows), once a vector's end passes 100,000 bytes of text.
+    expect(groups.length).toBeGreaterThan(5);
+    expect(Math.max(...groups)).toBeLessThanOrEqual(2 * 2_048);
+    expect(rows).toEqual(texts.map((t, i) => [t, i]));
+  });
+
   it("an empty file has the columns' types and no rows; a single row is a row group of its own", async () => {
     const empty = await stageAndRead(columns, [new Float64Array(0), new Float64Array(0)], 1);
     expect(empty).toEqual({ rows: [], types: ["DOUBLE", "INTEGER"], groups: [] });
@@ -109,7 +119,7 @@ describe("numbers staged as a plain Parquet file", () => {
 /** Every staging table of numbers only, the ones staged in files. */
 const NUMERIC_TABLES = (Object.keys(STAGING_TABLES) as StagingTableName[]).filter((t) => STAGING_TABLES[t].every((c) => c.type !== "VARCHAR" && c.type !== "BOOLEAN"));
 
-describe("the Parquet writer stages tables of numbers in files", () => {
+describe("the Parquet writer stages tables of numbers, and span drafts, in files", () => {
   it("stages exactly the tables whose columns are all numbers", () => {
     expect(NUMERIC_TABLES.sort()).toEqual(["frame_totals", "samples", "span_places", "stack_totals", "stacks"]);
   });
