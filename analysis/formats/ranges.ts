@@ -29,8 +29,12 @@ export function splittableBytes(bytes: Uint8Array, options: { splitNear?: number
         for (let at = start; at < end && !cancelled; at += chunkSize) yield bytes.subarray(at, Math.min(end, at + chunkSize));
       }
       const run = RANGE_PARSERS[parser] as RangeParser<P>;
-      // A cancelled parse's pieces are not heard either, as from a thread that was ended.
-      return { result: run(chunks(), start, parserOptions, (piece) => cancelled || onPiece(piece)), cancel: () => void (cancelled = true) };
+      // Cancelled, it stops reading; its pieces are no longer heard and its result rejects, as a thread's that was ended.
+      const result = run(chunks(), start, parserOptions, (piece) => cancelled || onPiece(piece)).then((parsed) => {
+        if (cancelled) throw new Error("the range parse was cancelled before its result");
+        return parsed;
+      });
+      return { result, cancel: () => void (cancelled = true) };
     },
   };
 }

@@ -9,7 +9,8 @@ import { prepareThread, takeThread, threadStats } from "./threads";
 /**
  * Parsing a byte range of a stored file on a thread of its own (an importer's second part, see
  * SplittableInput). The thread runs the bundle's thread entry in the role RANGE_ROLE (see threads.ts),
- * parses one range, sends the result with its typed arrays moved rather than copied, and ends.
+ * parses one range, saying as it goes that it is alive and handing out the parser's pieces, then
+ * sends the result, its typed arrays moved rather than copied, and ends.
  */
 export const RANGE_ROLE = "range-parser";
 
@@ -72,39 +73,60 @@ export function parseRangeOnThread<P extends RangeParserId>(
   silenceMs = RANGE_SILENCE_MS,
 ): RangeParse<RangeParsers[P]["result"]> {
   const worker = takeThread(RANGE_ROLE);
-  let silence: NodeJS.Timeout | undefined;
   const result = new Promise<RangeParsers[P]["result"]>((resolve, reject) => {
-    const watch = () => {
-      clearTimeout(silence);
-      silence = setTimeout(() => {
+    // Once the result is decided, what the thread still says is not heard.
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      watch.stop();
+      outcome();
+    };
+    const watch = watchForSilence(silenceMs, () =>
+      settle(() => {
         reject(new Error(`the range parser thread was silent for ${silenceMs / 1000} s; it was ended`));
         void worker.terminate();
-      }, silenceMs);
-      // The thread keeps the process alive while it runs; the watch need not.
-      silence.unref();
-    };
-    watch();
+      }),
+    );
     worker.on("message", (message: FromRangeThread) => {
-      if (message.type === "progress") return watch();
+      if (settled) return;
+      if (message.type === "progress") return watch.heard();
       if (message.type === "piece") {
-        watch();
+        watch.heard();
         return onPiece(message.piece as RangeParsers[P]["piece"]);
       }
-      clearTimeout(silence);
-      if (message.type === "parsed") return resolve(message.result as RangeParsers[P]["result"]);
+      if (message.type === "parsed") return settle(() => resolve(message.result as RangeParsers[P]["result"]));
       const error = new Error(message.message);
       if (message.stack) error.stack = message.stack;
-      reject(error);
+      settle(() => reject(error));
     });
-    worker.on("error", reject);
+    worker.on("error", (error) => settle(() => reject(error)));
     // After a result this changes nothing; before one, the thread died or was cancelled.
-    worker.once("exit", (code) => {
-      clearTimeout(silence);
-      reject(new Error(`the range parser thread exited (code ${code}) before its result`));
-    });
+    worker.once("exit", (code) => settle(() => reject(new Error(`the range parser thread exited (code ${code}) before its result`))));
   });
   worker.postMessage({ parser, file, start, end, options } satisfies RangeRequest);
   return { result, cancel: () => void worker.terminate() };
+}
+
+/** Calls `onSilent` once `ms` pass without `heard()`; after `stop()`, never. */
+export function watchForSilence(ms: number, onSilent: () => void): { heard(): void; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const arm = () => {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(onSilent, ms);
+    // The thread keeps the process alive while it runs; the watch need not.
+    timer.unref();
+  };
+  arm();
+  return {
+    heard: arm,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** `chunks`, calling `progress` after every PROGRESS_EVERY_BYTES of them and at their end. */

@@ -104,7 +104,9 @@ describe("folded stacks, second part on a thread", () => {
         },
       };
       expect(await parseWithSplit(file, dying)).toEqual(sequential);
-      expect(pieces).toBeGreaterThanOrEqual(cancelAfterPieces);
+      // Pieces already sent when the thread was ended may still be heard.
+      if (cancelAfterPieces === 0) expect(pieces).toBe(0);
+      else expect(pieces).toBeGreaterThanOrEqual(cancelAfterPieces);
     }
     const exited = await (() => {
       const job = parseRangeOnThread(file, "folded", 0, input.byteLength, { differential: null, maxDepth: 1024, maxLineLength: 1 << 20, pieceBytes: 1 << 20 });
@@ -162,8 +164,9 @@ describe("folded stacks, second part on a thread", () => {
       expect(await parseWithSplit(file, silent)).toEqual(sequential);
       expect(outcomes).toEqual([expect.stringMatching(/silent for 0.5 s; it was ended/)]);
     } finally {
-      // The thread, told to end, ends once its blocked open returns: opening the other end lets it.
-      closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      // The thread, told to end, ends once its blocked open returns: opening the other end lets it
+      // (read-write never blocks, whether or not the thread got as far as its open).
+      closeSync(openSync(fifo, constants.O_RDWR));
     }
     await rangeThreadsEnded(before.live);
   }, 120_000);
