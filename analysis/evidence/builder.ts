@@ -222,6 +222,47 @@ export class IntList {
   }
 }
 
+/**
+ * A growable column of numbers: int32 storage while every value fits, widening to float64 at the
+ * first value that does not. Millions of samples stay a few bytes each instead of a JS array slot.
+ */
+export class NumberColumn {
+  private data: Int32Array | Float64Array = new Int32Array(1024);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.data.length) this.resize(this.data.length * 2);
+    if (this.data instanceof Int32Array && (value | 0) !== value) this.widen();
+    this.data[this.length++] = value;
+  }
+
+  get(index: number): number {
+    return this.data[index];
+  }
+
+  /** The values so far, without copying (valid until the next push; int32 or float64 storage). */
+  view(): Int32Array | Float64Array {
+    return this.data.subarray(0, this.length);
+  }
+
+  set(index: number, value: number): void {
+    if (this.data instanceof Int32Array && (value | 0) !== value) this.widen();
+    this.data[index] = value;
+  }
+
+  private resize(capacity: number): void {
+    const grown = this.data instanceof Int32Array ? new Int32Array(capacity) : new Float64Array(capacity);
+    grown.set(this.data.subarray(0, this.length));
+    this.data = grown;
+  }
+
+  private widen(): void {
+    const wide = new Float64Array(this.data.length);
+    wide.set(this.data.subarray(0, this.length));
+    this.data = wide;
+  }
+}
+
 /** Child pairs (frame + 1, child node) kept in each node's own record before its children overflow. */
 const INLINE_CHILDREN = 3;
 const RECORD_INTS = INLINE_CHILDREN * 2;

@@ -206,7 +206,7 @@ describe("TraceEventScanner", () => {
         const cat = pick(random, texts);
         const text = `{"ph":"${pick(random, ["X", "B", "i"])}","ts":1,"name":"${name}","cat":"${cat}","args":{"s":"${name}"}}`;
         const bytes = encode(text);
-        // The event at the end of its bytes, or followed by others; the same bytes object rewritten between scans.
+        // The event at the end of its bytes, or followed by others.
         const buffer = random() < 0.5 ? bytes : new Uint8Array([...bytes, ...encode(',{"ph":"X","ts":2}')]);
         scanner.newChunk();
         expect(scanner.scan(buffer, 0, buffer.length, 1024), text).toBe(bytes.length);

@@ -6,10 +6,10 @@
  * and V8 Profile/ProfileChunk events become frames, stacks and samples. Times: µs → ns from the
  * earliest event. Events are kept compactly and nested per track at the end, so order does not matter.
  */
-import type { EvidenceBuilder } from "../evidence/builder";
+import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
 import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
 import { ScanBudget, TraceEventScanner, type ScannedEvent } from "./chrome-trace-scan";
-import { isJsonObject, NumberColumn, V8NodeTree, writeV8Samples } from "./cpuprofile";
+import { isJsonObject, V8NodeTree, writeV8Samples } from "./cpuprofile";
 import { EvidenceParseError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
 

@@ -5,7 +5,7 @@
  * rows on one thread track: `samples` (1) and `wall_ns` (the time until the next sample).
  * positionTicks become `line_ticks` measurements. The V8 helpers here also serve chrome-trace.
  */
-import type { EvidenceBuilder } from "../evidence/builder";
+import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
 import { EvidenceParseError, InputBoundError } from "./errors";
@@ -17,46 +17,6 @@ export function isJsonObject(value: JsonValue | undefined): value is JsonObject 
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * A growable column of numbers: int32 storage while every value fits, widening to float64 at the
- * first value that does not. Millions of samples stay a few bytes each instead of a JS array slot.
- */
-export class NumberColumn {
-  private data: Int32Array | Float64Array = new Int32Array(1024);
-  length = 0;
-
-  push(value: number): void {
-    if (this.length === this.data.length) this.resize(this.data.length * 2);
-    if (this.data instanceof Int32Array && (value | 0) !== value) this.widen();
-    this.data[this.length++] = value;
-  }
-
-  get(index: number): number {
-    return this.data[index];
-  }
-
-  /** The values so far, without copying (valid until the next push; int32 or float64 storage). */
-  view(): Int32Array | Float64Array {
-    return this.data.subarray(0, this.length);
-  }
-
-  set(index: number, value: number): void {
-    if (this.data instanceof Int32Array && (value | 0) !== value) this.widen();
-    this.data[index] = value;
-  }
-
-  private resize(capacity: number): void {
-    const grown = this.data instanceof Int32Array ? new Int32Array(capacity) : new Float64Array(capacity);
-    grown.set(this.data.subarray(0, this.length));
-    this.data = grown;
-  }
-
-  private widen(): void {
-    const wide = new Float64Array(this.data.length);
-    wide.set(this.data.subarray(0, this.length));
-    this.data = wide;
-  }
-}
 
 /** What a V8 callFrame says about itself: pseudo-frames by name, natives by having no script. */
 export function v8FrameKind(name: string, url: string, scriptId: JsonValue | undefined, lineNumber: number): FrameKind {

@@ -5,10 +5,9 @@
  * difffolded.pl's `stack BEFORE AFTER` (decided by the first valid line) → `samples` = AFTER, which
  * flamegraph.pl draws, plus `samples_base` = BEFORE, and metadata differential = "true".
  */
-import { frameKey, IntList, StackChildren, type EvidenceBuilder, type FrameInput } from "../evidence/builder";
+import { frameKey, IntList, NumberColumn, StackChildren, type EvidenceBuilder, type FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { detectEncoding, headText as decodeHead, lineBatches } from "../io/text";
-import { NumberColumn } from "./cpuprofile";
 import { EvidenceParseError, InputBoundError } from "./errors";
 import type { FormatImporter, ImportContext, RangeParse, SplittableInput } from "./types";
 
@@ -393,7 +392,7 @@ class FoldedLines {
 
 /** What a part's parse must be told of the file before it. */
 export interface FoldedPartOptions {
-  /** The whole-file parse's `differential` at the part's first line (checked when the part is merged). */
+  /** The whole-file parse's `differential` at the part's first line (see mergeFoldedPart). */
   differential: boolean | null;
   maxDepth: number;
   maxLineLength: number;
@@ -574,8 +573,7 @@ class HandedOutPart {
 
 /**
  * Adds a part to a whole-file parse that has read every line before it (`linesBefore` of them), as
- * if it had read the part's lines itself; false when the part started from a `differential` other
- * than the parse's, or fails.
+ * if it had read the part's lines itself; false when the part fails.
  *
  * Why this gives the sequential parse's ids and row order: reading the part's lines itself, the
  * parse would intern each frame text at its first use in the part (when not known before), and
@@ -587,8 +585,10 @@ class HandedOutPart {
  * one (two texts that describe one frame, say `f` and `f_[i]`) resolve to the node the first made.
  * The texts go through this parse's own text table, so `builder.frame` (and a FIELD_TRUNCATED it
  * counts) runs once per text new to the file, as reading the lines would. Depth truncation is per
- * line; the one thing carried from line to line, `differential`, is the part's assumption, checked
- * first; a line the part cannot judge (its length bound) fails the part (see parseFoldedPart).
+ * line. The one thing carried from line to line, `differential`, the part took from this parse:
+ * it is handed out once the first valid line decided it (it never changes after) or at the split,
+ * so it started from what this parse has at the split. A line the part cannot judge (its length
+ * bound) fails the part (see parseFoldedPart).
  *
  * Pieces are merged as they come, while the part parses on; samples and line counts only from its
  * result. When the part fails after some pieces were merged, their frames and nodes stay, and the
@@ -596,10 +596,6 @@ class HandedOutPart {
  * in the same order, so it finds them instead of making them, and goes on as one parse would.
  */
 async function mergeFoldedPart(part: HandedOutPart, lines: FoldedLines, linesBefore: number, builder: EvidenceBuilder): Promise<boolean> {
-  if (part.options.differential !== lines.differential) {
-    part.job.cancel();
-    return false;
-  }
   // Per part text and per part node, its id here.
   const frameIds = new IntList();
   const nodes = new IntList();
