@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
 import { EvidenceBuilder, MemorySink } from "../evidence/builder";
 import { gunzip, isGzip } from "../io/bytes";
-import { chromeTraceImporter, sortNearlySorted } from "./chrome-trace";
+import { chromeTraceImporter, fileOrder, sortNearlySorted } from "./chrome-trace";
 import { importToMemory, sourceFromBytes, type MemoryImport } from "./run";
 import { DEFAULT_IMPORT_LIMITS } from "./types";
 
@@ -64,8 +64,13 @@ const HAND_WRITTEN = [
   { name: "ipc", cat: "ipc", ph: "t", id: 7, pid: 1, tid: 30, ts: 1022 },
 ];
 
+function bySpanId(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  return [...rows].sort((a, b) => Number(a.span_id) - Number(b.span_id));
+}
+
+/** The spans by id (the importer places them in the file's order, by start: see fileOrder). */
 function spans(result: MemoryImport) {
-  return result.tables.spans.map(({ span_id, track_id, parent_span_id, name, category, start_ns, dur_ns, depth, status, args }) => ({
+  return bySpanId(result.tables.spans).map(({ span_id, track_id, parent_span_id, name, category, start_ns, dur_ns, depth, status, args }) => ({
     span_id,
     track_id,
     parent_span_id,
@@ -195,7 +200,7 @@ describe("chrome-trace importer", () => {
     const builder = new EvidenceBuilder(sink, 1024);
     await chromeTraceImporter.parse({ source: { fileName: "trace.json", chunks: () => gunzip(compressed.chunks(), 100) }, builder, limits: DEFAULT_IMPORT_LIMITS });
     await builder.finish();
-    expect(sink.tables.spans.map((s) => s.name)).toEqual(EXPECTED_SPANS.map((s) => s.name));
+    expect(bySpanId(sink.tables.spans).map((s) => s.name)).toEqual(EXPECTED_SPANS.map((s) => s.name));
   });
 
   it("imports a real trace written by node --trace-event-categories; slice counts match the raw file", async () => {
@@ -262,5 +267,25 @@ describe("sortNearlySorted", () => {
     const order = Int32Array.from(keys.keys());
     sortNearlySorted(order, compare);
     expect([...order]).toEqual([...keys.keys()].sort(compare));
+  });
+});
+
+describe("fileOrder", () => {
+  it.each([
+    ["one track", 1],
+    ["a few tracks", 5],
+    ["many tracks, some with one slice", 700],
+  ])("merges the tracks' runs by start as placed, then track, then run position (%s)", (_label, tracks) => {
+    const n = 2_000;
+    // Starts in microseconds with fractions, so that some round to the same nanosecond.
+    const track = Int32Array.from({ length: n }, (_, i) => (i * 7919) % tracks);
+    const start = Float64Array.from({ length: n }, (_, i) => 1000.5 + ((i * 104729) % 400) * 0.0004);
+    const origin = 1000;
+    const order = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => track[a] - track[b] || start[a] - start[b] || a - b);
+    const position = new Int32Array(n);
+    order.forEach((index, p) => (position[index] = p));
+    const ns = (index: number) => Math.round((start[index] - origin) * 1000);
+    const expected = [...order].sort((a, b) => ns(a) - ns(b) || track[a] - track[b] || position[a] - position[b]);
+    expect([...fileOrder(order, track, start, origin)]).toEqual(expected);
   });
 });

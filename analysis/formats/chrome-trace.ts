@@ -538,8 +538,10 @@ class TraceCollector {
       stack.push(index);
     }
 
+    // Placed in the spans file's order, which lets the writer skip sorting them (see fileOrder).
+    const placing = fileOrder(order, track, start, origin);
     for (let p = 0; p < n; p++) {
-      const index = order[p];
+      const index = placing[p];
       builder.placeSpan(index, {
         spanId: spanIds[index],
         trackId: track[index],
@@ -769,6 +771,53 @@ function groupedByTrack(track: ArrayLike<number>, n: number, tracks: number): In
   const order = new Int32Array(n);
   for (let k = 0; k < n; k++) order[firsts[track[k]]++] = k;
   return order;
+}
+
+/**
+ * The slices of `order` (one run per track, each by start, span ids rising along it) in the spans
+ * file's order: by start as placed (whole nanoseconds from `origin`), then track, then span id.
+ * Placed in that order, the spans need no sort when written (the writer checks the order it gets).
+ * A merge of the tracks' runs by their heads, kept in a binary heap.
+ */
+export function fileOrder(order: Int32Array, track: ArrayLike<number>, start: ArrayLike<number>, origin: number): Int32Array {
+  const n = order.length;
+  const startNs = (index: number) => Math.round((start[index] - origin) * 1000);
+  // Each run's next position in `order` and its end.
+  const next: number[] = [];
+  const ends: number[] = [];
+  for (let p = 0; p < n; p++) {
+    if (p === 0 || track[order[p]] !== track[order[p - 1]]) {
+      next.push(p);
+      ends.push(p);
+    }
+    ends[ends.length - 1] = p + 1;
+  }
+  const headStart = next.map((p) => startNs(order[p]));
+  const before = (a: number, b: number) => headStart[a] < headStart[b] || (headStart[a] === headStart[b] && track[order[next[a]]] < track[order[next[b]]]);
+  const heap = next.map((_, run) => run);
+  const down = (at: number) => {
+    for (;;) {
+      const left = 2 * at + 1;
+      if (left >= heap.length) return;
+      const child = left + 1 < heap.length && before(heap[left + 1], heap[left]) ? left + 1 : left;
+      if (!before(heap[child], heap[at])) return;
+      [heap[at], heap[child]] = [heap[child], heap[at]];
+      at = child;
+    }
+  };
+  for (let at = (heap.length >> 1) - 1; at >= 0; at--) down(at);
+  const placed = new Int32Array(n);
+  for (let k = 0; k < n; k++) {
+    const run = heap[0];
+    placed[k] = order[next[run]++];
+    if (next[run] < ends[run]) headStart[run] = startNs(order[next[run]]);
+    else {
+      heap[0] = heap[heap.length - 1];
+      heap.pop();
+    }
+    down(0);
+  }
+  return placed;
 }
 
 /**

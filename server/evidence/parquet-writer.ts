@@ -250,6 +250,9 @@ const SORT_ORDER: Partial<Record<TableName, string[]>> = {
   spans: ["start_ns", "track_id", "span_id"],
 };
 
+/** The position of a span's place in its staged file, when the places came in SORT_ORDER. */
+const PLACE_POSITION = "place_position";
+
 /** The staging tables an output table is written from: spans also from the drafts and their places. */
 function stagingTablesOf(table: TableName): StagingTableName[] {
   return table === "spans" ? ["spans", "span_drafts", "span_places"] : [table];
@@ -350,6 +353,7 @@ export class ParquetGenerationWriter implements BatchSink {
     if (this.completed.has(batch.table)) throw new Error(`rows for ${batch.table} arrived after it was declared complete`);
     const specs = STAGING_TABLES[batch.table] as readonly ColumnSpec[] | undefined;
     if (!specs) throw new Error(`rows for ${batch.table}, which is no staging table`);
+    if (batch.table === "span_places") this.notePlaceOrder(batch);
     if (this.inFile(batch.table)) {
       const dictionaries = this.dictionariesOf(batch.table);
       const values = specs.flatMap((c) => {
@@ -438,7 +442,7 @@ export class ParquetGenerationWriter implements BatchSink {
    * from the drafts joined to their places; the first have their text decoded in the union (each
    * staging table has dictionaries of its own) and no ids, so the drafts' dictionaries decode all.
    */
-  private outputSource(table: TableName): { rows: string; dictionaries: Map<string, TextDictionary> } {
+  private outputSource(table: TableName): { rows: string; dictionaries: Map<string, TextDictionary>; order?: string[] } {
     if (table !== "spans" || this.totalRows("span_places") === 0) return { rows: this.stagedRows(table), dictionaries: this.dictionariesOf(table) };
     const drafted = new Set(DRAFT_TABLES.span_drafts.map((c) => c.name as string));
     const direct: string[] = [];
@@ -450,10 +454,46 @@ export class ParquetGenerationWriter implements BatchSink {
       direct.push(`CAST(NULL AS INTEGER) AS "${c.name}${ID_SUFFIX}"`);
       joined.push(`d."${c.name}${ID_SUFFIX}"`);
     }
+    if (this.placesInOrder && this.totalRows("spans") === 0 && this.inFile("span_places")) {
+      // Every span is a placed draft, and the places came in the file's order: the join keeps
+      // each place's position in its file, and sorting by that (one integer) gives the order.
+      const places = `read_parquet(${sqlString(this.stagedFile("span_places").file)}, file_row_number = true)`;
+      return {
+        rows: `(SELECT ${joined.join(", ")}, p.file_row_number AS "${PLACE_POSITION}" FROM ${places} p JOIN ${this.stagedRows("span_drafts")} d USING (draft_id))`,
+        dictionaries: this.dictionariesOf("span_drafts"),
+        order: [`"${PLACE_POSITION}"`],
+      };
+    }
     return {
       rows: `(SELECT ${direct.join(", ")} FROM ${this.decoded("spans")} UNION ALL SELECT ${joined.join(", ")} FROM ${this.stagedRows("span_places")} p JOIN ${this.stagedRows("span_drafts")} d USING (draft_id))`,
       dictionaries: this.dictionariesOf("span_drafts"),
     };
+  }
+
+  /**
+   * Whether the span places so far came in the spans file's order (SORT_ORDER: start_ns, track_id,
+   * span_id), and the last one's key. The builder writes whole numbers for all three, so comparing
+   * the staged values compares them as written.
+   */
+  private placesInOrder = true;
+  private lastPlace = { start: -Infinity, track: -Infinity, span: -Infinity };
+
+  private notePlaceOrder(batch: RowBatch): void {
+    const starts = batch.columns.start_ns as Float64Array;
+    const tracks = batch.columns.track_id as Float64Array;
+    const spans = batch.columns.span_id as Float64Array;
+    let { start, track, span } = this.lastPlace;
+    for (let row = 0; row < batch.length && this.placesInOrder; row++) {
+      const s = starts[row];
+      const t = tracks[row];
+      const p = spans[row];
+      // Keys are unique (span_id is): an equal one is out of order too.
+      if (s < start || (s === start && (t < track || (t === track && p <= span)))) this.placesInOrder = false;
+      start = s;
+      track = t;
+      span = p;
+    }
+    this.lastPlace = { start, track, span };
   }
 
   /**
@@ -463,10 +503,10 @@ export class ParquetGenerationWriter implements BatchSink {
    * through projections of a single subquery, and COPY writes rows in that order).
    */
   private outputQuery(table: TableName): string {
-    const { rows, dictionaries } = this.outputSource(table);
+    const { rows, dictionaries, order: inPlace } = this.outputSource(table);
     const specs = TABLES[table];
     const columns = specs.map((c) => `${c.type === "VARCHAR" ? dictionaries.get(c.name)!.decodeSql(c.name) : numericValueSql(c)} AS "${c.name}"`);
-    const order = SORT_ORDER[table]?.map((name) => numericValueSql(specs.find((c) => c.name === name)!));
+    const order = inPlace ?? SORT_ORDER[table]?.map((name) => numericValueSql(specs.find((c) => c.name === name)!));
     const ordered = order ? `(SELECT * FROM ${rows} ORDER BY ${order.join(", ")})` : rows;
     return `SELECT ${sqlString(this.generationId)} AS generation_id, ${columns.join(", ")} FROM ${ordered}`;
   }

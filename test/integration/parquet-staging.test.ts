@@ -215,6 +215,45 @@ describe("the Parquet writer stages tables of numbers, and span drafts, in files
     }
   }, 120_000);
 
+  it("writes spans in the file's order whether their places come in that order (no sort) or not (sorted)", async () => {
+    const count = 5_000;
+    // Starts tie in sevens, across four tracks; drafts come in another order than places.
+    const keys = Array.from({ length: count }, (_, i) => ({ draft: i, span: (i * 7919) % count, track: i % 4, start: Math.floor(i / 7) * 10 }));
+    const inFileOrder = [...keys].sort((a, b) => a.start - b.start || a.track - b.track || a.span - b.span);
+    const shuffled = [...keys].sort((a, b) => ((a.draft * 104729) % count) - ((b.draft * 104729) % count));
+    const produce = (places: typeof keys) => async (writer: ParquetGenerationWriter) => {
+      const drafts = [...keys].reverse();
+      await writer.write({
+        table: "span_drafts",
+        length: count,
+        columns: {
+          draft_id: Float64Array.from(drafts, (k) => k.draft),
+          name: drafts.map((k) => `n${k.draft % 13}`),
+          category: drafts.map((k) => (k.draft % 3 === 0 ? null : "c")),
+          status: drafts.map(() => null),
+          args: drafts.map((k) => `{"i":${k.draft}}`),
+        },
+      });
+      await writer.write({
+        table: "span_places",
+        length: count,
+        columns: {
+          draft_id: Float64Array.from(places, (k) => k.draft),
+          span_id: Float64Array.from(places, (k) => k.span),
+          track_id: Float64Array.from(places, (k) => k.track),
+          parent_span_id: new Float64Array(count).fill(NaN),
+          start_ns: Float64Array.from(places, (k) => k.start),
+          dur_ns: Float64Array.from(places, () => 5),
+          depth: new Float64Array(count),
+        },
+      });
+    };
+    const inOrder = await filesOf(true, produce(inFileOrder));
+    expect(inOrder.spans).toMatch(/^5000 /);
+    expect(await filesOf(true, produce(shuffled))).toEqual(inOrder);
+    expect(await filesOf(false, produce(inFileOrder))).toEqual(inOrder);
+  });
+
   it("refuses a batch for a table staged in a file once it was declared complete", async () => {
     const ws = initWorkspace(tempProject());
     try {
