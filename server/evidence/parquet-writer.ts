@@ -8,7 +8,7 @@ import { TABLES, TABLE_NAMES, type ColumnSpec, type TableName } from "../../anal
 import type { GenerationFile } from "../domain/models";
 import type { ObjectStore } from "../store/object-store";
 import { loadDuckDb, openDuckDb, sqlString, type DuckDbModules } from "./duckdb";
-import { StagedRows, type StagedColumn } from "./parquet-staging";
+import { StagedRows, type StagedColumn, type StagedColumnType } from "./parquet-staging";
 
 /** DuckDB's packages, set by the first `ParquetGenerationWriter.open` (they load on first use). */
 let api: DuckDbModules["api"];
@@ -184,11 +184,15 @@ function stagedAsFile(table: StagingTableName): boolean {
   return table === "span_drafts" || STAGING_TABLES[table].every((c) => isNumericColumn(c.type));
 }
 
-/** A file-staged table's columns (see stagingColumns): text, then its dictionary id, for each text column. */
+/** How a file stages each SQL type of a staging table's columns. */
+const FILE_TYPES: Record<string, StagedColumnType | undefined> = { INTEGER: "INT32", DOUBLE: "DOUBLE", VARCHAR: "TEXT" };
+
+/** A file-staged table's columns: its staging table's (see stagingColumns), in the file's types. */
 function stagedFileColumns(table: StagingTableName): StagedColumn[] {
-  return STAGING_TABLES[table].flatMap((c): StagedColumn[] => {
-    if (c.type === "VARCHAR") return [{ name: c.name, type: "TEXT" }, { name: `${c.name}${ID_SUFFIX}`, type: "INT32" }];
-    return [{ name: c.name, type: c.type === "INTEGER" ? "INT32" : "DOUBLE" }];
+  return stagingColumns(table).map((c) => {
+    const type = FILE_TYPES[c.sql];
+    if (!type) throw new Error(`${table}.${c.name} (${c.sql}) cannot be staged in a file`);
+    return { name: c.name, type };
   });
 }
 
