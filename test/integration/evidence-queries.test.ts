@@ -2,10 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
 import { addPrunedRemainders, calleesQuery, callersQuery, compareQuery, flameTreeQuery, flameTreeRangeQuery, hotspotsQuery, metricTotalsQuery, stackExamplesQuery, traceWindowQuery } from "../../analysis/queries";
 import { openEvidence } from "../../server/evidence/engine";
-import { initWorkspace } from "../../server/store/workspace";
 import { analyzeHotspots, traceWindow } from "../../server/services/evidence";
 import { callService } from "../../server/services/service";
-import { tempProject } from "../helpers/project";
+import { withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
 
 const publish = publishEvidence;
@@ -31,8 +30,7 @@ const BASE = { "main;a;b": 3, "main;a;c": 2, "main;d": 1, "main;a;a;b": 1 };
 
 describe("evidence queries over published Parquet", () => {
   it("hotspots give self and inclusive values, counting recursion once per sample", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const published = await publish(ws, "base", fixture(BASE));
       expect(published.summary.rows).toMatchObject({ samples: 7, spans: 3, frames: 5, stack_totals: 7, frame_totals: 5 });
       const ev = await openEvidence(ws, "HEAD");
@@ -48,14 +46,11 @@ describe("evidence queries over published Parquet", () => {
       const last = page1[page1.length - 1];
       const page2 = await ev.run(hotspotsQuery, { generations: [published.generation_id], metric: "samples", limit: 10, after_self: last.self, after_key: last.frame_key });
       expect([...page1, ...page2].map((r) => r.name)).toEqual(["b", "c", "d", "a", "main"]);
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("flame_tree merges stacks by path, prunes to a budget and accounts for the remainder", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const published = await publish(ws, "base", fixture(BASE));
       const ev = await openEvidence(ws, "HEAD");
       const all = await ev.run(flameTreeQuery, { generations: [published.generation_id], metric: "samples", budget: 100 });
@@ -72,14 +67,11 @@ describe("evidence queries over published Parquet", () => {
       const whole = await ev.run(flameTreeRangeQuery, { generations: [published.generation_id], metric: "samples", budget: 100, start_ns: null, end_ns: null });
       expect(whole.map((n) => [n.node_id, n.self, n.total]).sort()).toEqual(all.map((n) => [n.node_id, n.self, n.total]).sort());
       expect(windowed.find((n) => n.parent_id === null)!.total).toBe(3);
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("callers, callees and stack examples follow the stack tree", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const { generation_id } = await publish(ws, "base", fixture(BASE));
       const ev = await openEvidence(ws, "HEAD");
       const bKey = (await ev.run(hotspotsQuery, { generations: [generation_id], metric: "samples", limit: 1 }))[0].frame_key;
@@ -94,27 +86,21 @@ describe("evidence queries over published Parquet", () => {
         { value: 3, frames: ["main", "a", "b"] },
         { value: 1, frames: ["main", "a", "a", "b"] },
       ]);
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("trace_window returns the spans overlapping a window, by track and start", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const { generation_id } = await publish(ws, "base", fixture(BASE));
       const ev = await openEvidence(ws, "HEAD");
       const spans = await ev.run(traceWindowQuery, { generations: [generation_id], start_ns: 40, end_ns: 200, limit: 10 });
       expect(spans.map((s) => s.name)).toEqual(["request", "db"]);
       expect(spans[1]).toMatchObject({ depth: 1, parent_span_id: spans[0].span_id, start_ns: 20, dur_ns: 30 });
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("trace_window over many row groups finds every overlapping span, including long ones that start far before the window", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       // 50 k short spans (several 16 k-span row groups) and two long ones from the start.
       const spans: { name: string; start: number; dur: number }[] = [{ name: "whole", start: 0, dur: 5_000_000 }, { name: "early", start: 10, dur: 100 }];
       for (let i = 0; i < 50_000; i++) spans.push({ name: `s${i}`, start: 100 + i * 100, dur: 150 });
@@ -128,14 +114,11 @@ describe("evidence queries over published Parquet", () => {
         const window = await callService(traceWindow, ctx, { run_id, start_ns: start, end_ns: end, limit: 5000 });
         expect(window.spans.map((s) => s.name).sort(), `${start}..${end}`).toEqual(expected);
       }
-    } finally {
-      ws.close();
-    }
+    });
   }, 60_000);
 
   it("hotspots pages by cursor (from the kept ranking) give exactly the single page's rows, ties ordered by frame_key", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const { run_id } = await publish(ws, "paged", fixture(BASE));
       const ctx = { locator: { cwd: ws.layout.projectRoot, projectRoot: ws.layout.projectRoot }, actor: "test" as const };
       const whole = await callService(analyzeHotspots, ctx, { run_id, metric: "samples", limit: 1000 });
@@ -153,14 +136,11 @@ describe("evidence queries over published Parquet", () => {
         } while (cursor);
         expect(paged, `limit ${limit}`).toEqual(whole.rows);
       }
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("compare reports grown, shrunk, added and removed frames", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const base = await publish(ws, "base", fixture(BASE));
       const candidate = await publish(ws, "candidate", fixture({ "main;a;b": 10, "main;a;c": 2, "main;e": 1 }));
       const ev = await openEvidence(ws, "HEAD");
@@ -183,8 +163,6 @@ describe("evidence queries over published Parquet", () => {
       expect(added.map((r) => r.name)).toEqual(["e"]);
       const totals = await ev.run(metricTotalsQuery, { generations: [candidate.generation_id] });
       expect(totals).toEqual([expect.objectContaining({ name: "samples", total: 13, samples: 13 })]);
-    } finally {
-      ws.close();
-    }
+    });
   });
 });

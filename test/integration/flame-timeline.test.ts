@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
 import { flameTimelineQuery } from "../../analysis/queries";
 import { openEvidence } from "../../server/evidence/engine";
-import { initWorkspace, type Workspace } from "../../server/store/workspace";
+import { type Workspace } from "../../server/store/workspace";
 import { flameTimeline } from "../../server/services/evidence";
 import { callService } from "../../server/services/service";
-import { tempProject } from "../helpers/project";
+import { withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
 
 const publish = (ws: Workspace, produce: (b: EvidenceBuilder) => void) => publishEvidence(ws, "timeline", produce);
@@ -30,8 +30,7 @@ const shape = (rows: Omit<Cell, "dropped_cells">[]) => rows.map((r) => `${r.dept
 
 describe("flame_timeline: consecutive samples sharing a stack prefix merge into cells", () => {
   it("merges per frame in time order, links each cell to its parent and lasts each sample until the next", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const published = await publish(ws, fixture);
       const ev = await openEvidence(ws, "HEAD");
       const base = { generations: [published.generation_id], metric: "samples", start_ns: null, end_ns: null, min_width_ns: 0, budget: 1000 };
@@ -65,14 +64,11 @@ describe("flame_timeline: consecutive samples sharing a stack prefix merge into 
       ]);
       expect(new Set(rows.map((r) => r.cell_id)).size).toBe(rows.length);
       expect(rows.every((r) => r.dropped_cells === 0)).toBe(true);
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("prunes to a minimum width and a cell budget, keeping every kept cell's ancestors", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const published = await publish(ws, fixture);
       const ev = await openEvidence(ws, "HEAD");
       const base = { generations: [published.generation_id], metric: "samples", start_ns: null, end_ns: null, track_id: mainTrack };
@@ -84,14 +80,11 @@ describe("flame_timeline: consecutive samples sharing a stack prefix merge into 
       expect(shape(two)).toEqual(["0 main [0,70) total 7 self 1", "1 a [0,30) total 3 self 0"]);
       expect(two[1].parent_id).toBe(two[0].cell_id);
       expect(two[0].dropped_cells).toBe(8);
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("reads a time window, and without a track interleaved threads break the merges", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const published = await publish(ws, fixture);
       const ev = await openEvidence(ws, "HEAD");
       const base = { generations: [published.generation_id], metric: "samples", min_width_ns: 0, budget: 1000 };
@@ -114,16 +107,13 @@ describe("flame_timeline: consecutive samples sharing a stack prefix merge into 
         "0 main [20,25) total 1 self 0",
         "0 worker [25,30) total 1 self 0",
       ]);
-    } finally {
-      ws.close();
-    }
+    });
   });
 });
 
 describe("evidence.flame_timeline (the service)", () => {
   it("orders one thread at a time, the busiest by default, and counts what it leaves undrawn", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const { run_id } = await publish(ws, fixture);
       const ctx = { locator: { cwd: ws.layout.projectRoot, projectRoot: ws.layout.projectRoot }, actor: "test" as const };
       const busiest = await callService(flameTimeline, ctx, { run_id, metric: "samples", min_width_ns: 0 });
@@ -136,24 +126,19 @@ describe("evidence.flame_timeline (the service)", () => {
       // Nothing is 1000 ns wide: every sample of the thread is left undrawn, and said so.
       const none = await callService(flameTimeline, ctx, { run_id, metric: "samples", min_width_ns: 1000 });
       expect(none).toMatchObject({ cells: [], dropped_cells: 1, dropped_total: 7, status: { state: "partial" } });
-    } finally {
-      ws.close();
-    }
+    });
   });
 });
 
 describe("flame_timeline when nothing is wide enough", () => {
   it("still reports how many cells were left out", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const published = await publish(ws, fixture);
       const ev = await openEvidence(ws, "HEAD");
       const rows = (await ev.run(flameTimelineQuery, { generations: [published.generation_id], metric: "samples", start_ns: null, end_ns: null, track_id: mainTrack, min_width_ns: 1000, budget: 10 })) as Cell[];
       // main is the only depth-0 island and it is 70 ns long: one narrow cell.
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ depth: -1, dropped_cells: 1 });
-    } finally {
-      ws.close();
-    }
+    });
   });
 });

@@ -10,9 +10,8 @@ import { sqlString } from "../../server/evidence/duckdb";
 import { StagedRows, type StagedColumn } from "../../server/evidence/parquet-staging";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
 import type { ObjectId } from "../../server/store/object-store";
-import { initWorkspace } from "../../server/store/workspace";
 import { queryDuckDb } from "../helpers/duckdb";
-import { tempProject } from "../helpers/project";
+import { tempProject, withWorkspace } from "../helpers/project";
 
 const query = async (sql: string): Promise<unknown[][]> => (await queryDuckDb(sql)).rows;
 
@@ -126,16 +125,13 @@ describe("the Parquet writer stages tables of numbers, and span drafts, in files
 
   /** The generation's files (table → content address), staged one way or the other. */
   async function filesOf(stagedInFiles: boolean, produce: (writer: ParquetGenerationWriter) => Promise<void>) {
-    const ws = initWorkspace(tempProject());
-    try {
+    return withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test", { stagedInFiles });
       await produce(writer);
       const files = await writer.finish();
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
       return Object.fromEntries(files.map((f) => [f.table, `${f.row_count} ${f.object_id}`]));
-    } finally {
-      ws.close();
-    }
+    });
   }
 
   /** Rows of stacks and samples with odd values, in batches of uneven sizes (as checkpoints cut them). */
@@ -255,22 +251,18 @@ describe("the Parquet writer stages tables of numbers, and span drafts, in files
   });
 
   it("refuses a batch for a table staged in a file once it was declared complete", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
       await writeNumbers(writer, 10, [10]);
       await writer.complete(["stacks"]);
       await expect(writeNumbers(writer, 10, [10])).rejects.toThrow(/stacks arrived after it was declared complete/);
       const files = await writer.finish();
       expect(files.find((f) => f.table === "stacks")!.row_count).toBe(10);
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("a writer closed while staging, or whose COPY failed, leaves no staged files behind", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const closed = await ParquetGenerationWriter.open(ws, "gen_test");
       await writeNumbers(closed, 300_000, [65_536]);
       expect(readdirSync(ws.layout.tmp, { recursive: true }).some((f) => String(f).endsWith(".staged.parquet"))).toBe(true);
@@ -283,14 +275,11 @@ describe("the Parquet writer stages tables of numbers, and span drafts, in files
       await failed.write({ table: "span_places", length: 1, columns: { draft_id: Float64Array.of(1), span_id: Float64Array.of(0), track_id: Float64Array.of(0), parent_span_id: Float64Array.of(NaN), start_ns: Float64Array.of(0), dur_ns: Float64Array.of(1), depth: Float64Array.of(0) } });
       await expect(failed.finish()).rejects.toThrow(/do not pair up: 0 spans written, 1 expected/);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
-    } finally {
-      ws.close();
-    }
+    });
   }, 60_000);
 
   it("stored values are those the appender path stores (the files, read back)", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
       await writeNumbers(writer, 1_002, [1_002]);
       const files = await writer.finish();
@@ -308,8 +297,6 @@ describe("the Parquet writer stages tables of numbers, and span drafts, in files
         [1, 1, BigInt(2 ** 53 - 1), -1n],
         [2, 2, BigInt(2 ** 53 - 2), -2n],
       ]);
-    } finally {
-      ws.close();
-    }
+    });
   });
 });

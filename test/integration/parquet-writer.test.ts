@@ -13,7 +13,7 @@ import { prepareWriterThread, ThreadedGenerationWriter, writerThreadStats } from
 import type { ObjectId } from "../../server/store/object-store";
 import { initWorkspace } from "../../server/store/workspace";
 import { queryDuckDb } from "../helpers/duckdb";
-import { tempProject } from "../helpers/project";
+import { tempProject, withWorkspace } from "../helpers/project";
 
 /** A trace of every slice kind, long enough that drafts and places cross many small batches. */
 function mixedTrace(): string {
@@ -82,39 +82,32 @@ describe("drafts that do not pair up with places fail the extraction instead of 
   });
 
   it("the writer checks that the spans it wrote are one per place", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
       const text = (values: string[]) => values;
       // Two drafts share an id: the join would write the place twice.
       await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: text(["a", "b"]), category: text(["c", "c"]), status: [null, null], args: [null, null] } });
       await writer.write({ table: "span_places", length: 1, columns: { draft_id: new Float64Array([7]), span_id: new Float64Array([0]), track_id: new Float64Array([0]), parent_span_id: new Float64Array([NaN]), start_ns: new Float64Array([0]), dur_ns: new Float64Array([5]), depth: new Float64Array([0]) } });
       await expect(writer.finish()).rejects.toThrow(/do not pair up: 2 spans written, 1 expected/);
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("a table written early (declared complete) that fails fails the finish, and leaves no staging files", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
       await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: ["a", "b"], category: ["c", "c"], status: [null, null], args: [null, null] } });
       await writer.write({ table: "span_places", length: 1, columns: { draft_id: new Float64Array([7]), span_id: new Float64Array([0]), track_id: new Float64Array([0]), parent_span_id: new Float64Array([NaN]), start_ns: new Float64Array([0]), dur_ns: new Float64Array([5]), depth: new Float64Array([0]) } });
       await writer.complete(["spans", "span_drafts", "span_places"]);
       await expect(writer.finish()).rejects.toThrow(/do not pair up: 2 spans written, 1 expected/);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
-    } finally {
-      ws.close();
-    }
+    });
   });
 });
 
 describe("the writer on its own thread", () => {
   it("writes the same files as the writer in this thread", async () => {
     const text = mixedTrace();
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const direct = await ParquetGenerationWriter.open(ws, "gen_test");
       await importWith(new EvidenceBuilder(direct, 64), text);
       const threaded = ThreadedGenerationWriter.open(ws, "gen_test");
@@ -124,14 +117,11 @@ describe("the writer on its own thread", () => {
       expect(b).toEqual(a);
       expect(b.find((f) => f.table === "spans")!.row_count).toBe(600 * 4 + 1);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
-    } finally {
-      ws.close();
-    }
+    });
   }, 60_000);
 
   it("writes a table out when it is declared complete, and refuses its rows after that", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
       const tracks = { table: "tracks" as const, length: 1, columns: Object.fromEntries(STAGING_TABLES.tracks.map((c) => [c.name, c.type === "VARCHAR" ? ["thread"] : new Float64Array([0])])) };
       await writer.write(tracks);
@@ -144,14 +134,11 @@ describe("the writer on its own thread", () => {
       // Every table once, in the usual order; the early one with its row.
       expect(files.map((f) => f.table)).toEqual(TABLE_NAMES);
       expect(files.find((f) => f.table === "tracks")!.row_count).toBe(1);
-    } finally {
-      ws.close();
-    }
+    });
   }, 60_000);
 
   it("appends other tables' rows while a table declared complete is being written, and writes both whole", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
       const rows = 300_000;
       const ids = Float64Array.from({ length: rows }, (_, i) => i);
@@ -172,9 +159,7 @@ describe("the writer on its own thread", () => {
       expect(stacks).toEqual([rows, (rows * (rows - 1)) / 2, ids.reduce((sum, i) => sum + (i % 97), 0), rows - 1]);
       const totals = (await queryDuckDb(`SELECT count(*), sum(self), sum(total) FROM read_parquet(${file("stack_totals")})`)).rows[0].map(Number);
       expect(totals).toEqual([rows, rows * (rows - 1), (3 * rows * (rows - 1)) / 2]);
-    } finally {
-      ws.close();
-    }
+    });
   }, 60_000);
 
   it("a writer that cannot open fails with its reason and its thread ends", async () => {
@@ -199,8 +184,7 @@ describe("the writer on its own thread", () => {
   }, 60_000);
 
   it("a prepared thread is the one the next writer uses", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const before = writerThreadStats();
       prepareWriterThread();
       prepareWriterThread();
@@ -209,22 +193,17 @@ describe("the writer on its own thread", () => {
       expect(writerThreadStats().started).toBe(before.started + 1);
       await writer.finish();
       expect(writerThreadStats().live).toBe(before.live);
-    } finally {
-      ws.close();
-    }
+    });
   }, 60_000);
 
   it("a failure on the thread fails the extraction's next step, and leaves no staging files", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const writer = ThreadedGenerationWriter.open(ws, "gen_test");
       await writer.write({ table: "no_such_table" as never, length: 1, columns: { x: new Float64Array([1]) } });
       await expect(writer.finish()).rejects.toThrow(/no_such_table/);
       await writer.close();
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
-    } finally {
-      ws.close();
-    }
+    });
   }, 60_000);
 });
 
@@ -242,8 +221,7 @@ describe("the Parquet writer on observed values", () => {
     });
     const memory = new MemorySink();
     await importProfile(new EvidenceBuilder(memory), profile);
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
       await importProfile(new EvidenceBuilder(writer), profile);
       const files = await writer.finish();
@@ -251,9 +229,7 @@ describe("the Parquet writer on observed values", () => {
       const stored = (await queryDuckDb(`SELECT name, line, col FROM read_parquet(${sqlString(ws.objects.pathOf(framesFile.object_id as ObjectId))})`)).objects;
       expect(stored).toEqual(memory.tables.frames.map((f) => ({ name: f.name, line: f.line, col: f.col })));
       expect(memory.tables.frames).toMatchObject([{ name: "work", line: 4, col: null }]);
-    } finally {
-      ws.close();
-    }
+    });
   });
 });
 
@@ -279,8 +255,7 @@ describe("text columns staged as dictionary ids while their values repeat", () =
   }
 
   async function writeAndReadBack(rows: ReturnType<typeof measurementRows>, options: { spillRows?: number; batchRows?: number }) {
-    const ws = initWorkspace(tempProject());
-    try {
+    return withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test", { spillRows: options.spillRows });
       const batchRows = options.batchRows ?? 5_000;
       for (let start = 0; start < rows.length; start += batchRows) {
@@ -296,9 +271,7 @@ describe("text columns staged as dictionary ids while their values repeat", () =
       const file = files.find((f) => f.table === "measurements")!;
       expect(file.row_count).toBe(rows.length);
       return (await queryDuckDb(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(file.object_id as ObjectId))})`)).objects;
-    } finally {
-      ws.close();
-    }
+    });
   }
 
   /** What the text path stores: lone surrogates become U+FFFD on the way to UTF-8. */
@@ -367,8 +340,7 @@ describe("spans are written in (start_ns, track_id, span_id) order, their text d
     });
     expect(expected).toHaveLength(2 * count);
 
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test", { spillRows });
       await produce(new EvidenceBuilder(writer, 64), count);
       const spansFile = (await writer.finish()).find((f) => f.table === "spans")!;
@@ -376,9 +348,7 @@ describe("spans are written in (start_ns, track_id, span_id) order, their text d
       const stored = (await queryDuckDb(`SELECT * EXCLUDE (generation_id) FROM read_parquet(${sqlString(ws.objects.pathOf(spansFile.object_id as ObjectId))})`)).objects.map(normalize);
       expect(stored.map((s) => key(s).join("/"))).toEqual(expected.map((s) => key(s).join("/")));
       expect(stored).toEqual(expected.map(normalize));
-    } finally {
-      ws.close();
-    }
+    });
   }, 60_000);
 });
 

@@ -19,7 +19,7 @@ import {
 } from "../../server/services";
 import { createRun } from "../../server/store/runs";
 import { initWorkspace, sweepStaleTmp } from "../../server/store/workspace";
-import { tempProject } from "../helpers/project";
+import { tempProject, withWorkspace } from "../helpers/project";
 import { seedImport } from "../helpers/seed";
 
 function contextFor(root: string): ServiceContext {
@@ -117,8 +117,7 @@ describe("services", () => {
   });
 
   it("the server's start-up sweep removes stale staging files and directories and keeps fresh ones", async () => {
-    const ws = initWorkspace(tempProject());
-    try {
+    await withWorkspace(async (ws) => {
       const old = (Date.now() - 2 * 3600_000) / 1000;
       const staleFile = path.join(ws.layout.tmp, "object-1-abandoned");
       const staleDir = path.join(ws.layout.tmp, "extract-1-abandoned");
@@ -131,9 +130,7 @@ describe("services", () => {
       utimesSync(staleDir, old, old);
       expect(await sweepStaleTmp(ws)).toBe(2);
       expect(readdirSync(ws.layout.tmp)).toEqual(["extract-2-running"]);
-    } finally {
-      ws.close();
-    }
+    });
   });
 
   it("gc lists unreachable objects and stale tmp files, moves them to restorable trash, and purges only old manifests", async () => {
