@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { EvidenceBuilder, MemorySink } from "../../analysis/evidence/builder";
 import { FOLDED_SPLIT_FROM_BYTES, foldedImporter } from "../../analysis/formats/folded";
 import { importToMemory, sourceFromBytes } from "../../analysis/formats/run";
-import { DEFAULT_IMPORT_LIMITS, type ImportLimits, type SplittableInput } from "../../analysis/formats/types";
+import { DEFAULT_IMPORT_LIMITS, type ImportLimits, type RangeParse, type SplittableInput } from "../../analysis/formats/types";
 import { parseRangeOnThread, rangeThreadStats, splittableFile } from "../../server/evidence/range-thread";
 import { analyzeHotspots, callService, importArtifact, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
@@ -37,6 +37,15 @@ async function parseWithSplit(file: string, split: SplittableInput | undefined, 
   } catch (error) {
     return { error: String(error) };
   }
+}
+
+/** `job`, whose outcome ("parsed", or the error's text) goes onto `outcomes` when it settles. */
+function recorded<T>(job: RangeParse<T>, outcomes: string[]): RangeParse<T> {
+  job.result.then(
+    () => outcomes.push("parsed"),
+    (e: unknown) => outcomes.push(String(e)),
+  );
+  return job;
 }
 
 /** Resolves once no range thread is running beyond `live` (each ends itself after its result, or is terminated). */
@@ -126,11 +135,7 @@ describe("folded stacks, second part on a thread", () => {
     const watched: SplittableInput = {
       ...longInput,
       splitNear,
-      parseRange(parser, start, end, options, onPiece) {
-        const job = longInput.parseRange(parser, start, end, { ...options, pieceBytes: 256 * 1024 }, onPiece);
-        job.result.then(() => outcomes.push("parsed"), (e: unknown) => outcomes.push(String(e)));
-        return job;
-      },
+      parseRange: (parser, start, end, options, onPiece) => recorded(longInput.parseRange(parser, start, end, { ...options, pieceBytes: 256 * 1024 }, onPiece), outcomes),
     };
     for (const maxLineLength of [4000, 2 ** 20]) {
       const expected = await parseWithSplit(long, undefined, { maxLineLength });
@@ -155,11 +160,7 @@ describe("folded stacks, second part on a thread", () => {
       const silent: SplittableInput = {
         ...input,
         splitNear,
-        parseRange(parser, _start, end, options, onPiece) {
-          const job = parseRangeOnThread(fifo, parser, splitNear, end, options, onPiece, 500);
-          job.result.then(() => outcomes.push("parsed"), (e: unknown) => outcomes.push(String(e)));
-          return job;
-        },
+        parseRange: (parser, _start, end, options, onPiece) => recorded(parseRangeOnThread(fifo, parser, splitNear, end, options, onPiece, 500), outcomes),
       };
       expect(await parseWithSplit(file, silent)).toEqual(sequential);
       expect(outcomes).toEqual([expect.stringMatching(/silent for 0.5 s; it was ended/)]);
