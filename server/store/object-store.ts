@@ -78,10 +78,10 @@ export class ObjectStore {
   }
 
   /**
-   * Copies a file into tmp/ (a kernel copy) and hashes the copy on another thread. The copy is
-   * private and can be read at once: an import parses it while it is hashed, instead of after
-   * (for a 220 MB file the hash takes about 0.3 s: reading the copy back and SHA-256). `store`
-   * moves it to its address once hashed; handles open on the copy stay valid across the move.
+   * Copies a file into tmp/ (a kernel copy) and hashes the copy on another thread, so that an
+   * import parses the file meanwhile instead of after (for a 220 MB file the hash takes about
+   * 0.3 s: reading the copy back and SHA-256; imports.ts checks the file did not change). `store`
+   * moves the copy to its address once hashed; handles open on it stay valid across the move.
    */
   async stageFile(file: string): Promise<StagedFile> {
     const { staging, size } = await this.copyIn(file);
@@ -92,10 +92,6 @@ export class ObjectStore {
       path: staging,
       size,
       store: () => (stored ??= this.settleHashed(staging, hashed)),
-      discard: async () => {
-        await hashed.catch(() => undefined);
-        await fsp.rm(staging, { force: true });
-      },
     };
   }
 
@@ -195,8 +191,6 @@ export interface StagedFile {
   readonly size: number;
   /** Waits for the hash, syncs the copy and moves it to its address (once; later calls share it). */
   store(): Promise<StoredObject>;
-  /** Removes the copy instead of storing it. */
-  discard(): Promise<void>;
 }
 
 /**
