@@ -39,6 +39,13 @@ async function parseWithSplit(file: string, split: SplittableInput | undefined, 
   }
 }
 
+/** A 3 MiB folded file as a SplittableInput split 40% in, and what a parse on one thread makes of it. */
+async function splitCase(name: string) {
+  const file = await bigFolded(name, 3 * 1024 * 1024);
+  const input = (await splittableFile(file))!;
+  return { file, input, splitNear: Math.floor(input.byteLength * 0.4), sequential: await parseWithSplit(file, undefined) };
+}
+
 /** `job`, whose outcome ("parsed", or the error's text) goes onto `outcomes` when it settles. */
 function recorded<T>(job: RangeParse<T>, outcomes: string[]): RangeParse<T> {
   job.result.then(
@@ -81,10 +88,7 @@ describe("folded stacks, second part on a thread", () => {
   }, 120_000);
 
   it("reads the second part itself when the thread fails, or dies, or its part holds a line it cannot judge", async () => {
-    const file = await bigFolded("fail.folded", 3 * 1024 * 1024);
-    const input = (await splittableFile(file))!;
-    const splitNear = Math.floor(input.byteLength * 0.4);
-    const sequential = await parseWithSplit(file, undefined);
+    const { file, input, splitNear, sequential } = await splitCase("fail.folded");
     const before = rangeThreadStats();
 
     // The thread cannot read its range: the file it is given does not exist.
@@ -147,10 +151,7 @@ describe("folded stacks, second part on a thread", () => {
   }, 120_000);
 
   it("ends a range thread that goes silent, and the importer reads the part itself", async () => {
-    const file = await bigFolded("silent.folded", 3 * 1024 * 1024);
-    const input = (await splittableFile(file))!;
-    const splitNear = Math.floor(input.byteLength * 0.4);
-    const sequential = await parseWithSplit(file, undefined);
+    const { file, input, splitNear, sequential } = await splitCase("silent.folded");
     // A named pipe that nobody writes to: the thread's open of it never returns, so it never reports progress.
     const fifo = path.join(dir, "silent.fifo");
     execFileSync("mkfifo", [fifo]);
