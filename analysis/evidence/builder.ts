@@ -1,4 +1,5 @@
 import { stableKey } from "./hash";
+import { TextCoder, TextDecoding, isCodedText, type CodedText } from "./text-coding";
 import { col, FIELD_LIMITS, TABLES, type ColumnSpec, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
 
 /**
@@ -31,12 +32,12 @@ export const STAGING_TABLES: Record<StagingTableName, readonly ColumnSpec[]> = {
 
 /**
  * A batch of rows of one table, column by column (same order as STAGING_TABLES[table]). Numeric
- * columns are Float64Arrays in which NaN stands for NULL (for nullable columns); text and boolean
- * columns are plain arrays.
+ * columns are Float64Arrays in which NaN stands for NULL (for nullable columns); text columns are
+ * CodedText (see text-coding.ts), boolean columns plain arrays.
  */
 export interface RowBatch {
   table: StagingTableName;
-  columns: Record<string, ArrayLike<unknown>>;
+  columns: Record<string, ArrayLike<unknown> | CodedText>;
   length: number;
 }
 
@@ -128,6 +129,7 @@ const DRAFT_PLACED = 2;
 
 class TableBuffer {
   private numeric: (Float64Array | null)[];
+  private texts: (TextCoder | null)[];
   private other: (unknown[] | null)[];
   private capacity: number;
   length = 0;
@@ -139,13 +141,15 @@ class TableBuffer {
     this.capacity = initialCapacity;
     this.numeric = [];
     this.other = [];
+    // A text column's coder keeps its dictionary from batch to batch.
+    this.texts = STAGING_TABLES[table].map((c) => (c.type === "VARCHAR" ? new TextCoder(initialCapacity) : null));
     this.reset();
   }
   /** Starts empty at `capacity` rows: a table that filled a batch starts the next at its size. */
   private reset(capacity = this.initialCapacity): void {
     this.capacity = capacity;
     this.numeric = STAGING_TABLES[this.table].map((c) => (isNumericColumn(c.type) ? new Float64Array(this.capacity) : null));
-    this.other = STAGING_TABLES[this.table].map((c) => (isNumericColumn(c.type) ? null : []));
+    this.other = STAGING_TABLES[this.table].map((c) => (isNumericColumn(c.type) || c.type === "VARCHAR" ? null : []));
   }
   private grow(): void {
     this.capacity *= 2;
@@ -158,7 +162,7 @@ class TableBuffer {
   }
   /**
    * Appends a row and returns it: the caller writes its numeric cells into `column(i)[row]` and
-   * pushes each of its other cells onto `values(i)`, so that no array is made per row.
+   * pushes each of its text cells onto `text(i)`, so that no array is made per row.
    */
   reserve(): number {
     if (this.length === this.capacity) this.grow();
@@ -168,27 +172,25 @@ class TableBuffer {
   column(index: number): Float64Array {
     return this.numeric[index]!;
   }
-  values(index: number): unknown[] {
-    return this.other[index]!;
+  text(index: number): TextCoder {
+    return this.texts[index]!;
   }
   push(values: unknown[]): void {
     if (this.length === this.capacity) this.grow();
     const at = this.length;
     for (let i = 0; i < values.length; i++) {
       const numeric = this.numeric[i];
-      if (numeric) {
-        const value = values[i];
-        numeric[at] = value === null || value === undefined ? NaN : (value as number);
-      } else {
-        this.other[i]!.push(values[i]);
-      }
+      const value = values[i];
+      if (numeric) numeric[at] = value === null || value === undefined ? NaN : (value as number);
+      else if (this.texts[i]) this.texts[i]!.push(value as string | null);
+      else this.other[i]!.push(value);
     }
     this.length++;
     this.total++;
   }
   take(): RowBatch {
     const specs = STAGING_TABLES[this.table];
-    const columns = Object.fromEntries(specs.map((c, i) => [c.name, this.numeric[i] ? this.numeric[i]!.subarray(0, this.length) : this.other[i]!]));
+    const columns = Object.fromEntries(specs.map((c, i) => [c.name, this.numeric[i] ? this.numeric[i]!.subarray(0, this.length) : this.texts[i] ? this.texts[i]!.take() : this.other[i]!]));
     const batch = { table: this.table, columns, length: this.length };
     this.length = 0;
     this.reset(this.capacity);
@@ -559,10 +561,10 @@ export class EvidenceBuilder {
     const drafts = this.buffers.span_drafts;
     const row = drafts.reserve();
     drafts.column(0)[row] = draftId;
-    drafts.values(1).push(this.bound(input.name, "name"));
-    drafts.values(2).push(this.bound(input.category, "category"));
-    drafts.values(3).push(input.status ?? null);
-    drafts.values(4).push(this.argsText(input.args));
+    drafts.text(1).push(this.bound(input.name, "name"));
+    drafts.text(2).push(this.bound(input.category, "category"));
+    drafts.text(3).push(input.status ?? null);
+    drafts.text(4).push(this.argsText(input.args));
   }
 
   /** The place of a drafted span: its id, track, parent, times and depth. */
@@ -787,12 +789,30 @@ export class MemorySink implements BatchSink {
   /** Span drafts waiting for their place, by draft_id. */
   private readonly drafts = new Map<number, Record<string, unknown>>();
 
+  /** Per staging table and text column, its dictionary so far. */
+  private readonly decodings = new Map<string, TextDecoding>();
+
   write(batch: RowBatch): void {
     const specs = STAGING_TABLES[batch.table];
+    const texts = new Map<string, { column: CodedText; decoding: TextDecoding }>();
+    for (const spec of specs) {
+      const column = batch.columns[spec.name];
+      if (!isCodedText(column)) continue;
+      const key = `${batch.table}.${spec.name}`;
+      let decoding = this.decodings.get(key);
+      if (!decoding) this.decodings.set(key, (decoding = new TextDecoding()));
+      decoding.learn(column);
+      texts.set(spec.name, { column, decoding });
+    }
     for (let i = 0; i < batch.length; i++) {
       const row: Record<string, unknown> = {};
       for (const spec of specs) {
-        const value = batch.columns[spec.name][i];
+        const text = texts.get(spec.name);
+        if (text) {
+          row[spec.name] = text.decoding.value(text.column, i);
+          continue;
+        }
+        const value = (batch.columns[spec.name] as ArrayLike<unknown>)[i];
         row[spec.name] = spec.nullable && typeof value === "number" && Number.isNaN(value) ? null : value;
       }
       if (batch.table === "span_drafts") this.drafts.set(row.draft_id as number, row);

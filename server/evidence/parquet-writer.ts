@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { DRAFT_TABLES, isNumericColumn, STAGING_TABLES, type BatchSink, type RowBatch, type StagingTableName } from "../../analysis/evidence/builder";
+import { isCodedText, textAt, TextDecoding, type CodedText } from "../../analysis/evidence/text-coding";
 import { TABLES, TABLE_NAMES, type ColumnSpec, type TableName } from "../../analysis/evidence/schema";
 import type { GenerationFile } from "../domain/models";
 import type { ObjectStore } from "../store/object-store";
@@ -62,105 +63,40 @@ function fillInteger(vector: DuckDbBindings.Vector, source: Float64Array, start:
 }
 
 /**
- * Text columns are staged as dictionary ids while their values repeat (span names and categories:
- * a few hundred distinct values over millions of rows), as text otherwise (args). An id costs a
- * Map lookup and travels in one bulk copy per vector; a string costs a native call each, and
- * DuckDB copies it into the appender and again into the table. On the 220 MB trace this takes
- * about 1 s (a quarter) off the writer thread's CPU. Ids are decoded at COPY by indexing a list
- * literal: a plain projection, so row order and the files' bytes are as if the text had been staged.
+ * Text columns arrive coded (see text-coding.ts) and are staged as they come: each as its text
+ * column and its dictionary id beside it. Ids are decoded at COPY by indexing a list literal of
+ * the dictionary: a plain projection, so row order and the files' bytes are as if the text had
+ * been staged.
  */
-class TextDictionary {
-  private readonly ids = new Map<string, number>();
-  readonly values: string[] = [];
-  private chars = 0;
-  private seen = 0;
-  private missed = 0;
-  /** False once the column proves not repetitive: from then on every value is staged as text. */
-  coding = true;
-
-  /** The value's id, adding it while there is room; -1 when it is to be staged as text. */
-  idOf(value: string): number {
-    const known = this.ids.get(value);
-    if (known !== undefined) return known;
-    // A NUL would end the literal's string early in SQL; such values keep the text path.
-    if (this.values.length >= DICTIONARY_ENTRIES || this.chars + value.length > DICTIONARY_CHARS || value.includes("\0")) return -1;
-    this.chars += value.length;
-    this.ids.set(value, this.values.length);
-    this.values.push(value);
-    return this.values.length - 1;
-  }
-
-  /**
-   * After a vector: `misses` of its `values` were not in the dictionary before. A column stops
-   * coding when most of its values so far were new (unique text), or when the dictionary is full
-   * and most of this vector's values missed (a column that stopped repeating).
-   */
-  update(values: number, misses: number): void {
-    this.seen += values;
-    this.missed += misses;
-    const full = this.values.length >= DICTIONARY_ENTRIES || this.chars >= DICTIONARY_CHARS;
-    if ((this.seen >= 4096 && this.missed * 2 > this.seen) || (full && misses * 2 > values)) this.coding = false;
-  }
-
-  /** The SQL that turns the staged pair back into the column's text. */
-  decodeSql(name: string): string {
-    const text = `"${name}"`;
-    if (this.values.length === 0) return text;
-    return `CASE WHEN "${name}${ID_SUFFIX}" IS NULL THEN ${text} ELSE [${this.values.map(sqlString).join(", ")}]["${name}${ID_SUFFIX}" + 1] END`;
-  }
+function decodeSql(dictionary: readonly string[], name: string): string {
+  const text = `"${name}"`;
+  if (dictionary.length === 0) return text;
+  return `CASE WHEN "${name}${ID_SUFFIX}" IS NULL THEN ${text} ELSE [${dictionary.map(sqlString).join(", ")}]["${name}${ID_SUFFIX}" + 1] END`;
 }
 
-/** Bounds on one column's dictionary: its list literal stays a small part of the COPY's SQL. */
-const DICTIONARY_ENTRIES = 8192;
-const DICTIONARY_CHARS = 256 * 1024;
 /** Suffix of a text column's staged dictionary id. */
 const ID_SUFFIX = "__id";
 
 const textValidity = new Uint8Array(VECTOR_SIZE / 8);
 const idValidity = new Uint8Array(VECTOR_SIZE / 8);
 
-/**
- * Codes `rows` values of a text column's `source` from `start` into `ids` and `texts` from `at`:
- * per row its dictionary id where the dictionary codes the value, else its text (NaN, or null, in
- * the other; both for NULL). The dictionary then learns from the vector as a whole (see update).
- * Both ways of staging code text here, so that they stage the same rows.
- */
-function codeVector(dictionary: TextDictionary, source: ArrayLike<string | null>, start: number, rows: number, ids: Float64Array, texts: (string | null)[], at: number): void {
-  const known = dictionary.values.length;
-  let values = 0;
-  let misses = 0;
-  for (let row = 0; row < rows; row++) {
-    ids[at + row] = NaN;
-    texts[at + row] = null;
-    const value = source[start + row];
-    if (value === null || value === undefined) continue;
-    values++;
-    const id = dictionary.coding ? dictionary.idOf(value) : -1;
-    if (id < 0 || id >= known) misses++;
-    if (id >= 0) ids[at + row] = id;
-    else texts[at + row] = value;
-  }
-  if (dictionary.coding) dictionary.update(values, misses);
-}
-
-const vectorIds = new Float64Array(VECTOR_SIZE);
-const vectorTexts = new Array<string | null>(VECTOR_SIZE).fill(null);
-
-/** A text column's two vectors from `rows` strings (or nulls) of `source` at `start` (see codeVector). */
-function fillText(text: DuckDbBindings.Vector, ids: DuckDbBindings.Vector, dictionary: TextDictionary, source: ArrayLike<string | null>, start: number, rows: number): void {
-  codeVector(dictionary, source, start, rows, vectorIds, vectorTexts, 0);
+/** A text column's two vectors from `rows` rows of a coded batch at `start`: the text where a row has text, the id where it has one. */
+function fillText(text: DuckDbBindings.Vector, ids: DuckDbBindings.Vector, source: CodedText, start: number, rows: number): void {
   textValidity.fill(0);
   idValidity.fill(0);
   let coded = 0;
   let texts = 0;
   for (let row = 0; row < rows; row++) {
-    const value = vectorTexts[row];
+    const id = source.ids[start + row];
     // An id is not NaN.
-    if (vectorIds[row] === vectorIds[row]) {
-      integers[row] = vectorIds[row];
+    if (id === id) {
+      integers[row] = id;
       idValidity[row >> 3] |= 1 << (row & 7);
       coded++;
-    } else if (value !== null) {
+      continue;
+    }
+    const value = textAt(source, start + row);
+    if (value !== null) {
       duckdb.vector_assign_string_element(text, row, value);
       textValidity[row >> 3] |= 1 << (row & 7);
       texts++;
@@ -194,14 +130,6 @@ function stagedFileColumns(table: StagingTableName): StagedColumn[] {
     if (!type) throw new Error(`${table}.${c.name} (${c.sql}) cannot be staged in a file`);
     return { name: c.name, type };
   });
-}
-
-/** A text column as a file stages it: per row its dictionary id or its text (see codeVector), vector by vector. */
-function codedText(dictionary: TextDictionary, source: ArrayLike<string | null>, length: number): { texts: (string | null)[]; ids: Float64Array } {
-  const texts = new Array<string | null>(length);
-  const ids = new Float64Array(length);
-  for (let start = 0; start < length; start += VECTOR_SIZE) codeVector(dictionary, source, start, Math.min(VECTOR_SIZE, length - start), ids, texts, start);
-  return { texts, ids };
 }
 
 /** A staging table's columns: each text column twice, its text and then its dictionary id. */
@@ -341,13 +269,13 @@ export class ParquetGenerationWriter implements BatchSink {
   private earlyWrites: Promise<void> = Promise.resolve();
   private earlyConnection: DuckDBConnection | null = null;
 
-  /** Per staging table, a dictionary for each of its text columns (by column name). */
-  private readonly dictionaries = new Map<StagingTableName, Map<string, TextDictionary>>();
+  /** Per staging table, the dictionary of each of its text columns (by column name), learned batch by batch. */
+  private readonly dictionaries = new Map<StagingTableName, Map<string, TextDecoding>>();
 
-  private dictionariesOf(table: StagingTableName): Map<string, TextDictionary> {
+  private dictionariesOf(table: StagingTableName): Map<string, TextDecoding> {
     let dictionaries = this.dictionaries.get(table);
     if (!dictionaries) {
-      dictionaries = new Map(STAGING_TABLES[table].filter((c) => c.type === "VARCHAR").map((c) => [c.name, new TextDictionary()]));
+      dictionaries = new Map(STAGING_TABLES[table].filter((c) => c.type === "VARCHAR").map((c) => [c.name, new TextDecoding()]));
       this.dictionaries.set(table, dictionaries);
     }
     return dictionaries;
@@ -358,12 +286,17 @@ export class ParquetGenerationWriter implements BatchSink {
     const specs = STAGING_TABLES[batch.table] as readonly ColumnSpec[] | undefined;
     if (!specs) throw new Error(`rows for ${batch.table}, which is no staging table`);
     if (batch.table === "span_places") this.notePlaceOrder(batch);
+    const dictionaries = this.dictionariesOf(batch.table);
+    for (const c of specs) {
+      if (c.type !== "VARCHAR") continue;
+      const column = batch.columns[c.name];
+      if (!isCodedText(column)) throw new Error(`${batch.table}.${c.name} did not arrive coded`);
+      dictionaries.get(c.name)!.learn(column);
+    }
     if (this.inFile(batch.table)) {
-      const dictionaries = this.dictionariesOf(batch.table);
       const values = specs.flatMap((c) => {
-        if (c.type !== "VARCHAR") return [batch.columns[c.name] as Float64Array];
-        const { texts, ids } = codedText(dictionaries.get(c.name)!, batch.columns[c.name] as ArrayLike<string | null>, batch.length);
-        return [texts, ids];
+        const column = batch.columns[c.name];
+        return c.type === "VARCHAR" ? [column as CodedText, (column as CodedText).ids] : [column as Float64Array];
       });
       this.stagedFile(batch.table).append(values, batch.length);
       this.written.set(batch.table, this.totalRows(batch.table) + batch.length);
@@ -379,7 +312,6 @@ export class ParquetGenerationWriter implements BatchSink {
       chunk = api.DuckDBDataChunk.create(stagingColumns(batch.table).map((c) => c.type));
       this.chunks.set(batch.table, chunk);
     }
-    const dictionaries = this.dictionariesOf(batch.table);
     for (let start = 0; start < batch.length; start += VECTOR_SIZE) {
       const rows = Math.min(batch.length, start + VECTOR_SIZE) - start;
       chunk.reset();
@@ -393,7 +325,7 @@ export class ParquetGenerationWriter implements BatchSink {
           // DOUBLE staging keeps NaN (NULL on COPY): the numbers are copied as they are, in one call.
           else duckdb.copy_data_to_vector(vector, 0, source.buffer as ArrayBuffer, source.byteOffset + start * 8, rows * 8);
         } else if (c.type === "VARCHAR") {
-          fillText(vector, duckdb.data_chunk_get_vector(chunk.chunk, ++v), dictionaries.get(c.name)!, source as ArrayLike<string | null>, start, rows);
+          fillText(vector, duckdb.data_chunk_get_vector(chunk.chunk, ++v), source as CodedText, start, rows);
         } else {
           chunk.setColumnValues(v, Array.prototype.slice.call(source, start, start + rows) as DuckDBValue[]);
         }
@@ -434,7 +366,7 @@ export class ParquetGenerationWriter implements BatchSink {
   /** A staging table's rows with their text decoded. */
   private decoded(table: StagingTableName): string {
     const dictionaries = this.dictionariesOf(table);
-    const columns = STAGING_TABLES[table].map((c) => (c.type === "VARCHAR" ? `${dictionaries.get(c.name)!.decodeSql(c.name)} AS "${c.name}"` : `"${c.name}"`));
+    const columns = STAGING_TABLES[table].map((c) => (c.type === "VARCHAR" ? `${decodeSql(dictionaries.get(c.name)!.dictionary, c.name)} AS "${c.name}"` : `"${c.name}"`));
     return `(SELECT ${columns.join(", ")} FROM ${this.stagedRows(table)})`;
   }
 
@@ -446,7 +378,7 @@ export class ParquetGenerationWriter implements BatchSink {
    * from the drafts joined to their places; the first have their text decoded in the union (each
    * staging table has dictionaries of its own) and no ids, so the drafts' dictionaries decode all.
    */
-  private outputSource(table: TableName): { rows: string; dictionaries: Map<string, TextDictionary>; order?: string[] } {
+  private outputSource(table: TableName): { rows: string; dictionaries: Map<string, TextDecoding>; order?: string[] } {
     if (table !== "spans" || this.totalRows("span_places") === 0) return { rows: this.stagedRows(table), dictionaries: this.dictionariesOf(table) };
     const drafted = new Set(DRAFT_TABLES.span_drafts.map((c) => c.name as string));
     const direct: string[] = [];
@@ -509,7 +441,7 @@ export class ParquetGenerationWriter implements BatchSink {
   private outputQuery(table: TableName): string {
     const { rows, dictionaries, order: inPlace } = this.outputSource(table);
     const specs = TABLES[table];
-    const columns = specs.map((c) => `${c.type === "VARCHAR" ? dictionaries.get(c.name)!.decodeSql(c.name) : numericValueSql(c)} AS "${c.name}"`);
+    const columns = specs.map((c) => `${c.type === "VARCHAR" ? decodeSql(dictionaries.get(c.name)!.dictionary, c.name) : numericValueSql(c)} AS "${c.name}"`);
     const order = inPlace ?? SORT_ORDER[table]?.map((name) => numericValueSql(specs.find((c) => c.name === name)!));
     const ordered = order ? `(SELECT * FROM ${rows} ORDER BY ${order.join(", ")})` : rows;
     return `SELECT ${sqlString(this.generationId)} AS generation_id, ${columns.join(", ")} FROM ${ordered}`;

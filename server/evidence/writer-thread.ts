@@ -1,5 +1,6 @@
 import { parentPort, type Worker } from "node:worker_threads";
 import type { BatchSink, RowBatch, StagingTableName } from "../../analysis/evidence/builder";
+import { isCodedText } from "../../analysis/evidence/text-coding";
 import type { GenerationFile } from "../domain/models";
 import { ObjectStore } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
@@ -85,7 +86,11 @@ export class ThreadedGenerationWriter implements BatchSink {
   async write(batch: RowBatch): Promise<void> {
     if (this.failure) throw this.failure;
     const transfer = new Set<ArrayBuffer>();
-    for (const column of Object.values(batch.columns)) if (column instanceof Float64Array) transfer.add(column.buffer as ArrayBuffer);
+    // The batch's arrays are moved, not copied: the builder made them for this batch alone.
+    for (const column of Object.values(batch.columns)) {
+      if (column instanceof Float64Array) transfer.add(column.buffer as ArrayBuffer);
+      else if (isCodedText(column)) for (const array of [column.ids, column.ends, column.text]) transfer.add(array.buffer as ArrayBuffer);
+    }
     this.worker.postMessage({ type: "batch", batch } satisfies ToWriter, [...transfer]);
     this.inFlight++;
     while (this.inFlight >= MAX_IN_FLIGHT) await this.next("written");

@@ -2,6 +2,7 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EvidenceBuilder, STAGING_TABLES, type RowBatch, type StagingTableName } from "../../analysis/evidence/builder";
+import { codeTexts } from "../../analysis/evidence/text-coding";
 import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
 import { foldedImporter } from "../../analysis/formats/folded";
 import { sourceFromBytes } from "../../analysis/formats/run";
@@ -23,7 +24,7 @@ async function stageAndRead(columns: StagedColumn[], values: (Float64Array | (st
   for (let start = 0; start < length; start += batchRows) {
     const rows = Math.min(batchRows, length - start);
     staged.append(
-      values.map((v) => (v instanceof Float64Array ? v.subarray(start, start + rows) : v.slice(start, start + rows))),
+      values.map((v) => (v instanceof Float64Array ? v.subarray(start, start + rows) : codeTexts(v.slice(start, start + rows), false))),
       rows,
     );
   }
@@ -224,10 +225,10 @@ describe("the Parquet writer stages tables of numbers, and span drafts, in files
         length: count,
         columns: {
           draft_id: Float64Array.from(drafts, (k) => k.draft),
-          name: drafts.map((k) => `n${k.draft % 13}`),
-          category: drafts.map((k) => (k.draft % 3 === 0 ? null : "c")),
-          status: drafts.map(() => null),
-          args: drafts.map((k) => `{"i":${k.draft}}`),
+          name: codeTexts(drafts.map((k) => `n${k.draft % 13}`)),
+          category: codeTexts(drafts.map((k) => (k.draft % 3 === 0 ? null : "c"))),
+          status: codeTexts(drafts.map(() => null)),
+          args: codeTexts(drafts.map((k) => `{"i":${k.draft}}`)),
         },
       });
       await writer.write({

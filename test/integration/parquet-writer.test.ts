@@ -2,6 +2,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EvidenceBuilder, MemorySink, STAGING_TABLES } from "../../analysis/evidence/builder";
+import { codeTexts, TextCoder } from "../../analysis/evidence/text-coding";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
 import { cpuprofileImporter } from "../../analysis/formats/cpuprofile";
@@ -84,9 +85,8 @@ describe("drafts that do not pair up with places fail the extraction instead of 
   it("the writer checks that the spans it wrote are one per place", async () => {
     await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
-      const text = (values: string[]) => values;
       // Two drafts share an id: the join would write the place twice.
-      await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: text(["a", "b"]), category: text(["c", "c"]), status: [null, null], args: [null, null] } });
+      await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: codeTexts(["a", "b"]), category: codeTexts(["c", "c"]), status: codeTexts([null, null]), args: codeTexts([null, null]) } });
       await writer.write({ table: "span_places", length: 1, columns: { draft_id: new Float64Array([7]), span_id: new Float64Array([0]), track_id: new Float64Array([0]), parent_span_id: new Float64Array([NaN]), start_ns: new Float64Array([0]), dur_ns: new Float64Array([5]), depth: new Float64Array([0]) } });
       await expect(writer.finish()).rejects.toThrow(/do not pair up: 2 spans written, 1 expected/);
     });
@@ -95,7 +95,7 @@ describe("drafts that do not pair up with places fail the extraction instead of 
   it("a table written early (declared complete) that fails fails the finish, and leaves no staging files", async () => {
     await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
-      await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: ["a", "b"], category: ["c", "c"], status: [null, null], args: [null, null] } });
+      await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: codeTexts(["a", "b"]), category: codeTexts(["c", "c"]), status: codeTexts([null, null]), args: codeTexts([null, null]) } });
       await writer.write({ table: "span_places", length: 1, columns: { draft_id: new Float64Array([7]), span_id: new Float64Array([0]), track_id: new Float64Array([0]), parent_span_id: new Float64Array([NaN]), start_ns: new Float64Array([0]), dur_ns: new Float64Array([5]), depth: new Float64Array([0]) } });
       await writer.complete(["spans", "span_drafts", "span_places"]);
       await expect(writer.finish()).rejects.toThrow(/do not pair up: 2 spans written, 1 expected/);
@@ -123,7 +123,7 @@ describe("the writer on its own thread", () => {
   it("writes a table out when it is declared complete, and refuses its rows after that", async () => {
     await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
-      const tracks = { table: "tracks" as const, length: 1, columns: Object.fromEntries(STAGING_TABLES.tracks.map((c) => [c.name, c.type === "VARCHAR" ? ["thread"] : new Float64Array([0])])) };
+      const tracks = { table: "tracks" as const, length: 1, columns: Object.fromEntries(STAGING_TABLES.tracks.map((c) => [c.name, c.type === "VARCHAR" ? codeTexts(["thread"]) : new Float64Array([0])])) };
       await writer.write(tracks);
       const objectsBefore = readdirSync(ws.layout.objects, { recursive: true }).length;
       await writer.complete(["tracks"]);
@@ -258,9 +258,16 @@ describe("text columns staged as dictionary ids while their values repeat", () =
     return withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test", { spillRows: options.spillRows });
       const batchRows = options.batchRows ?? 5_000;
+      // A column's coder keeps its dictionary from batch to batch, as the builder's do.
+      const coders = new Map<string, TextCoder>();
       for (let start = 0; start < rows.length; start += batchRows) {
         const part = rows.slice(start, start + batchRows);
-        const text = (key: keyof (typeof rows)[number]) => part.map((r) => r[key] as string | null);
+        const text = (key: keyof (typeof rows)[number]) => {
+          if (!coders.has(key)) coders.set(key, new TextCoder());
+          const coder = coders.get(key)!;
+          for (const r of part) coder.push(r[key] as string | null);
+          return coder.take();
+        };
         await writer.write({
           table: "measurements",
           length: part.length,
