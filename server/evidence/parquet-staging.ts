@@ -1,6 +1,5 @@
-import { closeSync, openSync, writevSync } from "node:fs";
-import { endianness } from "node:os";
 import type { CodedText } from "../../analysis/evidence/text-coding";
+import { BYTE_ARRAY, ByteOutput, CompactWriter, DATA_PAGE, DOUBLE, INT32, littleEndianUint32, OPTIONAL, ParquetFileOutput, PLAIN, REQUIRED, RLE, UNCOMPRESSED, UTF8 } from "./parquet-format";
 
 /**
  * DuckDB's layout of a table filled by its appender, which staged files copy. The final COPY's
@@ -17,146 +16,6 @@ const ROW_GROUP_ROWS = 122_880;
 const APPENDER_FLUSH_ROWS = 100 * VECTOR_SIZE;
 /** Rows buffered at most: a row group held back, a row group, and a chunk. */
 const BUFFER_ROWS = 2 * ROW_GROUP_ROWS + VECTOR_SIZE;
-
-/** Parquet's physical types, converted types and encodings used here (parquet.thrift's enums). */
-const DOUBLE = 5;
-const INT32 = 1;
-const BYTE_ARRAY = 6;
-const UTF8 = 0;
-const PLAIN = 0;
-const RLE = 3;
-const UNCOMPRESSED = 0;
-const DATA_PAGE = 0;
-const REQUIRED = 0;
-const OPTIONAL = 1;
-
-/** Thrift compact protocol's type ids, as field headers and list headers carry them. */
-const T_I32 = 5;
-const T_I64 = 6;
-const T_BINARY = 8;
-const T_LIST = 9;
-const T_STRUCT = 12;
-
-const MAGIC = new TextEncoder().encode("PAR1");
-
-/** Bytes in the making; varints are ULEB128, as both Thrift's compact protocol and Parquet's RLE hybrid write them. */
-class ByteOutput {
-  protected readonly output: number[] = [];
-
-  byte(value: number): void {
-    this.output.push(value);
-  }
-
-  bytes(values: Uint8Array): void {
-    for (const value of values) this.output.push(value);
-  }
-
-  varint(value: number): void {
-    while (value >= 128) {
-      this.output.push((value % 128) | 128);
-      value = Math.floor(value / 128);
-    }
-    this.output.push(value);
-  }
-
-  get length(): number {
-    return this.output.length;
-  }
-
-  toBytes(): Uint8Array {
-    return Uint8Array.from(this.output);
-  }
-}
-
-/**
- * Thrift compact-protocol output: Parquet's page headers and footer. Integers are zigzag varints
- * (every value here is a non-negative count or offset below 2^53, computed in doubles); each
- * field header carries the id's delta from the previous field of its struct.
- */
-class CompactWriter extends ByteOutput {
-  private readonly lastField = [0];
-
-  private zigzag(value: number): void {
-    this.varint(value >= 0 ? value * 2 : -value * 2 - 1);
-  }
-
-  private field(id: number, type: number): void {
-    const delta = id - this.lastField[this.lastField.length - 1];
-    if (delta > 0 && delta <= 15) this.output.push((delta << 4) | type);
-    else {
-      this.output.push(type);
-      this.zigzag(id);
-    }
-    this.lastField[this.lastField.length - 1] = id;
-  }
-
-  private listHeader(size: number, type: number): void {
-    if (size < 15) this.output.push((size << 4) | type);
-    else {
-      this.output.push(0xf0 | type);
-      this.varint(size);
-    }
-  }
-
-  i32(id: number, value: number): this {
-    this.field(id, T_I32);
-    this.zigzag(value);
-    return this;
-  }
-
-  i64(id: number, value: number): this {
-    this.field(id, T_I64);
-    this.zigzag(value);
-    return this;
-  }
-
-  string(id: number, value: string): this {
-    this.field(id, T_BINARY);
-    this.binary(value);
-    return this;
-  }
-
-  private binary(value: string): void {
-    const utf8 = new TextEncoder().encode(value);
-    this.varint(utf8.length);
-    this.bytes(utf8);
-  }
-
-  i32List(id: number, values: number[]): this {
-    this.field(id, T_LIST);
-    this.listHeader(values.length, T_I32);
-    for (const value of values) this.zigzag(value);
-    return this;
-  }
-
-  stringList(id: number, values: string[]): this {
-    this.field(id, T_LIST);
-    this.listHeader(values.length, T_BINARY);
-    for (const value of values) this.binary(value);
-    return this;
-  }
-
-  struct(id: number, body: (w: this) => void): this {
-    this.field(id, T_STRUCT);
-    return this.structBody(body);
-  }
-
-  structList<T>(id: number, items: T[], body: (w: this, item: T) => void): this {
-    this.field(id, T_LIST);
-    this.listHeader(items.length, T_STRUCT);
-    for (const item of items) this.structBody((w) => body(w, item));
-    return this;
-  }
-
-  /** A struct's fields and its stop byte; field ids count from 0 again inside it. */
-  structBody(body: (w: this) => void): this {
-    this.lastField.push(0);
-    body(this);
-    this.output.push(0);
-    this.lastField.pop();
-    return this;
-  }
-}
 
 /**
  * How a staged column is stored. DOUBLE: required doubles as given, NaN standing for NULL as in
@@ -211,9 +70,8 @@ export class StagedRows {
   private held = 0;
   /** Rows since the appender's last flush. */
   private flushRows = 0;
-  private offset = 0;
+  private readonly output: ParquetFileOutput;
   private readonly rowGroups: RowGroupInfo[] = [];
-  private fd: number | null;
   private finished = false;
   private rows = 0;
 
@@ -222,10 +80,7 @@ export class StagedRows {
     private readonly columns: readonly StagedColumn[],
     private readonly textBytesPerRowGroup = TEXT_BYTES_PER_ROW_GROUP,
   ) {
-    // PLAIN is little-endian; typed arrays are in the platform's order, written as they are.
-    if (endianness() !== "LE") throw new Error("staging rows as Parquet needs a little-endian platform");
-    this.fd = openSync(file, "w");
-    this.write([MAGIC]);
+    this.output = new ParquetFileOutput(file);
   }
 
   /**
@@ -265,17 +120,12 @@ export class StagedRows {
     this.finished = true;
     // The last flush: less than a row group fills up the held one, as far as it goes.
     while (this.buffered > 0) this.writeRowGroup(Math.min(this.buffered, ROW_GROUP_ROWS));
-    const footer = this.footer();
-    this.write([footer, littleEndianUint32(footer.length), MAGIC]);
-    this.close();
+    this.output.end(this.footer());
   }
 
   /** Closes the file, finished or not (the writer removes it with its staging directory). */
   close(): void {
-    if (this.fd === null) return;
-    const fd = this.fd;
-    this.fd = null;
-    closeSync(fd);
+    this.output.close();
   }
 
   /** The most text bytes a column holds for the buffered rows. */
@@ -289,7 +139,7 @@ export class StagedRows {
   private writeRowGroup(rows: number): void {
     const parts: Uint8Array[] = [];
     const chunks: ColumnChunkInfo[] = [];
-    let offset = this.offset;
+    let offset = this.output.offset;
     for (const buffer of this.buffers) {
       const page = buffer instanceof Float64Array ? [bytesOf(buffer, rows)] : buffer instanceof Int32Array ? integerPage(buffer, rows) : buffer.page(rows);
       const size = page.reduce((sum, part) => sum + part.length, 0);
@@ -306,7 +156,7 @@ export class StagedRows {
       chunks.push({ offset, size: header.length + size });
       offset += header.length + size;
     }
-    this.write(parts);
+    this.output.write(parts);
     this.rowGroups.push({ rows, chunks });
     for (const buffer of this.buffers) {
       if (buffer instanceof TextBuffer) buffer.shift(rows, this.buffered);
@@ -350,18 +200,6 @@ export class StagedRows {
           ),
       )
       .toBytes();
-  }
-
-  private write(parts: Uint8Array[]): void {
-    if (this.fd === null) throw new Error(`the staged file ${this.file} is closed`);
-    let left = parts.reduce((sum, part) => sum + part.length, 0);
-    this.offset += left;
-    // writev may write less than asked (a signal, a full disk): go on from where it stopped.
-    while (left > 0) {
-      const written = writevSync(this.fd, parts);
-      left -= written;
-      parts = remainder(parts, written);
-    }
   }
 }
 
@@ -473,22 +311,4 @@ class TextBuffer {
     grown.set(this.bytes);
     this.bytes = grown;
   }
-}
-
-function littleEndianUint32(value: number): Uint8Array {
-  const bytes = new Uint8Array(4);
-  new DataView(bytes.buffer).setUint32(0, value, true);
-  return bytes;
-}
-
-function remainder(parts: Uint8Array[], written: number): Uint8Array[] {
-  const rest: Uint8Array[] = [];
-  for (const part of parts) {
-    if (written >= part.length) written -= part.length;
-    else {
-      rest.push(written > 0 ? part.subarray(written) : part);
-      written = 0;
-    }
-  }
-  return rest;
 }

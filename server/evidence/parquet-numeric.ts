@@ -1,0 +1,568 @@
+import {
+  BYTE_ARRAY,
+  ByteOutput,
+  CompactWriter,
+  DATA_PAGE,
+  DELTA_BINARY_PACKED,
+  DICTIONARY_PAGE,
+  DOUBLE,
+  INT32,
+  INT64,
+  INT_32,
+  INT_64,
+  littleEndianUint32,
+  OPTIONAL,
+  ParquetFileOutput,
+  PLAIN,
+  RLE,
+  RLE_DICTIONARY,
+  UNCOMPRESSED,
+  UTF8,
+} from "./parquet-format";
+
+/**
+ * The final Parquet file of a table whose columns are all numbers (stacks, samples, the totals),
+ * written as its rows arrive, in place of staging them and a DuckDB COPY: DuckDB's writer costs
+ * some 40-50 ns a value whatever its options (1-1.5 s of a 220 MB folded import), this a few.
+ * The file reads as the COPY's did: `generation_id` first (a one-entry dictionary), then the
+ * columns in their order as INT32 (INTEGER), INT64 (BIGINT) or DOUBLE, all OPTIONAL, rows in the
+ * order given, row groups of 122,880 rows, each with min/max and null-count statistics so that
+ * DuckDB skips row groups as it did. Pages are uncompressed, one per column chunk; integers are
+ * DELTA_BINARY_PACKED and doubles dictionary-coded while their distinct values are few (as
+ * DuckDB's writer does), else PLAIN.
+ */
+export type NumericColumnType = "INTEGER" | "BIGINT" | "DOUBLE";
+
+export interface NumericColumn {
+  name: string;
+  type: NumericColumnType;
+  nullable: boolean;
+}
+
+const ROW_GROUP_ROWS = 122_880;
+const INT32_MAX = 2 ** 31 - 1;
+const INT64_END = 2 ** 63;
+/**
+ * Deltas are exact in doubles while a page's values lie within 2^52 of each other: each delta is
+ * then at most 2^52 in size and each delta less the block's least at most 2^53, integers that a
+ * double holds exactly, so IEEE subtraction gives them exactly. A page of BIGINT values spread
+ * wider (values near ±2^53, or beyond) is written PLAIN instead, as int64s made with BigInt.
+ */
+const EXACT_DELTA_RANGE = 2 ** 52;
+/** DELTA_BINARY_PACKED's layout: blocks of 128 deltas in 4 miniblocks of 32, each its own bit width. */
+const BLOCK_VALUES = 128;
+const MINIBLOCKS = 4;
+const MINIBLOCK_VALUES = BLOCK_VALUES / MINIBLOCKS;
+const TWO_32 = 2 ** 32;
+const CREATED_BY = "emberscope numeric Parquet writer";
+
+interface ChunkInfo {
+  /** Where the column chunk starts (its dictionary page, if any) and its size with page headers. */
+  offset: number;
+  size: number;
+  dataOffset: number;
+  dictionary: boolean;
+  encodings: number[];
+  nulls: number;
+  min: Uint8Array | null;
+  max: Uint8Array | null;
+}
+
+interface RowGroupInfo {
+  rows: number;
+  chunks: ChunkInfo[];
+}
+
+/** Writes one table's final file: `append` rows as they come (NaN for NULL), then `finish`. */
+export class NumericParquetFile {
+  private readonly output: ParquetFileOutput;
+  private readonly rowGroups: RowGroupInfo[] = [];
+  /** The buffered rows of the open row group, one array per column; made by the first rows. */
+  private buffers: Float64Array[] = [];
+  private buffered = 0;
+  private rows = 0;
+  private finished = false;
+  private encoder: ChunkEncoder | null = null;
+  private readonly generationId: Uint8Array;
+
+  constructor(
+    readonly file: string,
+    generationId: string,
+    private readonly columns: readonly NumericColumn[],
+    private readonly rowGroupRows = ROW_GROUP_ROWS,
+  ) {
+    this.generationId = new TextEncoder().encode(generationId);
+    this.output = new ParquetFileOutput(file);
+  }
+
+  /** Appends `length` rows: a Float64Array per column, in the columns' order. */
+  append(values: readonly Float64Array[], length: number): void {
+    if (this.finished) throw new Error(`rows for ${this.file} after it was finished`);
+    if (length > 0 && this.buffers.length === 0) this.buffers = this.columns.map(() => new Float64Array(this.rowGroupRows));
+    for (let start = 0; start < length; ) {
+      const rows = Math.min(length - start, this.rowGroupRows - this.buffered);
+      for (let c = 0; c < this.columns.length; c++) this.buffers[c].set(values[c].subarray(start, start + rows), this.buffered);
+      this.buffered += rows;
+      start += rows;
+      if (this.buffered === this.rowGroupRows) this.writeRowGroup();
+    }
+    this.rows += length;
+  }
+
+  /** Writes the last row group and the footer, and closes the file; returns the rows written. */
+  finish(): number {
+    if (!this.finished) {
+      this.finished = true;
+      if (this.buffered > 0) this.writeRowGroup();
+      this.output.end(this.footer());
+      this.encoder = null;
+    }
+    return this.rows;
+  }
+
+  /** Closes the file, finished or not (the writer removes it with its staging directory). */
+  close(): void {
+    this.output.close();
+  }
+
+  private writeRowGroup(): void {
+    this.encoder ??= new ChunkEncoder(this.rowGroupRows);
+    const rows = this.buffered;
+    const chunks = [this.encoder.generationId(this.output, this.generationId, rows)];
+    for (let c = 0; c < this.columns.length; c++) chunks.push(this.encoder.column(this.output, this.columns[c], this.buffers[c], rows));
+    this.rowGroups.push({ rows, chunks });
+    this.buffered = 0;
+  }
+
+  private footer(): Uint8Array {
+    const schema = [{ name: "generation_id", physical: BYTE_ARRAY, converted: UTF8 }, ...this.columns.map((c) => ({ name: c.name, physical: physicalType(c.type), converted: convertedType(c.type) }))];
+    return new CompactWriter()
+      .structBody((w) =>
+        w
+          .i32(1, 1)
+          .structList(2, [null, ...schema], (e, column) => {
+            if (column === null) e.string(4, "schema").i32(5, schema.length);
+            else {
+              e.i32(1, column.physical).i32(3, OPTIONAL).string(4, column.name);
+              if (column.converted !== null) e.i32(6, column.converted);
+            }
+          })
+          .i64(3, this.rows)
+          .structList(4, this.rowGroups, (g, group) =>
+            g
+              .structList(1, group.chunks.map((chunk, c) => ({ chunk, column: schema[c] })), (cc, { chunk, column }) => {
+                cc.i64(2, chunk.offset).struct(3, (m) => {
+                  m.i32(1, column.physical)
+                    .i32List(2, chunk.encodings)
+                    .stringList(3, [column.name])
+                    .i32(4, UNCOMPRESSED)
+                    .i64(5, group.rows)
+                    .i64(6, chunk.size)
+                    .i64(7, chunk.size)
+                    .i64(9, chunk.dataOffset);
+                  if (chunk.dictionary) m.i64(11, chunk.offset);
+                  m.struct(12, (s) => {
+                    s.i64(3, chunk.nulls);
+                    if (chunk.max && chunk.min) s.binary(5, chunk.max).binary(6, chunk.min).bool(7, true).bool(8, true);
+                  });
+                });
+              })
+              .i64(2, group.chunks.reduce((sum, chunk) => sum + chunk.size, 0))
+              .i64(3, group.rows),
+          )
+          .string(6, CREATED_BY)
+          // TypeDefinedOrder for every column: min/max compare as the types do (signed integers).
+          .structList(7, schema, (o) => o.struct(1, () => undefined)),
+      )
+      .toBytes();
+  }
+}
+
+function physicalType(type: NumericColumnType): number {
+  return type === "INTEGER" ? INT32 : type === "BIGINT" ? INT64 : DOUBLE;
+}
+
+function convertedType(type: NumericColumnType): number | null {
+  return type === "INTEGER" ? INT_32 : type === "BIGINT" ? INT_64 : null;
+}
+
+/**
+ * DuckDB's CAST of a DOUBLE to BIGINT (the COPY cast staged BIGINT values so): to the nearest
+ * integer, ties to even. Math.round takes ties up; an odd result of a tie is one too high.
+ */
+function roundHalfEven(value: number): number {
+  const rounded = Math.round(value);
+  return rounded - value === 0.5 && rounded % 2 !== 0 ? rounded - 1 : rounded;
+}
+
+/** The number of bits an unsigned integer below 2^64, held exactly in a double, needs. */
+function bitLength(value: number): number {
+  return value < TWO_32 ? 32 - Math.clz32(value) : 64 - Math.clz32(Math.floor(value / TWO_32));
+}
+
+/** Encodes column chunks into a file; its scratch buffers are sized for one row group and reused. */
+class ChunkEncoder {
+  /** A column's non-NULL values, as written, and each row's definition level (1 = a value). */
+  private readonly present: Float64Array;
+  private readonly presentWords: Uint32Array;
+  private readonly defined: Uint8Array;
+  private readonly indices: Uint32Array;
+  private readonly dictionary: DoubleDictionary;
+  /** A block's deltas, less their least; miniblocks beyond the values stay 0. */
+  private readonly deltas = new Float64Array(BLOCK_VALUES);
+  /** A miniblock's bits: 32 values of up to 64 bits, one bit-width's worth of words each. */
+  private readonly words = new Uint32Array(64 + 1);
+  private readonly wordBytes = new Uint8Array(this.words.buffer);
+  private readonly page = new ByteOutput(1 << 16);
+  private readonly levels = new ByteOutput(1 << 10);
+  private readonly dictionaryPage = new ByteOutput(1 << 16);
+  private readonly statsView = new DataView(new ArrayBuffer(8));
+
+  constructor(rows: number) {
+    this.present = new Float64Array(rows);
+    this.presentWords = new Uint32Array(this.present.buffer);
+    this.defined = new Uint8Array(rows);
+    this.indices = new Uint32Array(rows);
+    this.dictionary = new DoubleDictionary(rows);
+  }
+
+  /** The generation_id chunk: a one-entry dictionary, and every row pointing at it. */
+  generationId(output: ParquetFileOutput, id: Uint8Array, rows: number): ChunkInfo {
+    const dictionary = new ByteOutput();
+    dictionary.bytes(littleEndianUint32(id.length));
+    dictionary.bytes(id);
+    const page = new ByteOutput();
+    writeLevels(page, this.levels, null, rows);
+    // Bit width 1, then one RLE run of index 0.
+    page.byte(1);
+    page.varint(rows * 2);
+    page.byte(0);
+    return this.write(output, page.view(), RLE_DICTIONARY, rows, { values: dictionary.view(), count: 1 }, { nulls: 0, min: id, max: id });
+  }
+
+  column(output: ParquetFileOutput, column: NumericColumn, values: Float64Array, rows: number): ChunkInfo {
+    const { present, defined } = this;
+    let n = 0;
+    let min = Infinity;
+    let max = -Infinity;
+    let nan = false;
+    for (let row = 0; row < rows; row++) {
+      let value = values[row];
+      if (column.type === "INTEGER") {
+        // As staging did (and the appender path does): rounded, NULL when NaN or beyond an int32.
+        if (!(value >= -INT32_MAX && value <= INT32_MAX)) {
+          defined[row] = 0;
+          continue;
+        }
+        value = Math.round(value);
+      } else if (column.type === "BIGINT") {
+        if (value !== value && column.nullable) {
+          defined[row] = 0;
+          continue;
+        }
+        // The COPY's CAST refused these, failing the extraction; so does this.
+        if (!(value >= -INT64_END && value < INT64_END)) throw new Error(`${column.name}: ${value} is no BIGINT`);
+        value = roundHalfEven(value);
+      } else if (value !== value) {
+        // A DOUBLE: NULL when nullable, else the NaN itself (written as it is, as the COPY did).
+        if (column.nullable) {
+          defined[row] = 0;
+          continue;
+        }
+        nan = true;
+      }
+      defined[row] = 1;
+      present[n++] = value;
+      if (value < min) min = value;
+      if (value > max) max = value;
+    }
+
+    const page = this.page;
+    page.clear();
+    writeLevels(page, this.levels, n === rows ? null : defined, rows);
+    let encoding = PLAIN;
+    let dictionary: { values: Uint8Array; count: number } | undefined;
+    if (n === 0) {
+      // Only NULLs: no values.
+    } else if (column.type === "DOUBLE") {
+      const count = this.dictionary.build(this.presentWords, n, this.indices, n >> 1);
+      if (count > 0) {
+        encoding = RLE_DICTIONARY;
+        dictionary = { values: this.dictionary.entryBytes(count), count };
+        const width = Math.max(1, bitLength(count - 1));
+        page.byte(width);
+        writeHybrid(page, this.indices, n, width);
+      } else page.bytes(new Uint8Array(present.buffer, 0, n * 8));
+    } else if (max - min <= EXACT_DELTA_RANGE) {
+      encoding = DELTA_BINARY_PACKED;
+      this.writeDeltas(page, n);
+    } else {
+      // Only BIGINT gets here (INTEGER values lie within 2^32 of each other).
+      const int64s = new BigInt64Array(n);
+      for (let k = 0; k < n; k++) int64s[k] = BigInt(present[k]);
+      page.bytes(new Uint8Array(int64s.buffer));
+    }
+    const hasRange = n > 0 && !nan;
+    return this.write(output, page.view(), encoding, rows, dictionary, {
+      nulls: rows - n,
+      min: hasRange ? this.statistic(column.type, min) : null,
+      max: hasRange ? this.statistic(column.type, max) : null,
+    });
+  }
+
+  /** A min or max as PLAIN's little-endian bytes of the column's type. */
+  private statistic(type: NumericColumnType, value: number): Uint8Array {
+    const view = this.statsView;
+    if (type === "INTEGER") view.setInt32(0, value, true);
+    else if (type === "BIGINT") view.setBigInt64(0, BigInt(value), true);
+    else view.setFloat64(0, value, true);
+    return new Uint8Array(view.buffer.slice(0, type === "INTEGER" ? 4 : 8));
+  }
+
+  /**
+   * DELTA_BINARY_PACKED of the `n` present values, which lie within EXACT_DELTA_RANGE of each
+   * other: a header (block size, miniblocks per block, count, first value), then per block of 128
+   * deltas their least (zigzag), each miniblock's bit width, and the deltas less the least.
+   */
+  private writeDeltas(page: ByteOutput, n: number): void {
+    const { present, deltas } = this;
+    page.varint(BLOCK_VALUES);
+    page.varint(MINIBLOCKS);
+    page.varint(n);
+    writeZigzag(page, present[0]);
+    const widths = new Uint8Array(MINIBLOCKS);
+    for (let first = 1; first < n; first += BLOCK_VALUES) {
+      const count = Math.min(BLOCK_VALUES, n - first);
+      let least = Infinity;
+      for (let k = 0; k < count; k++) {
+        const delta = present[first + k] - present[first + k - 1];
+        deltas[k] = delta;
+        if (delta < least) least = delta;
+      }
+      for (let k = 0; k < count; k++) deltas[k] -= least;
+      deltas.fill(0, count);
+      writeZigzag(page, least);
+      for (let m = 0; m < MINIBLOCKS; m++) {
+        let most = 0;
+        for (let k = m * MINIBLOCK_VALUES; k < Math.min(count, (m + 1) * MINIBLOCK_VALUES); k++) if (deltas[k] > most) most = deltas[k];
+        widths[m] = bitLength(most);
+      }
+      page.bytes(widths);
+      // Miniblocks past the last value are left out (their widths are read and ignored).
+      for (let m = 0; m * MINIBLOCK_VALUES < count; m++) this.packMiniblock(page, m * MINIBLOCK_VALUES, widths[m]);
+    }
+  }
+
+  /** 32 deltas at `width` bits each, least significant bit first: exactly `width` 32-bit words. */
+  private packMiniblock(page: ByteOutput, from: number, width: number): void {
+    if (width === 0) return;
+    const { deltas, words } = this;
+    words.fill(0, 0, width + 1);
+    let bit = 0;
+    for (let k = 0; k < MINIBLOCK_VALUES; k++) {
+      const value = deltas[from + k];
+      if (width <= 32) put(words, value, width, bit);
+      else {
+        // `>>> 0` takes a double's integer modulo 2^32: the low word.
+        put(words, value >>> 0, 32, bit);
+        put(words, Math.floor(value / TWO_32), width - 32, bit + 32);
+      }
+      bit += width;
+    }
+    page.bytes(this.wordBytes.subarray(0, width * 4));
+  }
+
+  /** Writes a chunk's pages (its dictionary first, if any) to the file. */
+  private write(
+    output: ParquetFileOutput,
+    values: Uint8Array,
+    encoding: number,
+    rows: number,
+    dictionary: { values: Uint8Array; count: number } | undefined,
+    stats: { nulls: number; min: Uint8Array | null; max: Uint8Array | null },
+  ): ChunkInfo {
+    const parts: Uint8Array[] = [];
+    const offset = output.offset;
+    if (dictionary) {
+      const size = dictionary.values.length;
+      parts.push(
+        new CompactWriter()
+          .structBody((w) =>
+            w
+              .i32(1, DICTIONARY_PAGE)
+              .i32(2, size)
+              .i32(3, size)
+              .struct(7, (h) => h.i32(1, dictionary.count).i32(2, PLAIN)),
+          )
+          .toBytes(),
+        dictionary.values,
+      );
+    }
+    const dataOffset = offset + parts.reduce((sum, part) => sum + part.length, 0);
+    parts.push(
+      new CompactWriter()
+        .structBody((w) =>
+          w
+            .i32(1, DATA_PAGE)
+            .i32(2, values.length)
+            .i32(3, values.length)
+            .struct(5, (h) => h.i32(1, rows).i32(2, encoding).i32(3, RLE).i32(4, RLE)),
+        )
+        .toBytes(),
+      values,
+    );
+    output.write(parts);
+    const encodings = dictionary ? [PLAIN, RLE, RLE_DICTIONARY] : [encoding, RLE];
+    return { offset, size: output.offset - offset, dataOffset, dictionary: dictionary !== undefined, encodings, ...stats };
+  }
+}
+
+/** ORs a value of `width` bits (at most 32, the value below 2^width) into `words` at bit `bit`. */
+function put(words: Uint32Array, value: number, width: number, bit: number): void {
+  const word = bit >>> 5;
+  const shift = bit & 31;
+  words[word] |= value << shift;
+  if (shift + width > 32) words[word + 1] |= value >>> (32 - shift);
+}
+
+/** An int64's zigzag varint (BigInt beyond 2^52, where doubles would lose the odd numbers). */
+function writeZigzag(page: ByteOutput, value: number): void {
+  if (Math.abs(value) <= EXACT_DELTA_RANGE) {
+    page.varint(value >= 0 ? value * 2 : -value * 2 - 1);
+    return;
+  }
+  let zigzag = value >= 0 ? BigInt(value) * 2n : -BigInt(value) * 2n - 1n;
+  while (zigzag >= 128n) {
+    page.byte(Number(zigzag & 127n) | 128);
+    zigzag >>= 7n;
+  }
+  page.byte(Number(zigzag));
+}
+
+/**
+ * An OPTIONAL column's definition levels: a 4-byte length, then the RLE/bit-packed hybrid at bit
+ * width 1 of `defined` (1 = a value), or one run of 1s when every row has a value (`defined` null).
+ */
+function writeLevels(page: ByteOutput, scratch: ByteOutput, defined: Uint8Array | null, rows: number): void {
+  scratch.clear();
+  if (defined === null) {
+    scratch.varint(rows * 2);
+    scratch.byte(1);
+  } else writeHybrid(scratch, defined, rows, 1);
+  page.bytes(littleEndianUint32(scratch.length));
+  page.bytes(scratch.view());
+}
+
+/**
+ * Parquet's RLE/bit-packed hybrid of `n` values of `width` bits (at most 24): a run of 8 or more
+ * equal values starting where a group of 8 would start is an RLE run, other values go in groups
+ * of 8 bit-packed; the last group is padded with zeros (a reader stops at the page's count).
+ */
+function writeHybrid(out: ByteOutput, values: Uint8Array | Uint32Array, n: number, width: number): void {
+  const valueBytes = (width + 7) >> 3;
+  let packedFrom = 0;
+  let groups = 0;
+  let i = 0;
+  while (i < n) {
+    const value = values[i];
+    let end = i + 1;
+    while (end < n && values[end] === value) end++;
+    if (end - i >= 8 || end === n) {
+      writePacked(out, values, packedFrom, groups, width, n);
+      groups = 0;
+      out.varint((end - i) * 2);
+      out.littleEndian(value, valueBytes);
+      i = end;
+      packedFrom = i;
+    } else {
+      groups++;
+      i += 8;
+    }
+  }
+  writePacked(out, values, packedFrom, groups, width, n);
+}
+
+/** A bit-packed run: `groups` groups of 8 values from `from`, least significant bit first. */
+function writePacked(out: ByteOutput, values: Uint8Array | Uint32Array, from: number, groups: number, width: number, n: number): void {
+  if (groups === 0) return;
+  out.varint(groups * 2 + 1);
+  let bits = 0;
+  let pending = 0;
+  const end = from + groups * 8;
+  for (let k = from; k < end; k++) {
+    pending |= (k < n ? values[k] : 0) << bits;
+    bits += width;
+    while (bits >= 8) {
+      out.byte(pending & 0xff);
+      pending >>>= 8;
+      bits -= 8;
+    }
+  }
+}
+
+/**
+ * The distinct values of a DOUBLE column chunk, by their bits (so -0 and 0, and NaNs, stay as
+ * they are), in an open-addressing table; gives up past `limit` entries (half the values: a
+ * larger dictionary saves little over PLAIN).
+ */
+class DoubleDictionary {
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+  private readonly entries: Uint32Array;
+
+  /** `rows`: a row group's, whose values have at most half as many entries. */
+  constructor(rows: number) {
+    const limit = rows >> 1;
+    let size = 16;
+    while (size < limit * 2) size *= 2;
+    this.slots = new Int32Array(size);
+    this.mask = size - 1;
+    this.entries = new Uint32Array(Math.max(1, limit) * 2);
+  }
+
+  /** Each of the `n` values' entry into `indices`; returns the entries, or 0 past `limit` of them. */
+  build(words: Uint32Array, n: number, indices: Uint32Array, limit: number): number {
+    const { slots, mask, entries } = this;
+    slots.fill(0);
+    let count = 0;
+    let lastLow = -1;
+    let lastHigh = -1;
+    let lastIndex = 0;
+    for (let k = 0; k < n; k++) {
+      const low = words[2 * k];
+      const high = words[2 * k + 1];
+      // Runs of one value (zeros, mostly) skip the table.
+      if (low === lastLow && high === lastHigh) {
+        indices[k] = lastIndex;
+        continue;
+      }
+      const hash = Math.imul(low ^ Math.imul(high, 0x9e3779b1), 0x85ebca77);
+      let slot = (hash ^ (hash >>> 16)) & mask;
+      for (;;) {
+        const entry = slots[slot] - 1;
+        if (entry < 0) {
+          if (count === limit) return 0;
+          entries[2 * count] = low;
+          entries[2 * count + 1] = high;
+          slots[slot] = ++count;
+          lastIndex = count - 1;
+          break;
+        }
+        if (entries[2 * entry] === low && entries[2 * entry + 1] === high) {
+          lastIndex = entry;
+          break;
+        }
+        slot = (slot + 1) & mask;
+      }
+      indices[k] = lastIndex;
+      lastLow = low;
+      lastHigh = high;
+    }
+    return count;
+  }
+
+  /** The first `count` entries as a PLAIN dictionary page's values. */
+  entryBytes(count: number): Uint8Array {
+    return new Uint8Array(this.entries.buffer, 0, count * 8);
+  }
+}
