@@ -511,9 +511,7 @@ export class ParquetGenerationWriter implements BatchSink {
     for (const table of TABLE_NAMES) {
       if (this.early.has(table) || !stagingTablesOf(table).every((t) => this.completed.has(t))) continue;
       if (this.asFinal(table)) {
-        const stored = this.storeFinal(table);
-        stored.catch(() => undefined);
-        this.early.set(table, stored);
+        this.early.set(table, this.storeFinal(table));
         continue;
       }
       // Closed now, between batches: closing flushes into the table on the main connection, which
@@ -579,11 +577,13 @@ export class ParquetGenerationWriter implements BatchSink {
     return { stored };
   }
 
-  /** Finishes a table's final file (its last row group, its footer) and stores it. */
-  private async storeFinal(table: TableName): Promise<GenerationFile> {
+  /** Finishes a table's final file (its last row group, its footer); returns its storing, under way. */
+  private storeFinal(table: TableName): Promise<GenerationFile> {
     const file = this.finalFile(table);
-    const rows = file.finish();
-    return this.store(table, file.file, rows);
+    const stored = (async () => this.store(table, file.file, file.finish()))();
+    // Awaited by the finish, maybe after other tables' COPYs: not an unhandled rejection meanwhile.
+    stored.catch(() => undefined);
+    return stored;
   }
 
   private async store(table: TableName, file: string, rowCount: number): Promise<GenerationFile> {
