@@ -5,7 +5,6 @@ import path from "node:path";
 import { tableFromIPC } from "apache-arrow";
 import { describe, expect, it } from "vitest";
 import { EvidenceBuilder, type RowBatch } from "../../analysis/evidence/builder";
-import { TABLES } from "../../analysis/evidence/schema";
 import { foldedImporter } from "../../analysis/formats/folded";
 import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
