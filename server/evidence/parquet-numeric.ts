@@ -1,6 +1,5 @@
 import {
   BYTE_ARRAY,
-  ByteOutput,
   CompactWriter,
   DATA_PAGE,
   DELTA_BINARY_PACKED,
@@ -200,7 +199,11 @@ function bitLength(value: number): number {
   return value < TWO_32 ? 32 - Math.clz32(value) : 64 - Math.clz32(Math.floor(value / TWO_32));
 }
 
-/** Encodes column chunks into a file; its scratch buffers are sized for one row group and reused. */
+/**
+ * Encodes column chunks into a file. Its buffers are sized for one row group and reused; a page
+ * is laid out in `bytes` (bounded ahead: see pageBytes) by functions that write at an offset and
+ * return the next, so that no byte costs a bounds check or a call.
+ */
 class ChunkEncoder {
   /** A column's non-NULL values, as written, and each row's definition level (1 = a value). */
   private readonly present: Float64Array;
@@ -208,15 +211,10 @@ class ChunkEncoder {
   private readonly defined: Uint8Array;
   private readonly indices: Uint32Array;
   private readonly dictionary: DoubleDictionary;
-  /** A block's deltas, less their least; miniblocks beyond the values stay 0. */
+  /** A block's deltas, less their least; past the last value 0. */
   private readonly deltas = new Float64Array(BLOCK_VALUES);
-  /** A miniblock's bits: 32 values of up to 64 bits, one bit-width's worth of words each. */
-  private readonly words = new Uint32Array(64 + 1);
-  private readonly wordBytes = new Uint8Array(this.words.buffer);
-  private readonly page = new ByteOutput(1 << 16);
-  private readonly levels = new ByteOutput(1 << 10);
-  private readonly dictionaryPage = new ByteOutput(1 << 16);
-  private readonly statsView = new DataView(new ArrayBuffer(8));
+  private readonly bytes: Uint8Array;
+  private readonly view: DataView;
 
   constructor(rows: number) {
     this.present = new Float64Array(rows);
@@ -224,62 +222,37 @@ class ChunkEncoder {
     this.defined = new Uint8Array(rows);
     this.indices = new Uint32Array(rows);
     this.dictionary = new DoubleDictionary(rows);
+    this.bytes = new Uint8Array(pageBytes(rows));
+    this.view = new DataView(this.bytes.buffer);
   }
 
   /** The generation_id chunk: a one-entry dictionary, and every row pointing at it. */
   generationId(output: ParquetFileOutput, id: Uint8Array, rows: number): ChunkInfo {
-    const dictionary = new ByteOutput();
-    dictionary.bytes(littleEndianUint32(id.length));
-    dictionary.bytes(id);
-    const page = new ByteOutput();
-    writeLevels(page, this.levels, null, rows);
+    const dictionary = new Uint8Array(4 + id.length);
+    dictionary.set(littleEndianUint32(id.length));
+    dictionary.set(id, 4);
+    const { bytes } = this;
+    let at = this.levels(rows, null);
     // Bit width 1, then one RLE run of index 0.
-    page.byte(1);
-    page.varint(rows * 2);
-    page.byte(0);
-    return this.write(output, page.view(), RLE_DICTIONARY, rows, { values: dictionary.view(), count: 1 }, { nulls: 0, min: id, max: id });
+    bytes[at++] = 1;
+    at = putVarint(bytes, at, rows * 2);
+    bytes[at++] = 0;
+    return this.write(output, bytes.subarray(0, at), RLE_DICTIONARY, rows, { values: dictionary, count: 1 }, { nulls: 0, min: id, max: id });
   }
 
   column(output: ParquetFileOutput, column: NumericColumn, values: Float64Array, rows: number): ChunkInfo {
-    const { present, defined } = this;
-    let n = 0;
-    let min = Infinity;
-    let max = -Infinity;
-    let nan = false;
-    for (let row = 0; row < rows; row++) {
-      let value = values[row];
-      if (column.type === "INTEGER") {
-        // As staging did (and the appender path does): rounded, NULL when NaN or beyond an int32.
-        if (!(value >= -INT32_MAX && value <= INT32_MAX)) {
-          defined[row] = 0;
-          continue;
-        }
-        value = Math.round(value);
-      } else if (column.type === "BIGINT") {
-        if (value !== value && column.nullable) {
-          defined[row] = 0;
-          continue;
-        }
-        // The COPY's CAST refused these, failing the extraction; so does this.
-        if (!(value >= -INT64_END && value < INT64_END)) throw new Error(`${column.name}: ${value} is no BIGINT`);
-        value = roundHalfEven(value);
-      } else if (value !== value) {
-        // A DOUBLE: NULL when nullable, else the NaN itself (written as it is, as the COPY did).
-        if (column.nullable) {
-          defined[row] = 0;
-          continue;
-        }
-        nan = true;
-      }
-      defined[row] = 1;
-      present[n++] = value;
-      if (value < min) min = value;
-      if (value > max) max = value;
-    }
-
-    const page = this.page;
-    page.clear();
-    writeLevels(page, this.levels, n === rows ? null : defined, rows);
+    const { bytes, present, defined } = this;
+    const n =
+      column.type === "INTEGER"
+        ? presentIntegers(values, rows, present, defined)
+        : column.type === "BIGINT"
+          ? presentBigints(values, rows, column.nullable, present, defined)
+          : presentDoubles(values, rows, column.nullable, present, defined);
+    if (n < 0) throw new Error(`${column.name}: ${values[-n - 1]} is no BIGINT`);
+    const nan = column.type === "DOUBLE" && !column.nullable && hasNaN(present, n);
+    const min = least(present, n);
+    const max = greatest(present, n);
+    let at = this.levels(rows, n === rows ? null : this.defined);
     let encoding = PLAIN;
     let dictionary: { values: Uint8Array; count: number } | undefined;
     if (n === 0) {
@@ -290,86 +263,41 @@ class ChunkEncoder {
         encoding = RLE_DICTIONARY;
         dictionary = { values: this.dictionary.entryBytes(count), count };
         const width = Math.max(1, bitLength(count - 1));
-        page.byte(width);
-        writeHybrid(page, this.indices, n, width);
-      } else page.bytes(new Uint8Array(present.buffer, 0, n * 8));
+        bytes[at++] = width;
+        at = putHybrid(bytes, at, this.indices, n, width);
+      } else {
+        bytes.set(new Uint8Array(present.buffer, 0, n * 8), at);
+        at += n * 8;
+      }
     } else if (max - min <= EXACT_DELTA_RANGE) {
       encoding = DELTA_BINARY_PACKED;
-      this.writeDeltas(page, n);
+      at = putDeltas(bytes, this.view, at, present, n, this.deltas);
     } else {
       // Only BIGINT gets here (INTEGER values lie within 2^32 of each other).
-      const int64s = new BigInt64Array(n);
-      for (let k = 0; k < n; k++) int64s[k] = BigInt(present[k]);
-      page.bytes(new Uint8Array(int64s.buffer));
+      for (let k = 0; k < n; k++, at += 8) this.view.setBigInt64(at, BigInt(present[k]), true);
     }
     const hasRange = n > 0 && !nan;
-    return this.write(output, page.view(), encoding, rows, dictionary, {
+    return this.write(output, bytes.subarray(0, at), encoding, rows, dictionary, {
       nulls: rows - n,
-      min: hasRange ? this.statistic(column.type, min) : null,
-      max: hasRange ? this.statistic(column.type, max) : null,
+      min: hasRange ? statistic(column.type, min) : null,
+      max: hasRange ? statistic(column.type, max) : null,
     });
   }
 
-  /** A min or max as PLAIN's little-endian bytes of the column's type. */
-  private statistic(type: NumericColumnType, value: number): Uint8Array {
-    const view = this.statsView;
-    if (type === "INTEGER") view.setInt32(0, value, true);
-    else if (type === "BIGINT") view.setBigInt64(0, BigInt(value), true);
-    else view.setFloat64(0, value, true);
-    return new Uint8Array(view.buffer.slice(0, type === "INTEGER" ? 4 : 8));
-  }
-
   /**
-   * DELTA_BINARY_PACKED of the `n` present values, which lie within EXACT_DELTA_RANGE of each
-   * other: a header (block size, miniblocks per block, count, first value), then per block of 128
-   * deltas their least (zigzag), each miniblock's bit width, and the deltas less the least.
+   * An OPTIONAL column's definition levels at the page's start: a 4-byte length, then the
+   * RLE/bit-packed hybrid at bit width 1 of `defined` (1 = a value), or one run of 1s when every
+   * row has a value (`defined` null). Returns where the values start.
    */
-  private writeDeltas(page: ByteOutput, n: number): void {
-    const { present, deltas } = this;
-    page.varint(BLOCK_VALUES);
-    page.varint(MINIBLOCKS);
-    page.varint(n);
-    writeZigzag(page, present[0]);
-    const widths = new Uint8Array(MINIBLOCKS);
-    for (let first = 1; first < n; first += BLOCK_VALUES) {
-      const count = Math.min(BLOCK_VALUES, n - first);
-      let least = Infinity;
-      for (let k = 0; k < count; k++) {
-        const delta = present[first + k] - present[first + k - 1];
-        deltas[k] = delta;
-        if (delta < least) least = delta;
-      }
-      for (let k = 0; k < count; k++) deltas[k] -= least;
-      deltas.fill(0, count);
-      writeZigzag(page, least);
-      for (let m = 0; m < MINIBLOCKS; m++) {
-        let most = 0;
-        for (let k = m * MINIBLOCK_VALUES; k < Math.min(count, (m + 1) * MINIBLOCK_VALUES); k++) if (deltas[k] > most) most = deltas[k];
-        widths[m] = bitLength(most);
-      }
-      page.bytes(widths);
-      // Miniblocks past the last value are left out (their widths are read and ignored).
-      for (let m = 0; m * MINIBLOCK_VALUES < count; m++) this.packMiniblock(page, m * MINIBLOCK_VALUES, widths[m]);
-    }
-  }
-
-  /** 32 deltas at `width` bits each, least significant bit first: exactly `width` 32-bit words. */
-  private packMiniblock(page: ByteOutput, from: number, width: number): void {
-    if (width === 0) return;
-    const { deltas, words } = this;
-    words.fill(0, 0, width + 1);
-    let bit = 0;
-    for (let k = 0; k < MINIBLOCK_VALUES; k++) {
-      const value = deltas[from + k];
-      if (width <= 32) put(words, value, width, bit);
-      else {
-        // `>>> 0` takes a double's integer modulo 2^32: the low word.
-        put(words, value >>> 0, 32, bit);
-        put(words, Math.floor(value / TWO_32), width - 32, bit + 32);
-      }
-      bit += width;
-    }
-    page.bytes(this.wordBytes.subarray(0, width * 4));
+  private levels(rows: number, defined: Uint8Array | null): number {
+    const { bytes } = this;
+    let at = 4;
+    if (defined === null) {
+      at = putVarint(bytes, at, rows * 2);
+      bytes[at++] = 1;
+    } else at = putHybrid(bytes, at, defined, rows, 1);
+    this.view.setUint32(0, at - 4, true);
+    return at;
   }
 
   /** Writes a chunk's pages (its dictionary first, if any) to the file. */
@@ -417,6 +345,170 @@ class ChunkEncoder {
   }
 }
 
+/*
+ * The loops over a chunk's values are functions of their arrays that return a number: V8 compiles
+ * such a loop while it runs the first time (on-stack replacement), and in that code whatever
+ * follows the loop and has not run yet (a property read, a result object) has no type feedback;
+ * on Node 20 the compiled loop then left for the interpreter at that point on every call, and a
+ * running minimum that met both ±Infinity and small integers was boxed at every value.
+ */
+
+/**
+ * INTEGER values as staging took them (and the appender path does): rounded, NULL when NaN or
+ * beyond an int32. Fills `present` and `defined` (1 = a value); returns how many have a value.
+ */
+function presentIntegers(values: Float64Array, rows: number, present: Float64Array, defined: Uint8Array): number {
+  let n = 0;
+  for (let row = 0; row < rows; row++) {
+    const value = values[row];
+    if (value >= -INT32_MAX && value <= INT32_MAX) {
+      defined[row] = 1;
+      present[n++] = Math.round(value);
+    } else defined[row] = 0;
+  }
+  return n;
+}
+
+/**
+ * BIGINT values as the COPY cast them: ties to even; NaN NULL when nullable. A value the cast
+ * refused (NaN otherwise, beyond an int64) returns -(its row + 1).
+ */
+function presentBigints(values: Float64Array, rows: number, nullable: boolean, present: Float64Array, defined: Uint8Array): number {
+  let n = 0;
+  for (let row = 0; row < rows; row++) {
+    const value = values[row];
+    if (value !== value && nullable) defined[row] = 0;
+    else if (value >= -INT64_END && value < INT64_END) {
+      defined[row] = 1;
+      present[n++] = roundHalfEven(value);
+    } else return -row - 1;
+  }
+  return n;
+}
+
+/** DOUBLE values: NaN NULL when nullable, else kept as a value (as the COPY wrote it). */
+function presentDoubles(values: Float64Array, rows: number, nullable: boolean, present: Float64Array, defined: Uint8Array): number {
+  let n = 0;
+  for (let row = 0; row < rows; row++) {
+    const value = values[row];
+    if (value !== value && nullable) defined[row] = 0;
+    else {
+      defined[row] = 1;
+      present[n++] = value;
+    }
+  }
+  return n;
+}
+
+function hasNaN(values: Float64Array, n: number): boolean {
+  for (let k = 0; k < n; k++) if (values[k] !== values[k]) return true;
+  return false;
+}
+
+/** The least of the first `n` values, NaN left out (Infinity when none). */
+function least(values: Float64Array, n: number): number {
+  let min = Infinity;
+  for (let k = 0; k < n; k++) if (values[k] < min) min = values[k];
+  return min;
+}
+
+function greatest(values: Float64Array, n: number): number {
+  let max = -Infinity;
+  for (let k = 0; k < n; k++) if (values[k] > max) max = values[k];
+  return max;
+}
+
+/**
+ * DELTA_BINARY_PACKED of the `n` present values, which lie within EXACT_DELTA_RANGE of each
+ * other: a header (block size, miniblocks per block, count, first value), then per block of 128
+ * deltas their least (zigzag), each miniblock's bit width, and the deltas less the least, 32 to
+ * a miniblock at its bit width, least significant bit first: exactly `width` 32-bit words.
+ */
+function putDeltas(bytes: Uint8Array, view: DataView, at: number, present: Float64Array, n: number, deltas: Float64Array): number {
+  at = putVarint(bytes, at, BLOCK_VALUES);
+  at = putVarint(bytes, at, MINIBLOCKS);
+  at = putVarint(bytes, at, n);
+  at = putZigzag(bytes, at, present[0]);
+  for (let first = 1; first < n; first += BLOCK_VALUES) {
+    const count = Math.min(BLOCK_VALUES, n - first);
+    let smallest = Infinity;
+    for (let k = 0; k < count; k++) {
+      const delta = present[first + k] - present[first + k - 1];
+      deltas[k] = delta;
+      if (delta < smallest) smallest = delta;
+    }
+    at = putZigzag(bytes, at, smallest);
+    const widthsAt = at;
+    at += MINIBLOCKS;
+    for (let m = 0; m < MINIBLOCKS; m++) {
+      const from = m * MINIBLOCK_VALUES;
+      // Miniblocks past the last value are left out (width 0); their widths are read and ignored.
+      const to = Math.min(count, from + MINIBLOCK_VALUES);
+      let most = 0;
+      for (let k = from; k < from + MINIBLOCK_VALUES; k++) {
+        const delta = k < to ? deltas[k] - smallest : 0;
+        deltas[k] = delta;
+        if (delta > most) most = delta;
+      }
+      const width = bitLength(most);
+      bytes[widthsAt + m] = width;
+      if (width > 32) at = putWideMiniblock(view, at, deltas, from, width);
+      else if (width > 0) {
+        let word = 0;
+        let bits = 0;
+        for (let k = from; k < from + MINIBLOCK_VALUES; k++) {
+          // A delta below 2^32: its bits as an int32's.
+          const delta = deltas[k];
+          word |= delta << bits;
+          bits += width;
+          if (bits >= 32) {
+            view.setInt32(at, word, true);
+            at += 4;
+            bits -= 32;
+            // `| 0` keeps the word an int32 (V8 boxes a uint32 past 2^31).
+            word = bits > 0 ? (delta >>> (width - bits)) | 0 : 0;
+          }
+        }
+      }
+    }
+  }
+  return at;
+}
+
+/**
+ * The most bytes a page of `rows` rows takes: definition levels (at most a byte per row, runs and
+ * all), then values: 8 bytes each, or as deltas at most 8 bytes each and 14 per block of 128, or
+ * dictionary indices (16 bits at most, see DoubleDictionary) with their runs' headers.
+ */
+function pageBytes(rows: number): number {
+  return 4 + rows + 16 + rows * 8 + Math.ceil(rows / BLOCK_VALUES) * 14 + 64;
+}
+
+/** A min or max as PLAIN's little-endian bytes of the column's type. */
+function statistic(type: NumericColumnType, value: number): Uint8Array {
+  const bytes = new Uint8Array(type === "INTEGER" ? 4 : 8);
+  const view = new DataView(bytes.buffer);
+  if (type === "INTEGER") view.setInt32(0, value, true);
+  else if (type === "BIGINT") view.setBigInt64(0, BigInt(value), true);
+  else view.setFloat64(0, value, true);
+  return bytes;
+}
+
+/** A miniblock of deltas wider than 32 bits (BIGINT values far apart): each as its low word's 32 bits and then its high word's. */
+function putWideMiniblock(view: DataView, at: number, deltas: Float64Array, from: number, width: number): number {
+  const words = new Uint32Array(width + 1);
+  let bit = 0;
+  for (let k = from; k < from + MINIBLOCK_VALUES; k++) {
+    const delta = deltas[k];
+    // `>>> 0` takes a double's integer modulo 2^32: the low word.
+    put(words, delta >>> 0, 32, bit);
+    put(words, Math.floor(delta / TWO_32), width - 32, bit + 32);
+    bit += width;
+  }
+  for (let w = 0; w < width; w++, at += 4) view.setUint32(at, words[w], true);
+  return at;
+}
+
 /** ORs a value of `width` bits (at most 32, the value below 2^width) into `words` at bit `bit`. */
 function put(words: Uint32Array, value: number, width: number, bit: number): void {
   const word = bit >>> 5;
@@ -425,40 +517,34 @@ function put(words: Uint32Array, value: number, width: number, bit: number): voi
   if (shift + width > 32) words[word + 1] |= value >>> (32 - shift);
 }
 
-/** An int64's zigzag varint (BigInt beyond 2^52, where doubles would lose the odd numbers). */
-function writeZigzag(page: ByteOutput, value: number): void {
-  if (Math.abs(value) <= EXACT_DELTA_RANGE) {
-    page.varint(value >= 0 ? value * 2 : -value * 2 - 1);
-    return;
+/** A ULEB128 varint of a non-negative integer up to 2^53 at `at`; returns the next offset. */
+function putVarint(bytes: Uint8Array, at: number, value: number): number {
+  while (value >= 128) {
+    bytes[at++] = (value % 128) | 128;
+    value = Math.floor(value / 128);
   }
+  bytes[at++] = value;
+  return at;
+}
+
+/** An int64's zigzag varint (BigInt beyond 2^52, where doubles would lose the odd numbers). */
+function putZigzag(bytes: Uint8Array, at: number, value: number): number {
+  if (Math.abs(value) <= EXACT_DELTA_RANGE) return putVarint(bytes, at, value >= 0 ? value * 2 : -value * 2 - 1);
   let zigzag = value >= 0 ? BigInt(value) * 2n : -BigInt(value) * 2n - 1n;
   while (zigzag >= 128n) {
-    page.byte(Number(zigzag & 127n) | 128);
+    bytes[at++] = Number(zigzag & 127n) | 128;
     zigzag >>= 7n;
   }
-  page.byte(Number(zigzag));
+  bytes[at++] = Number(zigzag);
+  return at;
 }
 
 /**
- * An OPTIONAL column's definition levels: a 4-byte length, then the RLE/bit-packed hybrid at bit
- * width 1 of `defined` (1 = a value), or one run of 1s when every row has a value (`defined` null).
+ * Parquet's RLE/bit-packed hybrid of `n` values of `width` bits (at most 24) at `at`: a run of 8
+ * or more equal values starting where a group of 8 would start is an RLE run, other values go in
+ * groups of 8 bit-packed; the last group is padded with zeros (a reader stops at the page's count).
  */
-function writeLevels(page: ByteOutput, scratch: ByteOutput, defined: Uint8Array | null, rows: number): void {
-  scratch.clear();
-  if (defined === null) {
-    scratch.varint(rows * 2);
-    scratch.byte(1);
-  } else writeHybrid(scratch, defined, rows, 1);
-  page.bytes(littleEndianUint32(scratch.length));
-  page.bytes(scratch.view());
-}
-
-/**
- * Parquet's RLE/bit-packed hybrid of `n` values of `width` bits (at most 24): a run of 8 or more
- * equal values starting where a group of 8 would start is an RLE run, other values go in groups
- * of 8 bit-packed; the last group is padded with zeros (a reader stops at the page's count).
- */
-function writeHybrid(out: ByteOutput, values: Uint8Array | Uint32Array, n: number, width: number): void {
+function putHybrid(bytes: Uint8Array, at: number, values: Uint8Array | Uint32Array, n: number, width: number): number {
   const valueBytes = (width + 7) >> 3;
   let packedFrom = 0;
   let groups = 0;
@@ -468,10 +554,10 @@ function writeHybrid(out: ByteOutput, values: Uint8Array | Uint32Array, n: numbe
     let end = i + 1;
     while (end < n && values[end] === value) end++;
     if (end - i >= 8 || end === n) {
-      writePacked(out, values, packedFrom, groups, width, n);
+      at = putPacked(bytes, at, values, packedFrom, groups, width, n);
       groups = 0;
-      out.varint((end - i) * 2);
-      out.littleEndian(value, valueBytes);
+      at = putVarint(bytes, at, (end - i) * 2);
+      for (let b = 0; b < valueBytes; b++) bytes[at++] = (value >>> (8 * b)) & 0xff;
       i = end;
       packedFrom = i;
     } else {
@@ -479,25 +565,32 @@ function writeHybrid(out: ByteOutput, values: Uint8Array | Uint32Array, n: numbe
       i += 8;
     }
   }
-  writePacked(out, values, packedFrom, groups, width, n);
+  return putPacked(bytes, at, values, packedFrom, groups, width, n);
 }
 
-/** A bit-packed run: `groups` groups of 8 values from `from`, least significant bit first. */
-function writePacked(out: ByteOutput, values: Uint8Array | Uint32Array, from: number, groups: number, width: number, n: number): void {
-  if (groups === 0) return;
-  out.varint(groups * 2 + 1);
-  let bits = 0;
-  let pending = 0;
+/** A bit-packed run at `at`: `groups` groups of 8 values from `from`, least significant bit first, zeros past `n`. */
+function putPacked(bytes: Uint8Array, at: number, values: Uint8Array | Uint32Array, from: number, groups: number, width: number, n: number): number {
+  if (groups === 0) return at;
+  at = putVarint(bytes, at, groups * 2 + 1);
   const end = from + groups * 8;
-  for (let k = from; k < end; k++) {
-    pending |= (k < n ? values[k] : 0) << bits;
+  const last = Math.min(end, n);
+  let pending = 0;
+  let bits = 0;
+  for (let k = from; k < last; k++) {
+    pending |= values[k] << bits;
     bits += width;
     while (bits >= 8) {
-      out.byte(pending & 0xff);
+      bytes[at++] = pending & 0xff;
       pending >>>= 8;
       bits -= 8;
     }
   }
+  // The padding's bits: what is pending, then zeros up to the groups' whole bytes.
+  for (let left = bits + (end - last) * width; left > 0; left -= 8) {
+    bytes[at++] = pending & 0xff;
+    pending >>>= 8;
+  }
+  return at;
 }
 
 /**
