@@ -56,7 +56,7 @@ export class ByteOutput {
     this.buffer = new Uint8Array(capacity);
   }
 
-  protected reserve(bytes: number): void {
+  private reserve(bytes: number): void {
     if (this.at + bytes <= this.buffer.length) return;
     const grown = new Uint8Array(Math.max(this.at + bytes, this.buffer.length * 2));
     grown.set(this.buffer.subarray(0, this.at));
@@ -83,24 +83,8 @@ export class ByteOutput {
     this.buffer[this.at++] = value;
   }
 
-  /** `count` bytes of `value`, little-endian: an RLE run's value. */
-  littleEndian(value: number, count: number): void {
-    this.reserve(count);
-    for (let i = 0; i < count; i++) this.buffer[this.at++] = (value >>> (8 * i)) & 0xff;
-  }
-
   get length(): number {
     return this.at;
-  }
-
-  /** Starts over, keeping the buffer. */
-  clear(): void {
-    this.at = 0;
-  }
-
-  /** The bytes so far: a view, valid until more are written. */
-  view(): Uint8Array {
-    return this.buffer.subarray(0, this.at);
   }
 
   toBytes(): Uint8Array {
