@@ -24,8 +24,8 @@ const INT32_MAX = 2 ** 31 - 1;
 /**
  * Staged rows of one table beyond which they are written out to a part file and the table starts
  * empty again: an in-memory DuckDB keeps table data in memory whatever its memory limit, so a
- * 1 GB input's millions of rows would otherwise all stay resident. (Tables of numbers only, and
- * span drafts, are staged in files, see stagedAsFile.)
+ * 1 GB input's millions of rows would otherwise all stay resident. (Span places and drafts are
+ * staged in files, see stagedAsFile; output tables of numbers are not staged, see writtenAsFinal.)
  */
 const SPILL_ROWS = 4_000_000;
 
@@ -109,16 +109,16 @@ function fillText(text: DuckDbBindings.Vector, ids: DuckDbBindings.Vector, sourc
 }
 
 /**
- * Staging tables whose columns are all numbers (stacks, samples, the totals, span places: most of
- * a large import's rows) bypass DuckDB's appender: their batches go straight into a Parquet file
- * of their own (StagedRows), which the COPY reads in its place, in the same types as the table it
- * replaces. So do span drafts, the only text table with millions of rows: the appender took a
- * native call per string and copied each into its table. Their text is written out with the
- * dictionary ids beside it, as the table has it. (220 MB trace: the writer thread's CPU about 3 s
- * -> 2 s; the import's wall time stays, bound by the parse's thread.)
+ * Staging tables whose columns are all numbers and that are not written straight into their final
+ * file (span places, most of a trace's rows) bypass DuckDB's appender: their batches go straight
+ * into a Parquet file of their own (StagedRows), which the COPY reads in its place, in the same
+ * types as the table it replaces. So do span drafts, the only text table with millions of rows:
+ * the appender took a native call per string and copied each into its table. Their text is
+ * written out with the dictionary ids beside it, as the table has it. (220 MB trace: the writer
+ * thread's CPU about 3 s -> 2 s; the import's wall time stays, bound by the parse's thread.)
  */
 function stagedAsFile(table: StagingTableName): boolean {
-  return table === "span_drafts" || STAGING_TABLES[table].every((c) => isNumericColumn(c.type));
+  return table === "span_drafts" || (STAGING_TABLES[table].every((c) => isNumericColumn(c.type)) && !writtenAsFinal(table));
 }
 
 /** How a file stages each SQL type of a staging table's columns. */
@@ -207,12 +207,13 @@ export interface WriterTarget {
 }
 
 /**
- * Receives the evidence batches of one generation, stages them in an in-memory DuckDB (spilling
- * to the workspace's tmp/ when large) or, tables of numbers only and span drafts, in files in
- * tmp/ (see stagedAsFile), and on finish
- * writes one Parquet file per table into the object store. Every file carries `generation_id` so
- * readers can union generations by name.
- * zstd at level 1: about twice as fast to write as the default level, for files about a fifth larger.
+ * Receives the evidence batches of one generation and writes one Parquet file per table into the
+ * object store. Output tables of numbers go into their final files as they arrive (see
+ * writtenAsFinal); the others are staged in an in-memory DuckDB (spilling to the workspace's tmp/
+ * when large) or, span places and drafts, in files in tmp/ (see stagedAsFile), and written by COPY
+ * when complete or on finish, with zstd at level 1 (about twice as fast to write as the default
+ * level, for files about a fifth larger). Every file carries `generation_id` so readers can union
+ * generations by name.
  */
 export class ParquetGenerationWriter implements BatchSink {
   private constructor(
@@ -246,7 +247,7 @@ export class ParquetGenerationWriter implements BatchSink {
         connection,
         stagingDir,
         options.spillRows ?? SPILL_ROWS,
-        (table) => inFiles && stagedAsFile(table) && !writtenAsFinal(table),
+        (table) => inFiles && stagedAsFile(table),
         (table) => inFiles && writtenAsFinal(table),
       );
       try {
