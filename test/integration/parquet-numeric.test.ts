@@ -153,7 +153,7 @@ describe("final Parquet files of tables of numbers", () => {
     ]);
   });
 
-  it("codes integers as deltas, doubles by dictionary while they repeat, and each chunk's min, max and NULLs as its rows have them", async () => {
+  it("codes integers by dictionary while they repeat and else as deltas, doubles by dictionary while they repeat, and each chunk's min, max and NULLs as its rows have them", async () => {
     const next = random(3);
     const rows = 300_000;
     const columns: NumericColumn[] = [
@@ -163,15 +163,20 @@ describe("final Parquet files of tables of numbers", () => {
       { name: "few", type: "DOUBLE", nullable: false },
       { name: "many", type: "DOUBLE", nullable: true },
       { name: "none", type: "INTEGER", nullable: true },
+      { name: "fewint", type: "INTEGER", nullable: true },
+      { name: "fewbig", type: "BIGINT", nullable: false },
     ];
     const values = [
       Float64Array.from({ length: rows }, (_, r) => r),
       Float64Array.from({ length: rows }, (_, r) => (r % 10 === 0 ? NaN : -(2 ** 40) + Math.floor(next() * 1e9))),
-      // Values spread over more than 2^52 in every row group: too wide for exact deltas in doubles.
-      Float64Array.from({ length: rows }, (_, r) => (r % 2 ? 2 ** 53 : -(2 ** 53)) - (r % 3)),
+      // Values spread over more than 2^52 in every row group, and too many to code by dictionary:
+      // too wide for exact deltas in doubles.
+      Float64Array.from({ length: rows }, (_, r) => (r % 2 ? 2 ** 53 : -(2 ** 53)) + (r % 2 ? -1 : 1) * Math.floor(next() * 1e6)),
       Float64Array.from({ length: rows }, () => (next() < 0.8 ? 0 : Math.floor(next() * 1000))),
       Float64Array.from({ length: rows }, (_, r) => (r < 122_880 ? NaN : next())),
       new Float64Array(rows).fill(NaN),
+      Float64Array.from({ length: rows }, (_, r) => (r % 7 === 0 ? NaN : -3 + (r % 5))),
+      Float64Array.from({ length: rows }, () => [-(2 ** 53), 0, 1000, 2 ** 53][Math.floor(next() * 4)]),
     ];
     const file = writeFile(columns, values, [50_000]);
     const encodings = await query(`SELECT path_in_schema, string_agg(DISTINCT encodings, ' | ') FROM parquet_metadata(${sqlString(file)}) GROUP BY 1 ORDER BY min(column_id)`);
@@ -184,6 +189,8 @@ describe("final Parquet files of tables of numbers", () => {
       many: "PLAIN, RLE",
       // A chunk of NULLs only has no values to code.
       none: "PLAIN, RLE",
+      fewint: "PLAIN, RLE, RLE_DICTIONARY",
+      fewbig: "PLAIN, RLE, RLE_DICTIONARY",
     });
     const footer = await rowGroupStatistics(file, "footer");
     expect(footer).toEqual(await rowGroupStatistics(file, "rows"));
@@ -241,6 +248,8 @@ describe("final Parquet files of tables of numbers", () => {
         const u = next();
         if (u < 0.1) return c.nullable ? NaN : 0;
         if (c.type === "DOUBLE") return u < 0.5 ? Math.floor(u * 20) : u * 1e6;
+        // The second row group's integers repeat: coded by dictionary, the first's as deltas.
+        if (r >= 122_880) return (r % 4) - 1;
         return Math.round((next() - 0.5) * (c.type === "BIGINT" ? 2 ** 50 : 2 ** 30)) + (r % 3);
       }),
     );
