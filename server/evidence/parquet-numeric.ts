@@ -282,12 +282,16 @@ class ChunkEncoder {
       const width = Math.max(1, bitLength(count - 1));
       bytes[at++] = width;
       at = putHybrid(bytes, at, this.indices, n, width);
-    } else if (max - min <= EXACT_DELTA_RANGE) {
+    } else if (max - min <= (column.type === "INTEGER" ? INT32_MAX : EXACT_DELTA_RANGE)) {
+      // Readers may decode INT32 deltas in 32-bit arithmetic (Arrow's does): values within
+      // 2^31 - 1 of each other keep every delta within ±(2^31 - 1) and every packed value (a
+      // delta less the block's least) below 2^32. Wider INTEGER chunks are PLAIN.
       encoding = DELTA_BINARY_PACKED;
       at = putDeltas(bytes, this.view, at, present, n, this.deltas);
     } else {
-      // Only BIGINT gets here (INTEGER values lie within 2^32 of each other).
-      for (let k = 0; k < n; k++, at += 8) this.view.setBigInt64(at, BigInt(present[k]), true);
+      // INTEGER values more than 2^31 - 1 apart, or BIGINT values more than 2^52 apart.
+      if (column.type === "INTEGER") for (let k = 0; k < n; k++, at += 4) this.view.setInt32(at, present[k], true);
+      else for (let k = 0; k < n; k++, at += 8) this.view.setBigInt64(at, BigInt(present[k]), true);
     }
     const hasRange = n > 0 && !nan;
     return this.write(output, bytes.subarray(0, at), encoding, rows, dictionary, {
@@ -490,11 +494,12 @@ function putDeltas(bytes: Uint8Array, view: DataView, at: number, present: Float
 
 /**
  * The most bytes a page of `rows` rows takes: definition levels (at most a byte per row, runs and
- * all), then values: 8 bytes each, or as deltas at most 8 bytes each and 14 per block of 128, or
- * dictionary indices (16 bits at most, see ValueDictionary) with their runs' headers.
+ * all), then values: 8 bytes each, or as deltas at most 8 bytes each and 14 per block of 128 plus
+ * the last miniblock's padding to 32 values (8 bytes each at most), or dictionary indices (16 bits
+ * at most, see ValueDictionary) with their runs' headers.
  */
 function pageBytes(rows: number): number {
-  return 4 + rows + 16 + rows * 8 + Math.ceil(rows / BLOCK_VALUES) * 14 + 64;
+  return 4 + rows + 16 + rows * 8 + Math.ceil(rows / BLOCK_VALUES) * 14 + MINIBLOCK_VALUES * 8 + 64;
 }
 
 /** A min or max as PLAIN's little-endian bytes of the column's type. */

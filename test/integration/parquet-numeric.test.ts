@@ -223,6 +223,26 @@ describe("final Parquet files of tables of numbers", () => {
     }
   });
 
+  it("codes INTEGER deltas only for values within 2^31 - 1 of each other, so they stay 32-bit; pages of tiny row groups fit their buffer", async () => {
+    const i: NumericColumn[] = [{ name: "i", type: "INTEGER", nullable: true }];
+    const cases: [number[], string][] = [
+      [[-(2 ** 30), 2 ** 30 - 1, 0, NaN, 7], "DELTA_BINARY_PACKED, RLE"],
+      [[-(2 ** 31) + 1, 2 ** 31 - 1, 0, NaN, -5], "PLAIN, RLE"],
+    ];
+    for (const [values, encoding] of cases) {
+      const file = writeFile(i, [Float64Array.from(values)], [values.length]);
+      expect(await query(`SELECT encodings FROM parquet_metadata(${sqlString(file)}) WHERE path_in_schema = 'i'`)).toEqual([[encoding]]);
+      expect((await readBack(file, i)).map((r) => r[0])).toEqual(values.map((v) => (v === v ? v : null)));
+    }
+    // Row groups of 1 to 4 rows of values far apart: each page's last miniblock pads to 32 deltas.
+    const b: NumericColumn[] = [{ name: "b", type: "BIGINT", nullable: false }];
+    const wide = [2 ** 51, -(2 ** 51), 2 ** 51, -(2 ** 51), 3];
+    for (const rowGroupRows of [1, 2, 3, 4]) {
+      const file = writeFile(b, [Float64Array.from(wide)], [wide.length], rowGroupRows);
+      expect((await readBack(file, b)).map((r) => r[0])).toEqual(wide.map((v) => BigInt(v)));
+    }
+  });
+
   it("refuses what the COPY's cast refused: NaN in a BIGINT column that is not nullable, or a value beyond an int64", () => {
     const columns: NumericColumn[] = [{ name: "v", type: "BIGINT", nullable: false }];
     for (const bad of [NaN, 2 ** 63, -(2 ** 64), Infinity]) {
