@@ -7,7 +7,10 @@
  * the writer's thread.)
  */
 
-/** Values the dictionary learns from at a time (DuckDB's vector size, which sinks fill). */
+/**
+ * Values the dictionary learns from at a time (see TextDictionary.update): DuckDB's vector size,
+ * by which the writer decided when it coded text itself.
+ */
 export const VECTOR_ROWS = 2048;
 /** Bounds on one column's dictionary: sinks that decode it in SQL keep the literal small. */
 const DICTIONARY_ENTRIES = 8192;

@@ -55,3 +55,15 @@ export async function rowGroupStatistics(file: string, from: "footer" | "rows"):
   ).rows;
   return rows.flatMap((r) => columns.map((c, i) => [r[0], r[1], c, r[2 + 3 * i] ?? "-", r[3 + 3 * i] ?? "-", r[4 + 3 * i]].map(String).join(" ")));
 }
+
+/** A Parquet file's row groups' sizes, in order. */
+export async function rowGroupSizes(file: string): Promise<number[]> {
+  const { rows } = await queryDuckDb(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${sqlString(file)}) ORDER BY 1`);
+  return rows.map((g) => Number(g[1]));
+}
+
+/** Per column of a Parquet file, in order, its encodings as the footer lists them ("A, B"; "A, B | C" when row groups differ). */
+export async function columnEncodings(file: string): Promise<Record<string, string>> {
+  const { rows } = await queryDuckDb(`SELECT path_in_schema, string_agg(DISTINCT encodings, ' | ') FROM parquet_metadata(${sqlString(file)}) GROUP BY 1 ORDER BY min(column_id)`);
+  return Object.fromEntries(rows.map((r) => [String(r[0]), String(r[1])]));
+}

@@ -11,7 +11,7 @@ import { sqlString } from "../../server/evidence/duckdb";
 import { StagedRows, type StagedColumn } from "../../server/evidence/parquet-staging";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
 import type { ObjectId } from "../../server/store/object-store";
-import { parquetContent, queryDuckDb, rowGroupStatistics } from "../helpers/duckdb";
+import { parquetContent, queryDuckDb, rowGroupSizes, rowGroupStatistics } from "../helpers/duckdb";
 import { tempProject, withWorkspace } from "../helpers/project";
 
 const query = async (sql: string): Promise<unknown[][]> => (await queryDuckDb(sql)).rows;
@@ -32,8 +32,7 @@ async function stageAndRead(columns: StagedColumn[], values: (Float64Array | (st
   const names = columns.map((c) => `"${c.name}"`).join(", ");
   const rows = await query(`SELECT ${names} FROM read_parquet(${sqlString(file)})`);
   const types = await query(`SELECT column_type FROM (DESCRIBE SELECT ${names} FROM read_parquet(${sqlString(file)}))`);
-  const groups = await query(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${sqlString(file)}) ORDER BY 1`);
-  return { rows, types: types.map((t) => t[0]), groups: groups.map((g) => Number(g[1])) };
+  return { rows, types: types.map((t) => t[0]), groups: await rowGroupSizes(file) };
 }
 
 /** What the appender path stores for an INTEGER column (fillInteger): rounded, or NULL when NaN or beyond an int32. */
