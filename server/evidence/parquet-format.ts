@@ -2,9 +2,9 @@ import { closeSync, openSync, writevSync } from "node:fs";
 import { endianness } from "node:os";
 
 /**
- * The parts of the Parquet format that our own encoders share (parquet-staging.ts stages rows,
- * parquet-numeric.ts writes the final files of tables of numbers): parquet.thrift's enums, the
- * Thrift compact protocol of page headers and footers, and a file written part by part.
+ * The parts of the Parquet format that our own encoder (parquet-final.ts) writes pages with, apart
+ * from their values: parquet.thrift's enums, the Thrift compact protocol of page headers and
+ * footers, and a file written part by part.
  */
 
 /** Physical types (parquet.thrift `Type`). */
@@ -28,8 +28,7 @@ export const UNCOMPRESSED = 0;
 /** Page types (`PageType`). */
 export const DATA_PAGE = 0;
 export const DICTIONARY_PAGE = 2;
-/** Repetition (`FieldRepetitionType`). */
-export const REQUIRED = 0;
+/** Repetition (`FieldRepetitionType`): every column is OPTIONAL. */
 export const OPTIONAL = 1;
 
 /** Thrift compact protocol's type ids, as field headers and list headers carry them. */
@@ -48,7 +47,7 @@ const MAGIC = new TextEncoder().encode("PAR1");
  * compact protocol and Parquet's RLE hybrid write them. Numbers are doubles: a varint of an
  * integer up to 2^53 is exact (division by 128 is).
  */
-export class ByteOutput {
+class ByteOutput {
   private buffer: Uint8Array;
   private at = 0;
 

@@ -9,8 +9,8 @@ import { TABLES, TABLE_NAMES, type ColumnSpec, type TableName } from "../../anal
 import type { GenerationFile } from "../domain/models";
 import type { ObjectStore } from "../store/object-store";
 import { loadDuckDb, openDuckDb, sqlString, type DuckDbModules } from "./duckdb";
-import { NumericParquetFile, type NumericColumnType } from "./parquet-numeric";
-import { StagedRows, type StagedColumn, type StagedColumnType } from "./parquet-staging";
+import { FinalParquetFile, type FinalColumn, type NumericColumnType } from "./parquet-final";
+import { DRAFT_TEXT_COLUMNS, SpanDrafts } from "./span-drafts";
 
 /** DuckDB's packages, set by the first `ParquetGenerationWriter.open` (they load on first use). */
 let api: DuckDbModules["api"];
@@ -24,8 +24,8 @@ const INT32_MAX = 2 ** 31 - 1;
 /**
  * Staged rows of one table beyond which they are written out to a part file and the table starts
  * empty again: an in-memory DuckDB keeps table data in memory whatever its memory limit, so a
- * 1 GB input's millions of rows would otherwise all stay resident. (Span places and drafts are
- * staged in files, see stagedAsFile; output tables of numbers are not staged, see writtenAsFinal.)
+ * 1 GB input's millions of rows would otherwise all stay resident. (Output tables of numbers and
+ * a trace's drafted spans are not staged: see writtenAsFinal and SpanDrafts.)
  */
 const SPILL_ROWS = 4_000_000;
 
@@ -108,31 +108,6 @@ function fillText(text: DuckDbBindings.Vector, ids: DuckDbBindings.Vector, sourc
   if (texts < rows) setValidity(text, textValidity);
 }
 
-/**
- * Staging tables whose columns are all numbers and that are not written straight into their final
- * file (span places, most of a trace's rows) bypass DuckDB's appender: their batches go straight
- * into a Parquet file of their own (StagedRows), which the COPY reads in its place, in the same
- * types as the table it replaces. So do span drafts, the only text table with millions of rows:
- * the appender took a native call per string and copied each into its table. Their text is
- * written out with the dictionary ids beside it, as the table has it. (220 MB trace: the writer
- * thread's CPU about 3 s -> 2 s; the import's wall time stays, bound by the parse's thread.)
- */
-function stagedAsFile(table: StagingTableName): boolean {
-  return table === "span_drafts" || (STAGING_TABLES[table].every((c) => isNumericColumn(c.type)) && !writtenAsFinal(table));
-}
-
-/** How a file stages each SQL type of a staging table's columns. */
-const FILE_TYPES: Record<string, StagedColumnType | undefined> = { INTEGER: "INT32", DOUBLE: "DOUBLE", VARCHAR: "TEXT" };
-
-/** A file-staged table's columns: its staging table's (see stagingColumns), in the file's types. */
-function stagedFileColumns(table: StagingTableName): StagedColumn[] {
-  return stagingColumns(table).map((c) => {
-    const type = FILE_TYPES[c.sql];
-    if (!type) throw new Error(`${table}.${c.name} (${c.sql}) cannot be staged in a file`);
-    return { name: c.name, type };
-  });
-}
-
 /** A staging table's columns: each text column twice, its text and then its dictionary id. */
 function stagingColumns(table: StagingTableName): { name: string; sql: string; type: DuckDBType }[] {
   return STAGING_TABLES[table].flatMap((c) => {
@@ -184,7 +159,7 @@ const SORT_ORDER: Partial<Record<TableName, string[]>> = {
 };
 
 /**
- * Output tables written straight into their final file as their rows arrive (NumericParquetFile),
+ * Output tables written straight into their final file as their rows arrive (FinalParquetFile),
  * with no staging and no COPY: those of numbers only, in the order given (no SORT_ORDER). On the
  * 220 MB folded stacks that is stacks, stack_totals and samples, whose COPYs took 1-1.5 s of CPU.
  */
@@ -192,8 +167,29 @@ function writtenAsFinal(table: StagingTableName): boolean {
   return table in TABLES && !SORT_ORDER[table as TableName] && STAGING_TABLES[table].every((c) => isNumericColumn(c.type));
 }
 
-/** The position of a span's place in its staged file, when the places came in SORT_ORDER. */
-const PLACE_POSITION = "place_position";
+/**
+ * Whether rows keyed (start, track, span) come in that order after `last`, the previous row's key,
+ * which is then set to the batch's last key. Keys are unique (span ids are): an equal one is out
+ * of order too.
+ */
+function continuesInOrder(starts: Float64Array, tracks: Float64Array, spans: Float64Array, length: number, last: Float64Array): boolean {
+  let start = last[0];
+  let track = last[1];
+  let span = last[2];
+  for (let row = 0; row < length; row++) {
+    const s = starts[row];
+    const t = tracks[row];
+    const p = spans[row];
+    if (s < start || (s === start && (t < track || (t === track && p <= span)))) return false;
+    start = s;
+    track = t;
+    span = p;
+  }
+  last[0] = start;
+  last[1] = track;
+  last[2] = span;
+  return true;
+}
 
 /** The staging tables an output table is written from: spans also from the drafts and their places. */
 function stagingTablesOf(table: TableName): StagingTableName[] {
@@ -209,11 +205,11 @@ export interface WriterTarget {
 /**
  * Receives the evidence batches of one generation and writes one Parquet file per table into the
  * object store. Output tables of numbers go into their final files as they arrive (see
- * writtenAsFinal); the others are staged in an in-memory DuckDB (spilling to the workspace's tmp/
- * when large) or, span places and drafts, in files in tmp/ (see stagedAsFile), and written by COPY
- * when complete or on finish, with zstd at level 1 (about twice as fast to write as the default
- * level, for files about a fifth larger). Every file carries `generation_id` so readers can union
- * generations by name.
+ * writtenAsFinal); so do spans drafted and then placed (a trace's), whole as their places come
+ * (see SpanDrafts and placedAsFinal). The others are staged in an in-memory DuckDB (spilling to
+ * the workspace's tmp/ when large) and written by COPY when complete or on finish, with zstd at
+ * level 1 (about twice as fast to write as the default level, for files about a fifth larger).
+ * Every file carries `generation_id` so readers can union generations by name.
  */
 export class ParquetGenerationWriter implements BatchSink {
   private constructor(
@@ -223,35 +219,34 @@ export class ParquetGenerationWriter implements BatchSink {
     private readonly connection: DuckDBConnection,
     private readonly stagingDir: string,
     private readonly spillRows: number,
-    private readonly inFile: (table: StagingTableName) => boolean,
-    private readonly asFinal: (table: StagingTableName) => boolean,
-  ) {}
+    /**
+     * Whether output tables of numbers go into their final files, and span drafts are kept
+     * (SpanDrafts) and their places written as whole spans, as their batches come; else every
+     * table is staged through DuckDB's appender and written by COPY.
+     */
+    private readonly finalFiles: boolean,
+  ) {
+    this.drafts = new SpanDrafts(path.join(stagingDir, "span_drafts.text"));
+  }
+
+  /** Span drafts until their places come (their text spills into the staging directory past a bound). */
+  private readonly drafts: SpanDrafts;
 
   /**
    * `spillRows`: staged rows per table before a part file is written (tests make it small).
-   * `stagedInFiles: false` stages every table through the appender and writes it by COPY (tests
+   * `finalFiles: false` stages every table through the appender and writes it by COPY (tests
    * compare the two ways).
    */
-  static async open(ws: WriterTarget, generationId: string, options: { spillRows?: number; stagedInFiles?: boolean } = {}): Promise<ParquetGenerationWriter> {
+  static async open(ws: WriterTarget, generationId: string, options: { spillRows?: number; finalFiles?: boolean } = {}): Promise<ParquetGenerationWriter> {
     ({ api, bindings: duckdb } = await loadDuckDb());
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
     // Staging spills to disk beyond this, keeping a 1 GB import within about 2 GB of RSS in all.
     try {
       const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "768MB", threads: WRITER_THREADS });
-      const inFiles = options.stagedInFiles ?? true;
-      const writer = new ParquetGenerationWriter(
-        ws,
-        generationId,
-        instance,
-        connection,
-        stagingDir,
-        options.spillRows ?? SPILL_ROWS,
-        (table) => inFiles && stagedAsFile(table),
-        (table) => inFiles && writtenAsFinal(table),
-      );
+      const writer = new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir, options.spillRows ?? SPILL_ROWS, options.finalFiles ?? true);
       try {
-        for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) if (!writer.inFile(table) && !writer.asFinal(table)) await connection.run(createTableSql(table));
+        for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) if (!writer.staysOut(table)) await connection.run(createTableSql(table));
       } catch (error) {
         await writer.close();
         throw error;
@@ -263,26 +258,21 @@ export class ParquetGenerationWriter implements BatchSink {
     }
   }
 
-  /** The staged files of the tables staged in files, made by their first batch (or their COPY). */
-  private readonly files = new Map<StagingTableName, StagedRows>();
-
-  private stagedFile(table: StagingTableName): StagedRows {
-    let file = this.files.get(table);
-    if (!file) {
-      file = new StagedRows(path.join(this.stagingDir, `${table}.staged.parquet`), stagedFileColumns(table));
-      this.files.set(table, file);
-    }
-    return file;
+  /** Whether a staging table's rows never reach DuckDB: written into a final file, or kept as span drafts. */
+  private staysOut(table: StagingTableName): boolean {
+    return this.finalFiles && (writtenAsFinal(table) || table === "span_drafts" || table === "span_places");
   }
 
-  /** The final files of the tables written as their rows arrive (see writtenAsFinal), made by their first batch (or their finish). */
-  private readonly finals = new Map<StagingTableName, NumericParquetFile>();
+  /** The final files of the tables written as their rows arrive (see writtenAsFinal; spans, of placed drafts), made by their first batch (or their finish). */
+  private readonly finals = new Map<StagingTableName, FinalParquetFile>();
 
-  private finalFile(table: StagingTableName): NumericParquetFile {
+  private finalFile(table: StagingTableName): FinalParquetFile {
     let file = this.finals.get(table);
     if (!file) {
-      const columns = STAGING_TABLES[table].map((c) => ({ name: c.name, type: c.type as NumericColumnType, nullable: c.nullable }));
-      file = new NumericParquetFile(path.join(this.stagingDir, `${table}.parquet`), this.generationId, columns);
+      // Spans here are placed drafts: their text comes coded by the drafts' dictionaries.
+      const dictionaries = this.dictionariesOf(table === "spans" ? "span_drafts" : table);
+      const columns = STAGING_TABLES[table].map((c): FinalColumn => (c.type === "VARCHAR" ? { name: c.name, type: "VARCHAR", nullable: c.nullable, dictionary: dictionaries.get(c.name)! } : { name: c.name, type: c.type as NumericColumnType, nullable: c.nullable }));
+      file = new FinalParquetFile(path.join(this.stagingDir, `${table}.parquet`), this.generationId, columns, ROW_GROUP_SIZE[table as TableName]);
       this.finals.set(table, file);
     }
     return file;
@@ -320,7 +310,6 @@ export class ParquetGenerationWriter implements BatchSink {
     if (this.completed.has(batch.table)) throw new Error(`rows for ${batch.table} arrived after it was declared complete`);
     const specs = STAGING_TABLES[batch.table] as readonly ColumnSpec[] | undefined;
     if (!specs) throw new Error(`rows for ${batch.table}, which is no staging table`);
-    if (batch.table === "span_places") this.notePlaceOrder(batch);
     const dictionaries = this.dictionariesOf(batch.table);
     for (const c of specs) {
       if (c.type !== "VARCHAR") continue;
@@ -328,20 +317,16 @@ export class ParquetGenerationWriter implements BatchSink {
       if (!isCodedText(column)) throw new Error(`${batch.table}.${c.name} did not arrive coded`);
       dictionaries.get(c.name)!.learn(column);
     }
-    if (this.asFinal(batch.table)) {
-      this.finalFile(batch.table).append(
-        specs.map((c) => batch.columns[c.name] as Float64Array),
-        batch.length,
-      );
-      this.written.set(batch.table, this.totalRows(batch.table) + batch.length);
-      return;
-    }
-    if (this.inFile(batch.table)) {
-      const values = specs.flatMap((c) => {
-        const column = batch.columns[c.name];
-        return c.type === "VARCHAR" ? [column as CodedText, (column as CodedText).ids] : [column as Float64Array];
-      });
-      this.stagedFile(batch.table).append(values, batch.length);
+    if (this.staysOut(batch.table)) {
+      if (batch.table === "span_drafts") this.drafts.add(batch);
+      else if (batch.table === "span_places") {
+        this.finalFile("spans").append(this.placedSpans(batch), batch.length);
+        this.notePlaceOrder(batch);
+      } else
+        this.finalFile(batch.table).append(
+          specs.map((c) => batch.columns[c.name] as Float64Array),
+          batch.length,
+        );
       this.written.set(batch.table, this.totalRows(batch.table) + batch.length);
       return;
     }
@@ -382,6 +367,12 @@ export class ParquetGenerationWriter implements BatchSink {
     if (staged >= this.spillRows) await this.spill(batch.table);
   }
 
+  /** A batch of places as spans' columns (TABLES.spans), each with its draft's text, coded by the drafts' dictionaries. */
+  private placedSpans(places: RowBatch): (Float64Array | CodedText)[] {
+    const texts = this.drafts.place(places.columns.draft_id as Float64Array, places.length);
+    return TABLES.spans.map((c) => (c.type === "VARCHAR" ? texts[DRAFT_TEXT_COLUMNS.indexOf(c.name)] : (places.columns[c.name] as Float64Array)));
+  }
+
   private async spill(table: StagingTableName): Promise<void> {
     this.appenders.get(table)?.closeSync();
     this.appenders.delete(table);
@@ -395,13 +386,8 @@ export class ParquetGenerationWriter implements BatchSink {
     this.staged.set(table, 0);
   }
 
-  /**
-   * A staging table's rows as staged (text columns beside their dictionary ids): the table itself
-   * and any part files it spilled to, or its staged file. A single file's row groups are read in
-   * their order (DuckDB preserves insertion order).
-   */
+  /** A staging table's rows as staged (text columns beside their dictionary ids): the table itself and any part files it spilled to. */
   private stagedRows(table: StagingTableName): string {
-    if (this.inFile(table)) return `read_parquet(${sqlString(this.stagedFile(table).file)})`;
     const parts = this.parts.get(table);
     return parts?.length ? `(SELECT * FROM "${table}" UNION ALL SELECT * FROM read_parquet([${parts.map(sqlString).join(", ")}]))` : `"${table}"`;
   }
@@ -415,14 +401,26 @@ export class ParquetGenerationWriter implements BatchSink {
 
   /**
    * Rows to write for a table, their text still as staged, and the dictionaries that decode it.
-   * Text is decoded after the spans' join and sort, which then hold ids instead of strings: on the
-   * 220 MB trace the COPY's peak memory is about 150 MB lower (its time is within noise), which
-   * leaves the 1 GB trace's COPY more room under the memory limit. Spans come from their staging table and
-   * from the drafts joined to their places; the first have their text decoded in the union (each
-   * staging table has dictionaries of its own) and no ids, so the drafts' dictionaries decode all.
+   * Spans come from their staging table and from the drafts placed:
+   * - with final files, the placed drafts' file holds whole spans, text decoded (this COPY runs
+   *   only when that file cannot be the final one, see placedAsFinal);
+   * - else the drafts joined to their places. Text is decoded after the join and the sort, which
+   *   then hold ids instead of strings; the spans staged as such have their text decoded in the
+   *   union (each staging table has dictionaries of its own) and no ids, so the drafts'
+   *   dictionaries decode all.
    */
-  private outputSource(table: TableName): { rows: string; dictionaries: Map<string, TextDecoding>; order?: string[] } {
+  private outputSource(table: TableName): { rows: string; dictionaries: Map<string, TextDecoding> } {
     if (table !== "spans" || this.totalRows("span_places") === 0) return { rows: this.stagedRows(table), dictionaries: this.dictionariesOf(table) };
+    if (this.finalFiles) {
+      const placed = this.finalFile("spans");
+      placed.finish();
+      const columns = TABLES.spans.map((c) => `"${c.name}"`).join(", ");
+      return {
+        rows: `(SELECT ${columns} FROM ${this.decoded("spans")} UNION ALL SELECT ${columns} FROM read_parquet(${sqlString(placed.file)}))`,
+        // Nothing to decode: empty dictionaries leave the text as it is.
+        dictionaries: new Map(TABLES.spans.map((c) => [c.name, new TextDecoding()])),
+      };
+    }
     const drafted = new Set(DRAFT_TABLES.span_drafts.map((c) => c.name as string));
     const direct: string[] = [];
     const joined: string[] = [];
@@ -433,16 +431,6 @@ export class ParquetGenerationWriter implements BatchSink {
       direct.push(`CAST(NULL AS INTEGER) AS "${c.name}${ID_SUFFIX}"`);
       joined.push(`d."${c.name}${ID_SUFFIX}"`);
     }
-    if (this.placesInOrder && this.totalRows("spans") === 0 && this.inFile("span_places")) {
-      // Every span is a placed draft, and the places came in the file's order: the join keeps
-      // each place's position in its file, and sorting by that (one integer) gives the order.
-      const places = `read_parquet(${sqlString(this.stagedFile("span_places").file)}, file_row_number = true)`;
-      return {
-        rows: `(SELECT ${joined.join(", ")}, p.file_row_number AS "${PLACE_POSITION}" FROM ${places} p JOIN ${this.stagedRows("span_drafts")} d USING (draft_id))`,
-        dictionaries: this.dictionariesOf("span_drafts"),
-        order: [`"${PLACE_POSITION}"`],
-      };
-    }
     return {
       rows: `(SELECT ${direct.join(", ")} FROM ${this.decoded("spans")} UNION ALL SELECT ${joined.join(", ")} FROM ${this.stagedRows("span_places")} p JOIN ${this.stagedRows("span_drafts")} d USING (draft_id))`,
       dictionaries: this.dictionariesOf("span_drafts"),
@@ -451,28 +439,16 @@ export class ParquetGenerationWriter implements BatchSink {
 
   /**
    * Whether the span places so far came in the spans file's order (SORT_ORDER: start_ns, track_id,
-   * span_id), and the last one's key. The builder writes whole numbers for all three, so comparing
-   * the staged values compares them as written.
+   * span_id), and the last one's key (start, track, span). The builder writes whole numbers for
+   * all three, so comparing the values given compares them as written.
    */
   private placesInOrder = true;
-  private lastPlace = { start: -Infinity, track: -Infinity, span: -Infinity };
+  private readonly lastPlace = Float64Array.of(-Infinity, -Infinity, -Infinity);
 
   private notePlaceOrder(batch: RowBatch): void {
-    const starts = batch.columns.start_ns as Float64Array;
-    const tracks = batch.columns.track_id as Float64Array;
-    const spans = batch.columns.span_id as Float64Array;
-    let { start, track, span } = this.lastPlace;
-    for (let row = 0; row < batch.length && this.placesInOrder; row++) {
-      const s = starts[row];
-      const t = tracks[row];
-      const p = spans[row];
-      // Keys are unique (span_id is): an equal one is out of order too.
-      if (s < start || (s === start && (t < track || (t === track && p <= span)))) this.placesInOrder = false;
-      start = s;
-      track = t;
-      span = p;
-    }
-    this.lastPlace = { start, track, span };
+    if (!this.placesInOrder) return;
+    const { start_ns, track_id, span_id } = batch.columns as Record<string, Float64Array>;
+    this.placesInOrder = continuesInOrder(start_ns, track_id, span_id, batch.length, this.lastPlace);
   }
 
   /**
@@ -482,10 +458,10 @@ export class ParquetGenerationWriter implements BatchSink {
    * through projections of a single subquery, and COPY writes rows in that order).
    */
   private outputQuery(table: TableName): string {
-    const { rows, dictionaries, order: inPlace } = this.outputSource(table);
+    const { rows, dictionaries } = this.outputSource(table);
     const specs = TABLES[table];
     const columns = specs.map((c) => `${c.type === "VARCHAR" ? decodeSql(dictionaries.get(c.name)!.dictionary, c.name) : numericValueSql(c)} AS "${c.name}"`);
-    const order = inPlace ?? SORT_ORDER[table]?.map((name) => numericValueSql(specs.find((c) => c.name === name)!));
+    const order = SORT_ORDER[table]?.map((name) => numericValueSql(specs.find((c) => c.name === name)!));
     const ordered = order ? `(SELECT * FROM ${rows} ORDER BY ${order.join(", ")})` : rows;
     return `SELECT ${sqlString(this.generationId)} AS generation_id, ${columns.join(", ")} FROM ${ordered}`;
   }
@@ -511,7 +487,7 @@ export class ParquetGenerationWriter implements BatchSink {
     for (const table of tables) this.completed.add(table);
     for (const table of TABLE_NAMES) {
       if (this.early.has(table) || !stagingTablesOf(table).every((t) => this.completed.has(t))) continue;
-      if (this.asFinal(table)) {
+      if (this.writtenFinal(table)) {
         this.early.set(table, this.storeFinal(table));
         continue;
       }
@@ -540,7 +516,7 @@ export class ParquetGenerationWriter implements BatchSink {
     try {
       for (const appender of this.appenders.values()) appender.closeSync();
       this.appenders.clear();
-      for (const table of TABLE_NAMES) stored.push(this.early.get(table) ?? (this.asFinal(table) ? this.storeFinal(table) : (await this.writeTable(table)).stored));
+      for (const table of TABLE_NAMES) stored.push(this.early.get(table) ?? (this.writtenFinal(table) ? this.storeFinal(table) : (await this.writeTable(table)).stored));
       return await Promise.all(stored);
     } finally {
       await Promise.allSettled([...stored, ...this.early.values()]);
@@ -548,18 +524,22 @@ export class ParquetGenerationWriter implements BatchSink {
     }
   }
 
-  /** Ends staging of these tables before they are read: appenders flush, staged files get their footer. */
+  /** Ends staging of these tables before they are read: appenders flush into their tables. */
   private closeAppenders(tables: StagingTableName[]): void {
     for (const table of tables) {
       this.appenders.get(table)?.closeSync();
       this.appenders.delete(table);
-      if (this.inFile(table)) this.stagedFile(table).finish();
     }
+  }
+
+  private checkDraftsPlaced(): void {
+    if (this.drafts.placed !== this.drafts.drafted) throw new Error(`${this.drafts.drafted - this.drafts.placed} span drafts were never placed`);
   }
 
   /** COPYs one output table to Parquet; returns its storing into the object store, under way. */
   private async writeTable(table: TableName, connection = this.connection): Promise<{ stored: Promise<GenerationFile> }> {
     this.closeAppenders(stagingTablesOf(table));
+    if (table === "spans" && this.finalFiles) this.checkDraftsPlaced();
     const target = path.join(this.stagingDir, `${table}.parquet`);
     const copied = await connection.runAndReadAll(
       `COPY (${this.outputQuery(table)}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[table] ?? 122_880})`,
@@ -570,18 +550,32 @@ export class ParquetGenerationWriter implements BatchSink {
     // duplicated draft would cancel out).
     const expectedSpans = this.totalRows("spans") + this.totalRows("span_places");
     if (table === "spans" && rowCount !== expectedSpans) throw new Error(`span drafts and places do not pair up: ${rowCount} spans written, ${expectedSpans} expected`);
-    for (const staging of stagingTablesOf(table)) if (this.inFile(staging)) await fsp.rm(this.stagedFile(staging).file, { force: true });
-    if (!this.inFile(table)) await connection.run(`DROP TABLE "${table}"`);
+    await connection.run(`DROP TABLE "${table}"`);
     // Stored (hashed, copied, synced) while DuckDB writes the next table.
     const stored = this.store(table, target, rowCount);
     stored.catch(() => undefined);
     return { stored };
   }
 
+  /**
+   * Whether a table's final file, written as its rows came, is the one stored: a table of numbers
+   * (writtenAsFinal), or spans when every span was a placed draft and the places came in the
+   * spans file's order (SORT_ORDER). Otherwise the spans COPY sorts the placed drafts' file
+   * together with the spans staged as such.
+   */
+  private writtenFinal(table: TableName): boolean {
+    if (!this.finalFiles) return false;
+    if (table !== "spans") return writtenAsFinal(table);
+    return this.totalRows("span_places") > 0 && this.totalRows("spans") === 0 && this.placesInOrder;
+  }
+
   /** Finishes a table's final file (its last row group, its footer); returns its storing, under way. */
   private storeFinal(table: TableName): Promise<GenerationFile> {
     const file = this.finalFile(table);
-    const stored = (async () => this.store(table, file.file, file.finish()))();
+    const stored = (async () => {
+      if (table === "spans") this.checkDraftsPlaced();
+      return this.store(table, file.file, file.finish());
+    })();
     // Awaited by the finish, maybe after other tables' COPYs: not an unhandled rejection meanwhile.
     stored.catch(() => undefined);
     return stored;
@@ -597,8 +591,8 @@ export class ParquetGenerationWriter implements BatchSink {
     // An early COPY still running would be cut off by closing the instance under it.
     await this.earlyWrites;
     try {
-      for (const file of this.files.values()) file.close();
       for (const file of this.finals.values()) file.close();
+      this.drafts.close();
       for (const appender of this.appenders.values()) appender.closeSync();
       this.appenders.clear();
       this.earlyConnection?.closeSync();

@@ -82,23 +82,34 @@ describe("drafts that do not pair up with places fail the extraction instead of 
     await expect(builder.finish()).rejects.toThrow(/1 span drafts were never placed/);
   });
 
-  it("the writer checks that the spans it wrote are one per place", async () => {
+  /** Drafts, and places, of the spans with these ids (repeats as given), as a batch. */
+  const drafts = (ids: number[]) => ({ table: "span_drafts" as const, length: ids.length, columns: { draft_id: Float64Array.from(ids), name: codeTexts(ids.map((i) => `n${i}`)), category: codeTexts(ids.map(() => "c")), status: codeTexts(ids.map(() => null)), args: codeTexts(ids.map((i) => `{"i":${i}}`)) } });
+  const places = (ids: number[]) => ({ table: "span_places" as const, length: ids.length, columns: { draft_id: Float64Array.from(ids), span_id: Float64Array.from(ids), track_id: new Float64Array(ids.length), parent_span_id: new Float64Array(ids.length).fill(NaN), start_ns: Float64Array.from(ids), dur_ns: new Float64Array(ids.length).fill(5), depth: new Float64Array(ids.length) } });
+
+  it("the writer refuses a draft given twice, a place without its draft or given twice, and drafts never placed", async () => {
     await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
-      // Two drafts share an id: the join would write the place twice.
-      await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: codeTexts(["a", "b"]), category: codeTexts(["c", "c"]), status: codeTexts([null, null]), args: codeTexts([null, null]) } });
-      await writer.write({ table: "span_places", length: 1, columns: { draft_id: new Float64Array([7]), span_id: new Float64Array([0]), track_id: new Float64Array([0]), parent_span_id: new Float64Array([NaN]), start_ns: new Float64Array([0]), dur_ns: new Float64Array([5]), depth: new Float64Array([0]) } });
-      await expect(writer.finish()).rejects.toThrow(/do not pair up: 2 spans written, 1 expected/);
+      await expect(writer.write(drafts([7, 7]))).rejects.toThrow(/span draft 7 arrived twice/);
+      await expect(writer.write(drafts([-1]))).rejects.toThrow(/not an integer/);
+      await writer.write(drafts([8, 9, 10]));
+      await expect(writer.write(drafts([9]))).rejects.toThrow(/span draft 9 arrived twice/);
+      await expect(writer.write(places([11]))).rejects.toThrow(/a span place for draft 11, which was never drafted/);
+      // A refused batch changes nothing: 8 is placed by the next.
+      await expect(writer.write(places([8, 8]))).rejects.toThrow(/a span place for draft 8, which was placed already/);
+      await writer.write(places([8]));
+      await expect(writer.write(places([9, 8]))).rejects.toThrow(/a span place for draft 8, which was placed already/);
+      await writer.write(places([9]));
+      await expect(writer.finish()).rejects.toThrow(/1 span drafts were never placed/);
     });
   });
 
   it("a table written early (declared complete) that fails fails the finish, and leaves no staging files", async () => {
     await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
-      await writer.write({ table: "span_drafts", length: 2, columns: { draft_id: new Float64Array([7, 7]), name: codeTexts(["a", "b"]), category: codeTexts(["c", "c"]), status: codeTexts([null, null]), args: codeTexts([null, null]) } });
-      await writer.write({ table: "span_places", length: 1, columns: { draft_id: new Float64Array([7]), span_id: new Float64Array([0]), track_id: new Float64Array([0]), parent_span_id: new Float64Array([NaN]), start_ns: new Float64Array([0]), dur_ns: new Float64Array([5]), depth: new Float64Array([0]) } });
+      await writer.write(drafts([7, 8]));
+      await writer.write(places([7]));
       await writer.complete(["spans", "span_drafts", "span_places"]);
-      await expect(writer.finish()).rejects.toThrow(/do not pair up: 2 spans written, 1 expected/);
+      await expect(writer.finish()).rejects.toThrow(/1 span drafts were never placed/);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
     });
   });

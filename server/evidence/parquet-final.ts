@@ -1,3 +1,4 @@
+import { isCodedText, type CodedText, type TextDecoding } from "../../analysis/evidence/text-coding";
 import {
   BYTE_ARRAY,
   CompactWriter,
@@ -21,11 +22,11 @@ import {
 
 export type NumericColumnType = "INTEGER" | "BIGINT" | "DOUBLE";
 
-export interface NumericColumn {
-  name: string;
-  type: NumericColumnType;
-  nullable: boolean;
-}
+/** A final file's column: numbers, or text coded as it left the builder (see CodedText). */
+export type FinalColumn =
+  | { name: string; type: NumericColumnType; nullable: boolean }
+  /** `dictionary`: the column's dictionary, learned from its batches (ids index it). */
+  | { name: string; type: "VARCHAR"; nullable: boolean; dictionary: TextDecoding };
 
 const ROW_GROUP_ROWS = 122_880;
 const INT32_MAX = 2 ** 31 - 1;
@@ -62,25 +63,29 @@ interface RowGroupInfo {
 }
 
 /**
- * The final Parquet file of a table whose columns are all numbers (stacks, samples, the totals),
- * written as its rows arrive, in place of staging them and a DuckDB COPY: DuckDB's writer cost
- * 40-50 ns a value whatever its options (1-1.5 s of a 220 MB folded import), this about 20 on
- * the same 2-core machine (where a bare loop over a Float64Array takes 1-2). `append` rows as they
- * come (NaN for NULL), then `finish`.
+ * The final Parquet file of an output table, written as its rows arrive, in place of staging them
+ * and a DuckDB COPY: DuckDB's writer cost 40-50 ns a value whatever its options (1-1.5 s of a
+ * 220 MB folded import), this about 20 on the same 2-core machine (where a bare loop over a
+ * Float64Array takes 1-2). `append` rows as they come (numbers with NaN for NULL, text coded as
+ * it left the builder), then `finish`.
  *
- * The file reads as the COPY's did: `generation_id` first (a one-entry dictionary), then the
- * columns in their order as INT32 (INTEGER), INT64 (BIGINT) or DOUBLE, all OPTIONAL, rows in the
- * order given, row groups of 122,880 rows, each column chunk with min/max and null-count
- * statistics so that DuckDB skips row groups as it did. Pages are uncompressed, one per column
- * chunk. Integers are dictionary-coded while their distinct values are at most an eighth of the
- * chunk's, else DELTA_BINARY_PACKED; doubles dictionary-coded while their distinct values are at
- * most half the chunk's (as DuckDB's writer does), else PLAIN.
+ * The file reads as a COPY's does: `generation_id` first (a one-entry dictionary), then the
+ * columns in their order as INT32 (INTEGER), INT64 (BIGINT), DOUBLE or UTF-8 BYTE_ARRAY
+ * (VARCHAR), all OPTIONAL, rows in the order given, row groups of 122,880 rows unless told
+ * otherwise, each column chunk with null-count and (but for PLAIN text, see text) min/max
+ * statistics so that DuckDB skips row groups as it does in its own files. Pages are uncompressed, one per column chunk. Integers are
+ * dictionary-coded while their distinct values are at most an eighth of the chunk's, else
+ * DELTA_BINARY_PACKED; doubles dictionary-coded while their distinct values are at most half the
+ * chunk's (as DuckDB's writer does), else PLAIN. Text is dictionary-coded when every value of the
+ * chunk came as a dictionary id (see TextCoder), else PLAIN.
  */
-export class NumericParquetFile {
+export class FinalParquetFile {
   private readonly output: ParquetFileOutput;
   private readonly rowGroups: RowGroupInfo[] = [];
-  /** The buffered rows of the open row group, one array per column; made by the first rows. */
-  private buffers: Float64Array[] = [];
+  /** The buffered rows of the open row group, one per column; made by the first rows. */
+  private buffers: (Float64Array | TextRows)[] = [];
+  /** Per text column, its dictionary's entries as PLAIN values (null for numbers). */
+  private readonly entries: (EntryBytes | null)[];
   private buffered = 0;
   private rows = 0;
   private finished = false;
@@ -90,20 +95,28 @@ export class NumericParquetFile {
   constructor(
     readonly file: string,
     generationId: string,
-    private readonly columns: readonly NumericColumn[],
+    private readonly columns: readonly FinalColumn[],
     private readonly rowGroupRows = ROW_GROUP_ROWS,
   ) {
     this.generationId = new TextEncoder().encode(generationId);
+    this.entries = columns.map((c) => (c.type === "VARCHAR" ? new EntryBytes(c.dictionary) : null));
     this.output = new ParquetFileOutput(file);
   }
 
-  /** Appends `length` rows: a Float64Array per column, in the columns' order. */
-  append(values: readonly Float64Array[], length: number): void {
+  /** Appends `length` rows: per column in the columns' order, a Float64Array of numbers or a batch of coded text. */
+  append(values: readonly (Float64Array | CodedText)[], length: number): void {
     if (this.finished) throw new Error(`rows for ${this.file} after it was finished`);
-    if (length > 0 && this.buffers.length === 0) this.buffers = this.columns.map(() => new Float64Array(this.rowGroupRows));
+    this.columns.forEach((column, c) => {
+      if ((column.type === "VARCHAR") !== isCodedText(values[c])) throw new Error(`${this.file}: column ${column.name} (${column.type}) was given ${column.type === "VARCHAR" ? "numbers" : "text"}`);
+    });
+    if (length > 0 && this.buffers.length === 0) this.buffers = this.columns.map((c) => (c.type === "VARCHAR" ? textRows(this.rowGroupRows) : new Float64Array(this.rowGroupRows)));
     for (let start = 0; start < length; ) {
       const rows = Math.min(length - start, this.rowGroupRows - this.buffered);
-      for (let c = 0; c < this.columns.length; c++) this.buffers[c].set(values[c].subarray(start, start + rows), this.buffered);
+      for (let c = 0; c < this.columns.length; c++) {
+        const buffer = this.buffers[c];
+        if (buffer instanceof Float64Array) buffer.set((values[c] as Float64Array).subarray(start, start + rows), this.buffered);
+        else appendText(buffer, values[c] as CodedText, start, rows, this.buffered);
+      }
       this.buffered += rows;
       start += rows;
       if (this.buffered === this.rowGroupRows) this.writeRowGroup();
@@ -131,7 +144,15 @@ export class NumericParquetFile {
     this.encoder ??= new ChunkEncoder(this.rowGroupRows);
     const rows = this.buffered;
     const chunks = [this.encoder.generationId(this.output, this.generationId, rows)];
-    for (let c = 0; c < this.columns.length; c++) chunks.push(this.encoder.column(this.output, this.columns[c], this.buffers[c], rows));
+    for (let c = 0; c < this.columns.length; c++) {
+      const column = this.columns[c];
+      const buffer = this.buffers[c];
+      if (buffer instanceof Float64Array) chunks.push(this.encoder.numbers(this.output, column as NumericFinalColumn, buffer, rows));
+      else {
+        chunks.push(this.encoder.text(this.output, buffer, this.entries[c]!.current(), rows));
+        buffer.end = 0;
+      }
+    }
     this.rowGroups.push({ rows, chunks });
     this.buffered = 0;
   }
@@ -180,12 +201,66 @@ export class NumericParquetFile {
   }
 }
 
-function physicalType(type: NumericColumnType): number {
-  return type === "INTEGER" ? INT32 : type === "BIGINT" ? INT64 : DOUBLE;
+type NumericFinalColumn = Extract<FinalColumn, { type: NumericColumnType }>;
+
+function physicalType(type: FinalColumn["type"]): number {
+  return type === "INTEGER" ? INT32 : type === "BIGINT" ? INT64 : type === "DOUBLE" ? DOUBLE : BYTE_ARRAY;
 }
 
-function convertedType(type: NumericColumnType): number | null {
-  return type === "INTEGER" ? INT_32 : type === "BIGINT" ? INT_64 : null;
+function convertedType(type: FinalColumn["type"]): number | null {
+  return type === "INTEGER" ? INT_32 : type === "BIGINT" ? INT_64 : type === "VARCHAR" ? UTF8 : null;
+}
+
+/**
+ * The open row group's rows of a text column, as CodedText has them: per row its dictionary id
+ * (NaN when none) and where its text ends (from the row group's start); `end` bytes of `text` used.
+ */
+interface TextRows {
+  ids: Float64Array;
+  ends: Float64Array;
+  text: Uint8Array;
+  end: number;
+}
+
+function textRows(rows: number): TextRows {
+  return { ids: new Float64Array(rows), ends: new Float64Array(rows), text: new Uint8Array(64 * 1024), end: 0 };
+}
+
+/** Appends `rows` rows of a coded batch from its row `start` to a row group's text rows at row `at`. */
+function appendText(to: TextRows, from: CodedText, start: number, rows: number, at: number): void {
+  const first = start > 0 ? from.ends[start - 1] : 0;
+  const last = rows > 0 ? from.ends[start + rows - 1] : first;
+  to.ids.set(from.ids.subarray(start, start + rows), at);
+  const shift = to.end - first;
+  for (let k = 0; k < rows; k++) to.ends[at + k] = from.ends[start + k] + shift;
+  const size = last - first;
+  if (to.end + size > to.text.length) {
+    const grown = new Uint8Array(Math.max(to.end + size, to.text.length * 2));
+    grown.set(to.text.subarray(0, to.end));
+    to.text = grown;
+  }
+  to.text.set(from.text.subarray(first, last), to.end);
+  to.end += size;
+}
+
+/** A text column's dictionary entries as PLAIN values (a 4-byte little-endian length, then UTF-8), made as the dictionary grows. */
+class EntryBytes {
+  private readonly values: Uint8Array[] = [];
+
+  constructor(private readonly dictionary: TextDecoding) {}
+
+  /** Every entry the dictionary has learned so far, by id. */
+  current(): readonly Uint8Array[] {
+    const { dictionary } = this.dictionary;
+    for (let id = this.values.length; id < dictionary.length; id++) {
+      const utf8 = new TextEncoder().encode(dictionary[id]);
+      const value = new Uint8Array(4 + utf8.length);
+      value.set(littleEndianUint32(utf8.length));
+      value.set(utf8, 4);
+      this.values.push(value);
+    }
+    return this.values;
+  }
 }
 
 /**
@@ -240,10 +315,10 @@ class ChunkEncoder {
     bytes[at++] = 1;
     at = putVarint(bytes, at, rows * 2);
     bytes[at++] = 0;
-    return this.write(output, bytes.subarray(0, at), RLE_DICTIONARY, rows, { values: dictionary, count: 1 }, { nulls: 0, min: id, max: id });
+    return this.write(output, [bytes.subarray(0, at)], RLE_DICTIONARY, rows, { values: dictionary, count: 1 }, { nulls: 0, min: id, max: id });
   }
 
-  column(output: ParquetFileOutput, column: NumericColumn, values: Float64Array, rows: number): ChunkInfo {
+  numbers(output: ParquetFileOutput, column: NumericFinalColumn, values: Float64Array, rows: number): ChunkInfo {
     const { bytes, present, defined } = this;
     const n =
       column.type === "INTEGER"
@@ -294,7 +369,7 @@ class ChunkEncoder {
       else for (let k = 0; k < n; k++, at += 8) this.view.setBigInt64(at, BigInt(present[k]), true);
     }
     const hasRange = n > 0 && !nan;
-    return this.write(output, bytes.subarray(0, at), encoding, rows, dictionary, {
+    return this.write(output, [bytes.subarray(0, at)], encoding, rows, dictionary, {
       nulls: rows - n,
       min: hasRange ? statistic(column.type, min) : null,
       max: hasRange ? statistic(column.type, max) : null,
@@ -317,10 +392,76 @@ class ChunkEncoder {
     return at;
   }
 
-  /** Writes a chunk's pages (its dictionary first, if any) to the file. */
+  /**
+   * A text column's chunk: dictionary-coded when every value has a dictionary id, else PLAIN.
+   * `entries`: the column's dictionary entries as PLAIN values, by id.
+   */
+  text(output: ParquetFileOutput, rows: TextRows, entries: readonly Uint8Array[], count: number): ChunkInfo {
+    const { bytes } = this;
+    const n = definedTexts(rows.ids, rows.ends, count, this.defined);
+    const coded = countIds(rows.ids, count);
+    let at = this.levels(count, n === count ? null : this.defined);
+    if (n > 0 && coded === n) {
+      if (this.localOf.length < entries.length) {
+        this.localOf = new Int32Array(entries.length).fill(-1);
+        this.used = new Int32Array(entries.length);
+      }
+      const used = localIndices(rows.ids, count, entries.length, this.localOf, this.used, this.indices);
+      if (used < 0) throw new Error(`dictionary id ${rows.ids[-used - 1]} is not in its column's dictionary (${entries.length} entries)`);
+      const values: Uint8Array[] = [];
+      for (let k = 0; k < used; k++) {
+        this.localOf[this.used[k]] = -1;
+        values.push(entryOf(entries, this.used[k]));
+      }
+      const width = Math.max(1, bitLength(used - 1));
+      bytes[at++] = width;
+      at = putHybrid(bytes, at, this.indices, n, width);
+      const page = concatenated(values);
+      return this.write(output, [bytes.subarray(0, at)], RLE_DICTIONARY, count, { values: page, count: used }, { nulls: count - n, ...textRange(page, page.length) });
+    }
+    // PLAIN: the values one after another, each as the coded text holds it. With no ids, the
+    // rows' text is exactly that already. Such a chunk's values are mostly unique (a span's
+    // args): its min and max, which would skip nothing, are left out (finding them cost 35-70 ns
+    // a value, 0.07-0.14 s of a 220 MB trace's import).
+    const values = coded === 0 ? rows.text.subarray(0, rows.end) : this.plainTexts(rows, entries, count);
+    return this.write(output, [bytes.subarray(0, at), values], PLAIN, count, undefined, { nulls: count - n, min: null, max: null });
+  }
+
+  /** Room for the PLAIN values of a text chunk that mixes dictionary ids and text. */
+  private plain = new Uint8Array(0);
+  /** Per dictionary id, its entry in the chunk's own dictionary (-1: none yet); the chunk's entries' ids. */
+  private localOf = new Int32Array(0);
+  private used = new Int32Array(0);
+
+  /** A text chunk's values as a PLAIN page holds them, ids replaced by their entries. */
+  private plainTexts(rows: TextRows, entries: readonly Uint8Array[], count: number): Uint8Array {
+    const { ids, ends, text } = rows;
+    let size = 0;
+    for (let row = 0, previous = 0; row < count; row++) {
+      const id = ids[row];
+      size += id === id ? entryOf(entries, id).length : ends[row] - previous;
+      previous = ends[row];
+    }
+    if (this.plain.length < size) this.plain = new Uint8Array(Math.max(size, this.plain.length * 2));
+    const plain = this.plain;
+    let at = 0;
+    for (let row = 0, previous = 0; row < count; row++) {
+      const id = ids[row];
+      if (id === id) {
+        plain.set(entries[id], at);
+        at += entries[id].length;
+      } else {
+        for (let k = previous; k < ends[row]; k++) plain[at++] = text[k];
+      }
+      previous = ends[row];
+    }
+    return plain.subarray(0, at);
+  }
+
+  /** Writes a chunk's pages (its dictionary first, if any) to the file; `page`: the data page's bytes, in parts. */
   private write(
     output: ParquetFileOutput,
-    values: Uint8Array,
+    page: Uint8Array[],
     encoding: number,
     rows: number,
     dictionary: { values: Uint8Array; count: number } | undefined,
@@ -344,17 +485,18 @@ class ChunkEncoder {
       );
     }
     const dataOffset = offset + parts.reduce((sum, part) => sum + part.length, 0);
+    const size = page.reduce((sum, part) => sum + part.length, 0);
     parts.push(
       new CompactWriter()
         .structBody((w) =>
           w
             .i32(1, DATA_PAGE)
-            .i32(2, values.length)
-            .i32(3, values.length)
+            .i32(2, size)
+            .i32(3, size)
             .struct(5, (h) => h.i32(1, rows).i32(2, encoding).i32(3, RLE).i32(4, RLE)),
         )
         .toBytes(),
-      values,
+      ...page,
     );
     output.write(parts);
     const encodings = dictionary ? [PLAIN, RLE, RLE_DICTIONARY] : [encoding, RLE];
@@ -415,6 +557,115 @@ function presentDoubles(values: Float64Array, rows: number, nullable: boolean, p
     }
   }
   return n;
+}
+
+/**
+ * A text chunk's definition levels into `defined` (1 = a value): a row has one when it has a
+ * dictionary id or text (its text ends past where the previous row's did). Returns how many have.
+ */
+function definedTexts(ids: Float64Array, ends: Float64Array, rows: number, defined: Uint8Array): number {
+  let n = 0;
+  let previous = 0;
+  for (let row = 0; row < rows; row++) {
+    const id = ids[row];
+    const end = ends[row];
+    const value = id === id || end !== previous ? 1 : 0;
+    defined[row] = value;
+    n += value;
+    previous = end;
+  }
+  return n;
+}
+
+function countIds(ids: Float64Array, rows: number): number {
+  let coded = 0;
+  for (let row = 0; row < rows; row++) if (ids[row] === ids[row]) coded++;
+  return coded;
+}
+
+/**
+ * The chunk's own dictionary: each row's id becomes the index of its entry among the ids in the
+ * order first met (`used`), written to `indices` for the rows with an id. `localOf` (-1 for ids
+ * not met) is left holding the chunk's entries; returns how many there are, or -(row + 1) for a
+ * row whose id is not below `entries` (`localOf` then all -1 again).
+ */
+function localIndices(ids: Float64Array, rows: number, entries: number, localOf: Int32Array, used: Int32Array, indices: Uint32Array): number {
+  let count = 0;
+  let k = 0;
+  for (let row = 0; row < rows; row++) {
+    const id = ids[row];
+    if (id !== id) continue;
+    if (!(id < entries)) {
+      for (let c = 0; c < count; c++) localOf[used[c]] = -1;
+      return -row - 1;
+    }
+    let local = localOf[id];
+    if (local < 0) {
+      local = localOf[id] = count;
+      used[count++] = id;
+    }
+    indices[k++] = local;
+  }
+  return count;
+}
+
+function entryOf(entries: readonly Uint8Array[], id: number): Uint8Array {
+  const entry = entries[id];
+  if (!entry) throw new Error(`dictionary id ${id} is not in its column's dictionary (${entries.length} entries)`);
+  return entry;
+}
+
+function concatenated(parts: readonly Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.length;
+  }
+  return all;
+}
+
+/**
+ * Text statistics longer than this are left out (min and max both): readers treat a chunk
+ * without them as unknown, and the footer stays small whatever the values' length.
+ */
+const MAX_TEXT_STATISTIC = 256;
+
+/**
+ * The least and greatest of PLAIN text values (4-byte length, then UTF-8: a dictionary page's
+ * entries) in `values` up to `end`, compared as unsigned bytes (for UTF-8, by code point), as Parquet orders UTF8 columns.
+ * Null both when there are none or either is longer than MAX_TEXT_STATISTIC.
+ */
+function textRange(values: Uint8Array, end: number): { min: Uint8Array | null; max: Uint8Array | null } {
+  let minAt = -1;
+  let minLength = 0;
+  let maxAt = -1;
+  let maxLength = 0;
+  for (let at = 0; at < end; ) {
+    const length = values[at] | (values[at + 1] << 8) | (values[at + 2] << 16) | (values[at + 3] << 24);
+    at += 4;
+    if (minAt < 0 || compareBytes(values, at, length, minAt, minLength) < 0) {
+      minAt = at;
+      minLength = length;
+    }
+    if (maxAt < 0 || compareBytes(values, at, length, maxAt, maxLength) > 0) {
+      maxAt = at;
+      maxLength = length;
+    }
+    at += length;
+  }
+  if (minAt < 0 || minLength > MAX_TEXT_STATISTIC || maxLength > MAX_TEXT_STATISTIC) return { min: null, max: null };
+  return { min: values.slice(minAt, minAt + minLength), max: values.slice(maxAt, maxAt + maxLength) };
+}
+
+/** Compares two byte strings of `bytes` as unsigned bytes, the shorter first when one begins the other. */
+function compareBytes(bytes: Uint8Array, a: number, aLength: number, b: number, bLength: number): number {
+  const length = Math.min(aLength, bLength);
+  for (let k = 0; k < length; k++) {
+    const difference = bytes[a + k] - bytes[b + k];
+    if (difference !== 0) return difference;
+  }
+  return aLength - bLength;
 }
 
 function hasNaN(values: Float64Array, n: number): boolean {
