@@ -1,5 +1,5 @@
 import { stableKey } from "./hash";
-import { TextCoder, TextDecoding, isCodedText, type CodedText } from "./text-coding";
+import { AsciiBytes, TextCoder, TextDecoding, isCodedText, type CodedText } from "./text-coding";
 import { col, FIELD_LIMITS, TABLES, type ColumnSpec, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
 
 /**
@@ -531,6 +531,7 @@ export class EvidenceBuilder {
 
   private argsText(args: unknown): string | null {
     if (args === undefined || args === null) return null;
+    if (args instanceof AsciiBytes) return this.bound(args.text(), "args");
     return this.bound(typeof args === "string" ? args : JSON.stringify(args), "args");
   }
 
@@ -552,7 +553,10 @@ export class EvidenceBuilder {
     return id;
   }
 
-  /** A span's text, before its place is known (see DRAFT_TABLES); `draftId` is the importer's own. */
+  /**
+   * A span's text, before its place is known (see DRAFT_TABLES); `draftId` is the importer's own.
+   * `args`: an object, its JSON text, or that text as it lies in the input (AsciiBytes).
+   */
   spanDraft(draftId: number, input: { name: string; category?: string | null; status?: string | null; args?: unknown }): void {
     if (this.draftState(draftId) !== DRAFT_NONE) throw new Error(`span draft ${draftId} was drafted twice`);
     this.draftStates[draftId] = DRAFT_OPEN;
@@ -564,7 +568,9 @@ export class EvidenceBuilder {
     drafts.text(1).push(this.bound(input.name, "name"));
     drafts.text(2).push(this.bound(input.category, "category"));
     drafts.text(3).push(input.status ?? null);
-    drafts.text(4).push(this.argsText(input.args));
+    // Args within their bound as they lie in the input go in without a string made of them.
+    if (input.args instanceof AsciiBytes && input.args.length <= FIELD_LIMITS.args) drafts.text(4).pushAscii(input.args);
+    else drafts.text(4).push(this.argsText(input.args));
   }
 
   /** The place of a drafted span: its id, track, parent, times and depth. */

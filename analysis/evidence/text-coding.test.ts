@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { codeTexts, TextCoder, TextDecoding, textAt, VECTOR_ROWS, type CodedText } from "./text-coding";
+import { AsciiBytes, codeTexts, TextCoder, TextDecoding, textAt, VECTOR_ROWS, type CodedText } from "./text-coding";
 
 /** Pushes `values` through `coder` in batches of `batchRows` and decodes every batch, as a sink would. */
 function roundTrip(coder: TextCoder, values: (string | null)[], batchRows: number): { decoded: (string | null)[]; batches: CodedText[] } {
@@ -65,5 +65,38 @@ describe("text coding", () => {
     expect([0, 1, 2, 3].map((row) => textAt(plain, row))).toEqual(["r", "r", null, ""]);
     // The page form: a 4-byte little-endian length before each value's bytes.
     expect(Array.from(plain.text)).toEqual([1, 0, 0, 0, 0x72, 1, 0, 0, 0, 0x72, 0, 0, 0, 0]);
+  });
+
+  it("codes ASCII text pushed as its bytes exactly as the same text pushed as a string, while coding and after", () => {
+    // Repeating values for two vectors (coded), then unique ones (coding stops), with NULLs and empty text between.
+    const values = Array.from({ length: 8 * VECTOR_ROWS }, (_, i) => (i % 97 === 0 ? null : i % 89 === 0 ? "" : i < 2 * VECTOR_ROWS ? `{"k":${i % 5}}` : `{"i":${i}}`));
+    const input = new TextEncoder().encode(`  ${values.join("|")}`);
+    for (const batchRows of [1, 1000, values.length]) {
+      const [asStrings, asBytes] = [new TextCoder(), new TextCoder()];
+      const view = new AsciiBytes();
+      view.bytes = input;
+      const strings: CodedText[] = [];
+      const bytes: CodedText[] = [];
+      let at = 2;
+      for (let start = 0; start < values.length; start += batchRows) {
+        for (const value of values.slice(start, start + batchRows)) {
+          asStrings.push(value);
+          if (value === null) asBytes.push(null);
+          else {
+            view.start = at;
+            view.end = at + value.length;
+            asBytes.pushAscii(view);
+          }
+          at += (value?.length ?? 0) + 1;
+        }
+        strings.push(asStrings.take());
+        bytes.push(asBytes.take());
+      }
+      expect(bytes).toEqual(strings);
+      // Both ways were taken: values coded first, bytes copied once coding stopped.
+      const ids = bytes.flatMap((b) => Array.from(b.ids));
+      expect(ids.slice(0, VECTOR_ROWS).filter((id) => id === id).length).toBeGreaterThan(VECTOR_ROWS / 2);
+      expect(ids.slice(-VECTOR_ROWS).every((id) => Number.isNaN(id))).toBe(true);
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EvidenceBuilder, MemorySink } from "../evidence/builder";
+import { AsciiBytes } from "../evidence/text-coding";
 import { JsonStreamParser } from "../io/json-stream";
 import { EvidenceParseError } from "./errors";
 import { parseChromeTrace } from "./chrome-trace";
@@ -34,10 +35,17 @@ function expectedFromJson(bytes: Uint8Array): Omit<ScannedEvent, "ph"> & { ph: u
   };
 }
 
+/** The event the scanner reads from `text`. */
 function scanText(text: string | Uint8Array): ScannedEvent | null {
   const bytes = typeof text === "string" ? encode(text) : text;
   const scanner = new TraceEventScanner();
-  return scanner.scan(bytes, 0, bytes.length, 1024) === bytes.length ? { ...scanner.event } : null;
+  return scanner.scan(bytes, 0, bytes.length, 1024) === bytes.length ? eventOf(scanner) : null;
+}
+
+/** The scanner's last event, its args as text (an X, i or I event's ASCII args come as their bytes). */
+function eventOf(scanner: TraceEventScanner): ScannedEvent {
+  const { args } = scanner.event;
+  return { ...scanner.event, args: args instanceof AsciiBytes ? args.text() : args };
 }
 
 describe("TraceEventScanner", () => {
@@ -124,9 +132,9 @@ describe("TraceEventScanner", () => {
     const chunk = encode('[{"ph":"X","ts":1,"name":"a long enough name","args":{"k":"v"}},{"ph":"B","ts":2,"name":"a long enough name","args":{"k":"v"}}]');
     const second = new TextDecoder().decode(chunk).indexOf("},{") + 2;
     expect(scanner.scan(chunk, 1, chunk.length, 1024)).toBe(second - 1);
-    expect({ ...scanner.event }).toMatchObject({ ph: "X", name: "a long enough name", args: '{"k":"v"}' });
+    expect(eventOf(scanner)).toMatchObject({ ph: "X", name: "a long enough name", args: '{"k":"v"}' });
     expect(scanner.scan(chunk, second, chunk.length, 1024)).toBe(chunk.length - 1);
-    expect({ ...scanner.event }).toMatchObject({ ph: "B", name: "a long enough name", args: '{"k":"v"}' });
+    expect(eventOf(scanner)).toMatchObject({ ph: "B", name: "a long enough name", args: '{"k":"v"}' });
     // The same object with other bytes: after newChunk the text is decoded afresh.
     chunk.set(encode("b"), new TextDecoder().decode(chunk).indexOf("a long"));
     scanner.newChunk();
@@ -183,7 +191,7 @@ describe("TraceEventScanner", () => {
         const bytes = encode(text);
         const valid = !/name2|names|"nam"|"c","name"|"ts":3,"ts"/.test(text);
         expect(scanner.scan(bytes, 0, bytes.length, 1024), text).toBe(valid ? bytes.length : -1);
-        if (valid) expect({ ...scanner.event }, text).toEqual(expectedFromJson(bytes));
+        if (valid) expect(eventOf(scanner), text).toEqual(expectedFromJson(bytes));
         // Cut anywhere before its end, the same event is declined.
         for (let limit = 0; limit < bytes.length; limit += 3) expect(scanner.scan(bytes, 0, limit, 1024), `${text} ${limit}`).toBe(-1);
       }
@@ -210,7 +218,7 @@ describe("TraceEventScanner", () => {
         const buffer = random() < 0.5 ? bytes : new Uint8Array([...bytes, ...encode(',{"ph":"X","ts":2}')]);
         scanner.newChunk();
         expect(scanner.scan(buffer, 0, buffer.length, 1024), text).toBe(bytes.length);
-        expect({ ...scanner.event }, text).toEqual(expectedFromJson(bytes));
+        expect(eventOf(scanner), text).toEqual(expectedFromJson(bytes));
       }
     }
     // A rewritten chunk (same object, new bytes) gives its new names.
@@ -462,6 +470,23 @@ describe("chrome-trace import with and without the event scanner", () => {
     const bytes = encode(`[${texts.join(",\n")}]`);
     const chunks = randomChunks(bytes, random);
     expect(await importTrace(chunks, "adaptive")).toStrictEqual(await importTrace(chunks, "never"));
+  });
+
+  it("gives identical results for args taken as their bytes: within their bound, at it, past it (cut, with the limitation), and args of B events merged at their E", async () => {
+    const texts: string[] = [];
+    for (let e = 0; e < 5 * 2048 + 50; e++) {
+      // A vector of repeating args, then unique ones: after the third vector the args column stops
+      // coding and takes bytes as they are.
+      const args = e % 2048 === 7 ? `{"s":"${"x".repeat(16_384 - 8 + (e % 3) - 1)}"}` : e < 2048 ? `{"k":${e % 3}}` : `{"i":${e}}`;
+      const ph = e % 5 === 0 ? "i" : "X";
+      texts.push(`{"name":"f${e % 50}","ph":"${ph}","ts":${e},"dur":1,"pid":1,"tid":${e % 3},"args":${args}}`);
+      if (e % 100 === 0) texts.push(`{"name":"b","ph":"B","ts":${e},"pid":1,"tid":9,"args":{"a":${e}}}`, `{"ph":"E","ts":${e + 1},"pid":1,"tid":9,"args":{"z":1}}`);
+    }
+    const bytes = encode(`[${texts.join(",\n")}]`);
+    const chunks = randomChunks(bytes, seeded(9));
+    const scanned = await importTrace(chunks, "always");
+    expect(scanned).toStrictEqual(await importTrace(chunks, "never"));
+    expect(JSON.stringify(scanned.summary)).toContain("FIELD_TRUNCATED");
   });
 
   it("gives identical results for a malformed trace, with the error at the same byte", async () => {

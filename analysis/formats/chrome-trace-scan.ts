@@ -6,6 +6,7 @@
  * through JSON.parse and JSON.stringify alone. Whatever it cannot vouch for (another phase or key,
  * a key given twice, invalid JSON) it declines, and the event takes JSON.parse's way.
  */
+import { AsciiBytes } from "../evidence/text-coding";
 import { exactDecimal, hexDigit, isJsonSpace } from "../io/json-stream";
 
 /** An event as the scanner read it; fields it did not find are undefined. */
@@ -18,8 +19,11 @@ export interface ScannedEvent {
   pid: number | string | undefined;
   tid: number | string | undefined;
   s: string | undefined;
-  /** The args object as JSON.stringify writes it; null if absent or empty. */
-  args: string | null;
+  /**
+   * The args object as JSON.stringify writes it; null if absent or empty. An X, i or I event's
+   * ASCII args come as their bytes in the input (valid until the next event is read).
+   */
+  args: string | AsciiBytes | null;
 }
 
 // One bit per known key, to find a key given twice.
@@ -176,6 +180,8 @@ export class ScanBudget {
 }
 
 export class TraceEventScanner {
+  /** The args of the last event read, when given as their bytes (see ScannedEvent.args). */
+  private readonly argsBytes = new AsciiBytes();
   readonly event: ScannedEvent = { ph: "X", name: undefined, cat: undefined, ts: undefined, dur: undefined, pid: undefined, tid: undefined, s: undefined, args: null };
 
   // ignoreBOM: a string that starts with U+FEFF keeps it, as in JSON.parse.
@@ -385,7 +391,14 @@ export class TraceEventScanner {
     event.s = scope;
     // Empty args are no args; canonical args are kept as they are written.
     if (argsStart < 0 || (argsCanonical && argsEnd === argsStart + 2)) event.args = null;
-    else if (argsCanonical) event.args = argsAscii ? this.ascii(buf, argsStart, argsEnd, keep) : this.utf8.decode(buf.subarray(argsStart, argsEnd));
+    else if (argsCanonical && argsAscii && (event.ph === "X" || event.ph === "i" || event.ph === "I")) {
+      // Their text goes straight into a span draft: no string is made of it.
+      const view = this.argsBytes;
+      view.bytes = buf;
+      view.start = argsStart;
+      view.end = argsEnd;
+      event.args = view;
+    } else if (argsCanonical) event.args = argsAscii ? this.ascii(buf, argsStart, argsEnd, keep) : this.utf8.decode(buf.subarray(argsStart, argsEnd));
     else {
       const args = this.reformattedArgs(buf, argsStart, argsEnd);
       if (args === undefined) return -1;

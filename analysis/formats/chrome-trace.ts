@@ -7,6 +7,7 @@
  * earliest event. Events are kept compactly and nested per track at the end, so order does not matter.
  */
 import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
+import { AsciiBytes } from "../evidence/text-coding";
 import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
 import { ScanBudget, TraceEventScanner, type ScannedEvent } from "./chrome-trace-scan";
 import { isJsonObject, V8NodeTree, writeV8Samples } from "./cpuprofile";
@@ -19,9 +20,9 @@ const CHECKPOINT_EVERY = 16_384;
 type JsonObject = { [key: string]: JsonValue };
 /**
  * A slice's args: a non-empty object, or its text as JSON.stringify writes it (the scanner's,
- * taken from the file's bytes), or null.
+ * taken from the file's bytes: for X, i and I events, as ASCII bytes valid during the event), or null.
  */
-type SliceArgs = JsonObject | string | null;
+type SliceArgs = JsonObject | string | AsciiBytes | null;
 
 const FLOW_IN = 1;
 const FLOW_OUT = 2;
@@ -60,6 +61,7 @@ function nameOf(name: JsonValue | undefined): string {
 
 /** A slice's args as an object (text from the scanner is JSON.stringify's, so this is its object). */
 function argsValue(args: SliceArgs): JsonObject | null {
+  if (args instanceof AsciiBytes) return JSON.parse(args.text()) as JsonObject;
   return typeof args === "string" ? (JSON.parse(args) as JsonObject) : args;
 }
 
@@ -285,12 +287,14 @@ class TraceCollector {
     if (ts > this.maxTs) this.maxTs = ts;
   }
 
-  private argsText(args: SliceArgs): string | null {
-    return args === null ? null : this.builder.bound(typeof args === "string" ? args : JSON.stringify(args), "args");
+  /** Args as the builder takes them: their JSON text, bounded, or as they lie in the input (the builder bounds them). */
+  private argsText(args: SliceArgs): string | AsciiBytes | null {
+    if (args === null || args instanceof AsciiBytes) return args;
+    return this.builder.bound(typeof args === "string" ? args : JSON.stringify(args), "args");
   }
 
   /** A complete slice: placed now, drafted now. */
-  private addSlice(track: number, ts: number, dur: number, name: JsonValue | undefined, cat: JsonValue | undefined, args: string | null): number {
+  private addSlice(track: number, ts: number, dur: number, name: JsonValue | undefined, cat: JsonValue | undefined, args: string | AsciiBytes | null): number {
     const index = this.slices.add(track, ts, dur);
     this.builder.spanDraft(index, { name: nameOf(name), category: categoryOf(cat), args });
     return index;
