@@ -109,8 +109,18 @@ export class FinalParquetFile {
     this.columns.forEach((column, c) => {
       if ((column.type === "VARCHAR") !== isCodedText(values[c])) throw new Error(`${this.file}: column ${column.name} (${column.type}) was given ${column.type === "VARCHAR" ? "numbers" : "text"}`);
     });
-    if (length > 0 && this.buffers.length === 0) this.buffers = this.columns.map((c) => (c.type === "VARCHAR" ? textRows(this.rowGroupRows) : new Float64Array(this.rowGroupRows)));
     for (let start = 0; start < length; ) {
+      if (this.buffered === 0 && length - start >= this.rowGroupRows) {
+        // A whole row group in the batch is encoded where it is, not copied first.
+        const end = start + this.rowGroupRows;
+        this.writeRowGroup(
+          values.map((v) => (v instanceof Float64Array ? v.subarray(start, end) : textRowsOf(v, start, end))),
+          this.rowGroupRows,
+        );
+        start = end;
+        continue;
+      }
+      if (this.buffers.length === 0) this.buffers = this.columns.map((c) => (c.type === "VARCHAR" ? textRows(this.rowGroupRows) : new Float64Array(this.rowGroupRows)));
       const rows = Math.min(length - start, this.rowGroupRows - this.buffered);
       for (let c = 0; c < this.columns.length; c++) {
         const buffer = this.buffers[c];
@@ -119,7 +129,7 @@ export class FinalParquetFile {
       }
       this.buffered += rows;
       start += rows;
-      if (this.buffered === this.rowGroupRows) this.writeRowGroup();
+      if (this.buffered === this.rowGroupRows) this.writeBuffered();
     }
     this.rows += length;
   }
@@ -128,7 +138,7 @@ export class FinalParquetFile {
   finish(): number {
     if (!this.finished) {
       this.finished = true;
-      if (this.buffered > 0) this.writeRowGroup();
+      if (this.buffered > 0) this.writeBuffered();
       this.output.end(this.footer());
       this.encoder = null;
     }
@@ -140,21 +150,22 @@ export class FinalParquetFile {
     this.output.close();
   }
 
-  private writeRowGroup(): void {
+  private writeBuffered(): void {
+    this.writeRowGroup(this.buffers, this.buffered);
+    for (const buffer of this.buffers) if (!(buffer instanceof Float64Array)) buffer.end = 0;
+    this.buffered = 0;
+  }
+
+  /** Writes a row group of `rows` rows: per column its numbers, or its text rows. */
+  private writeRowGroup(columns: readonly (Float64Array | TextRows)[], rows: number): void {
     this.encoder ??= new ChunkEncoder(this.rowGroupRows);
-    const rows = this.buffered;
     const chunks = [this.encoder.generationId(this.output, this.generationId, rows)];
     for (let c = 0; c < this.columns.length; c++) {
-      const column = this.columns[c];
-      const buffer = this.buffers[c];
-      if (buffer instanceof Float64Array) chunks.push(this.encoder.numbers(this.output, column as NumericFinalColumn, buffer, rows));
-      else {
-        chunks.push(this.encoder.text(this.output, buffer, this.entries[c]!.current(), rows));
-        buffer.end = 0;
-      }
+      const values = columns[c];
+      if (values instanceof Float64Array) chunks.push(this.encoder.numbers(this.output, this.columns[c] as NumericFinalColumn, values, rows));
+      else chunks.push(this.encoder.text(this.output, values, this.entries[c]!.current(), rows));
     }
     this.rowGroups.push({ rows, chunks });
-    this.buffered = 0;
   }
 
   private footer(): Uint8Array {
@@ -212,18 +223,26 @@ function convertedType(type: FinalColumn["type"]): number | null {
 }
 
 /**
- * The open row group's rows of a text column, as CodedText has them: per row its dictionary id
- * (NaN when none) and where its text ends (from the row group's start); `end` bytes of `text` used.
+ * A row group's rows of a text column, as CodedText has them: per row its dictionary id (NaN when
+ * none) and where its text ends in `text`, where the row group's text starts at `start` and ends
+ * at `end`.
  */
 interface TextRows {
   ids: Float64Array;
   ends: Float64Array;
   text: Uint8Array;
+  start: number;
   end: number;
 }
 
+/** Room for an open row group's text rows, filled by appendText. */
 function textRows(rows: number): TextRows {
-  return { ids: new Float64Array(rows), ends: new Float64Array(rows), text: new Uint8Array(64 * 1024), end: 0 };
+  return { ids: new Float64Array(rows), ends: new Float64Array(rows), text: new Uint8Array(64 * 1024), start: 0, end: 0 };
+}
+
+/** The text rows [from, to) of a coded batch, where they are. */
+function textRowsOf(batch: CodedText, from: number, to: number): TextRows {
+  return { ids: batch.ids.subarray(from, to), ends: batch.ends.subarray(from, to), text: batch.text, start: from > 0 ? batch.ends[from - 1] : 0, end: batch.ends[to - 1] };
 }
 
 /** Appends `rows` rows of a coded batch from its row `start` to a row group's text rows at row `at`. */
@@ -398,7 +417,7 @@ class ChunkEncoder {
    */
   text(output: ParquetFileOutput, rows: TextRows, entries: readonly Uint8Array[], count: number): ChunkInfo {
     const { bytes } = this;
-    const n = definedTexts(rows.ids, rows.ends, count, this.defined);
+    const n = definedTexts(rows.ids, rows.ends, rows.start, count, this.defined);
     const coded = countIds(rows.ids, count);
     let at = this.levels(count, n === count ? null : this.defined);
     if (n > 0 && coded === n) {
@@ -423,7 +442,7 @@ class ChunkEncoder {
     // rows' text is exactly that already. Such a chunk's values are mostly unique (a span's
     // args): its min and max, which would skip nothing, are left out (finding them cost 35-70 ns
     // a value, 0.07-0.14 s of a 220 MB trace's import).
-    const values = coded === 0 ? rows.text.subarray(0, rows.end) : this.plainTexts(rows, entries, count);
+    const values = coded === 0 ? rows.text.subarray(rows.start, rows.end) : this.plainTexts(rows, entries, count);
     return this.write(output, [bytes.subarray(0, at), values], PLAIN, count, undefined, { nulls: count - n, min: null, max: null });
   }
 
@@ -437,7 +456,7 @@ class ChunkEncoder {
   private plainTexts(rows: TextRows, entries: readonly Uint8Array[], count: number): Uint8Array {
     const { ids, ends, text } = rows;
     let size = 0;
-    for (let row = 0, previous = 0; row < count; row++) {
+    for (let row = 0, previous = rows.start; row < count; row++) {
       const id = ids[row];
       size += id === id ? entryOf(entries, id).length : ends[row] - previous;
       previous = ends[row];
@@ -445,7 +464,7 @@ class ChunkEncoder {
     if (this.plain.length < size) this.plain = new Uint8Array(Math.max(size, this.plain.length * 2));
     const plain = this.plain;
     let at = 0;
-    for (let row = 0, previous = 0; row < count; row++) {
+    for (let row = 0, previous = rows.start; row < count; row++) {
       const id = ids[row];
       if (id === id) {
         plain.set(entries[id], at);
@@ -561,11 +580,12 @@ function presentDoubles(values: Float64Array, rows: number, nullable: boolean, p
 
 /**
  * A text chunk's definition levels into `defined` (1 = a value): a row has one when it has a
- * dictionary id or text (its text ends past where the previous row's did). Returns how many have.
+ * dictionary id or text (its text ends past where the previous row's did; the first row's text
+ * starts at `start`). Returns how many have.
  */
-function definedTexts(ids: Float64Array, ends: Float64Array, rows: number, defined: Uint8Array): number {
+function definedTexts(ids: Float64Array, ends: Float64Array, start: number, rows: number, defined: Uint8Array): number {
   let n = 0;
-  let previous = 0;
+  let previous = start;
   for (let row = 0; row < rows; row++) {
     const id = ids[row];
     const end = ends[row];
