@@ -582,8 +582,7 @@ export class ParquetGenerationWriter implements BatchSink {
   }
 
   private async store(table: TableName, file: string, rowCount: number): Promise<GenerationFile> {
-    const stored = await this.ws.objects.putFile(file);
-    await fsp.rm(file, { force: true });
+    const stored = await this.ws.objects.putOwnFile(file);
     return { table, object_id: stored.id, size_bytes: stored.size, row_count: rowCount };
   }
 

@@ -78,6 +78,22 @@ export class ObjectStore {
   }
 
   /**
+   * Stores a file the caller made for the store and no longer touches: hashed and moved to its
+   * address rather than copied (a trace's spans file: about 60 MB), when it is in tmp/ (on the
+   * store's file system); copied otherwise. The file is gone afterwards, stored or, on failure, removed.
+   */
+  async putOwnFile(file: string): Promise<StoredObject> {
+    if (path.relative(this.tmp, file).startsWith("..")) {
+      try {
+        return await this.putFile(file);
+      } finally {
+        await fsp.rm(file, { force: true });
+      }
+    }
+    return this.settleHashed(file, hashFile(file));
+  }
+
+  /**
    * Copies a file into tmp/ (a kernel copy) and hashes the copy on another thread, so that an
    * import parses the file meanwhile instead of after (for a 220 MB file the hash takes about
    * 0.3 s: reading the copy back and SHA-256; imports.ts checks the file did not change). `store`

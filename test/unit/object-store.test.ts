@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { chmodSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { EmberscopeError } from "../../server/domain/errors";
+import type { ObjectId } from "../../server/store/object-store";
 import { initWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
 
@@ -66,6 +67,30 @@ describe("object store", () => {
       expect(await ws.objects.putFile(empty)).toMatchObject({ id: `sha256:${createHash("sha256").digest("hex")}`, size: 0 });
       await expect(ws.objects.putFile(path.join(root, "missing.bin"))).rejects.toMatchObject({ code: "ENOENT" });
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("stores a file of its own by moving it from tmp/ (copying one from elsewhere); the file is gone either way", async () => {
+    const root = tempProject();
+    const ws = initWorkspace(root);
+    try {
+      const bytes = Buffer.from("parquet bytes, say");
+      const id = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+      const inTmp = path.join(ws.layout.tmp, "extract-1", "spans.parquet");
+      mkdirSync(path.dirname(inTmp), { recursive: true });
+      writeFileSync(inTmp, bytes);
+      const inode = statSync(inTmp).ino;
+      expect(await ws.objects.putOwnFile(inTmp)).toEqual({ id, size: bytes.length, created: true });
+      // Moved, not copied: the stored object is the same file.
+      expect(statSync(ws.objects.pathOf(id as ObjectId)).ino).toBe(inode);
+      expect(existsSync(inTmp)).toBe(false);
+      const elsewhere = path.join(root, "spans.parquet");
+      writeFileSync(elsewhere, bytes);
+      expect(await ws.objects.putOwnFile(elsewhere)).toEqual({ id, size: bytes.length, created: false });
+      expect(existsSync(elsewhere)).toBe(false);
+      await expect(ws.objects.putOwnFile(path.join(ws.layout.tmp, "missing.parquet"))).rejects.toMatchObject({ code: "ENOENT" });
     } finally {
       ws.close();
     }
