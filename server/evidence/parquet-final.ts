@@ -24,7 +24,8 @@ export type NumericColumnType = "INTEGER" | "BIGINT" | "DOUBLE";
 
 /** A final file's column: numbers, or text coded as it left the builder (see CodedText). */
 export type FinalColumn =
-  | { name: string; type: NumericColumnType; nullable: boolean }
+  /** `encoded`: the column's chunks are encoded elsewhere and given whole (see FinalParquetFile.addEncoded). */
+  | { name: string; type: NumericColumnType; nullable: boolean; encoded?: boolean }
   /** `dictionary`: the column's dictionary, learned from its batches (ids index it). */
   | { name: string; type: "VARCHAR"; nullable: boolean; dictionary: TextDecoding };
 
@@ -63,6 +64,98 @@ interface RowGroupInfo {
 }
 
 /**
+ * A row group's chunks of some number columns, encoded apart from their file (see NumberChunks):
+ * their bytes one after another, and each chunk as ChunkInfo with offsets into those bytes.
+ */
+export interface EncodedChunks {
+  rows: number;
+  bytes: Uint8Array;
+  chunks: ChunkInfo[];
+}
+
+/** Where chunks are written: a file (ParquetFileOutput), or memory (ChunkBytes). */
+interface ChunkOutput {
+  readonly offset: number;
+  write(parts: Uint8Array[]): void;
+}
+
+/** Chunks written to memory, taken out a row group at a time. */
+class ChunkBytes implements ChunkOutput {
+  private buffer = new Uint8Array(1 << 20);
+  offset = 0;
+
+  write(parts: Uint8Array[]): void {
+    const size = parts.reduce((sum, part) => sum + part.length, 0);
+    if (this.offset + size > this.buffer.length) {
+      const grown = new Uint8Array(Math.max(this.offset + size, this.buffer.length * 2));
+      grown.set(this.buffer.subarray(0, this.offset));
+      this.buffer = grown;
+    }
+    for (const part of parts) {
+      this.buffer.set(part, this.offset);
+      this.offset += part.length;
+    }
+  }
+
+  /** The bytes written since the last take, in a buffer of their own; offsets start from 0 again. */
+  take(): Uint8Array {
+    const bytes = this.buffer.slice(0, this.offset);
+    this.offset = 0;
+    return bytes;
+  }
+}
+
+/**
+ * Rows appended batch by batch and cut into row groups of `rowGroupRows` rows, each handed to
+ * `write` as per column its numbers or its text rows: a whole row group within a batch where it
+ * lies in the batch, any other gathered first. A column of kind "given" takes no values (its
+ * chunks are encoded elsewhere).
+ */
+class RowGroups {
+  /** The open row group's rows, one per column; made by the first rows gathered. */
+  private buffers: (Float64Array | TextRows | null)[] = [];
+  private buffered = 0;
+
+  constructor(
+    private readonly kinds: readonly ("numbers" | "text" | "given")[],
+    private readonly rowGroupRows: number,
+    private readonly write: (columns: readonly (Float64Array | TextRows | null)[], rows: number) => void,
+  ) {}
+
+  append(values: readonly (Float64Array | CodedText | undefined)[], length: number): void {
+    for (let start = 0; start < length; ) {
+      if (this.buffered === 0 && length - start >= this.rowGroupRows) {
+        const end = start + this.rowGroupRows;
+        this.write(
+          this.kinds.map((kind, c) => (kind === "numbers" ? (values[c] as Float64Array).subarray(start, end) : kind === "text" ? textRowsOf(values[c] as CodedText, start, end) : null)),
+          this.rowGroupRows,
+        );
+        start = end;
+        continue;
+      }
+      if (this.buffers.length === 0) this.buffers = this.kinds.map((kind) => (kind === "numbers" ? new Float64Array(this.rowGroupRows) : kind === "text" ? textRows(this.rowGroupRows) : null));
+      const rows = Math.min(length - start, this.rowGroupRows - this.buffered);
+      for (let c = 0; c < this.kinds.length; c++) {
+        const buffer = this.buffers[c];
+        if (buffer instanceof Float64Array) buffer.set((values[c] as Float64Array).subarray(start, start + rows), this.buffered);
+        else if (buffer) appendText(buffer, values[c] as CodedText, start, rows, this.buffered);
+      }
+      this.buffered += rows;
+      start += rows;
+      if (this.buffered === this.rowGroupRows) this.flush();
+    }
+  }
+
+  /** Hands out the gathered rows, if any, as a row group. */
+  flush(): void {
+    if (this.buffered === 0) return;
+    this.write(this.buffers, this.buffered);
+    for (const buffer of this.buffers) if (buffer && !(buffer instanceof Float64Array)) buffer.end = 0;
+    this.buffered = 0;
+  }
+}
+
+/**
  * The final Parquet file of an output table, written as its rows arrive, in place of staging them
  * and a DuckDB COPY: DuckDB's writer cost 40-50 ns a value whatever its options (1-1.5 s of a
  * 220 MB folded import), this about 20 on the same 2-core machine (where a bare loop over a
@@ -82,11 +175,11 @@ interface RowGroupInfo {
 export class FinalParquetFile {
   private readonly output: ParquetFileOutput;
   private readonly rowGroups: RowGroupInfo[] = [];
-  /** The buffered rows of the open row group, one per column; made by the first rows. */
-  private buffers: (Float64Array | TextRows)[] = [];
+  private readonly groups: RowGroups;
   /** Per text column, its dictionary's entries as PLAIN values (null for numbers). */
   private readonly entries: (EntryBytes | null)[];
-  private buffered = 0;
+  /** Chunks of the `encoded` columns given ahead of their rows, a row group each, in order. */
+  private readonly encoded: EncodedChunks[] = [];
   private rows = 0;
   private finished = false;
   private encoder: ChunkEncoder | null = null;
@@ -100,45 +193,37 @@ export class FinalParquetFile {
   ) {
     this.generationId = new TextEncoder().encode(generationId);
     this.entries = columns.map((c) => (c.type === "VARCHAR" ? new EntryBytes(c.dictionary) : null));
+    const kinds = columns.map((c) => (c.type === "VARCHAR" ? "text" : c.encoded ? "given" : "numbers"));
+    this.groups = new RowGroups(kinds, rowGroupRows, (values, rows) => this.writeRowGroup(values, rows));
     this.output = new ParquetFileOutput(file);
   }
 
-  /** Appends `length` rows: per column in the columns' order, a Float64Array of numbers or a batch of coded text. */
-  append(values: readonly (Float64Array | CodedText)[], length: number): void {
+  /**
+   * Appends `length` rows: per column in the columns' order, a Float64Array of numbers or a batch
+   * of coded text (nothing for an `encoded` column: its chunks come by addEncoded, before the rows
+   * that complete their row group).
+   */
+  append(values: readonly (Float64Array | CodedText | undefined)[], length: number): void {
     if (this.finished) throw new Error(`rows for ${this.file} after it was finished`);
     this.columns.forEach((column, c) => {
+      if (column.type !== "VARCHAR" && column.encoded) return;
       if ((column.type === "VARCHAR") !== isCodedText(values[c])) throw new Error(`${this.file}: column ${column.name} (${column.type}) was given ${column.type === "VARCHAR" ? "numbers" : "text"}`);
     });
-    for (let start = 0; start < length; ) {
-      if (this.buffered === 0 && length - start >= this.rowGroupRows) {
-        // A whole row group in the batch is encoded where it is, not copied first.
-        const end = start + this.rowGroupRows;
-        this.writeRowGroup(
-          values.map((v) => (v instanceof Float64Array ? v.subarray(start, end) : textRowsOf(v, start, end))),
-          this.rowGroupRows,
-        );
-        start = end;
-        continue;
-      }
-      if (this.buffers.length === 0) this.buffers = this.columns.map((c) => (c.type === "VARCHAR" ? textRows(this.rowGroupRows) : new Float64Array(this.rowGroupRows)));
-      const rows = Math.min(length - start, this.rowGroupRows - this.buffered);
-      for (let c = 0; c < this.columns.length; c++) {
-        const buffer = this.buffers[c];
-        if (buffer instanceof Float64Array) buffer.set((values[c] as Float64Array).subarray(start, start + rows), this.buffered);
-        else appendText(buffer, values[c] as CodedText, start, rows, this.buffered);
-      }
-      this.buffered += rows;
-      start += rows;
-      if (this.buffered === this.rowGroupRows) this.writeBuffered();
-    }
+    this.groups.append(values, length);
     this.rows += length;
+  }
+
+  /** Gives the `encoded` columns' chunks of the next row groups (see NumberChunks). */
+  addEncoded(groups: readonly EncodedChunks[]): void {
+    this.encoded.push(...groups);
   }
 
   /** Writes the last row group and the footer, and closes the file; returns the rows written. */
   finish(): number {
     if (!this.finished) {
       this.finished = true;
-      if (this.buffered > 0) this.writeBuffered();
+      this.groups.flush();
+      if (this.encoded.length > 0) throw new Error(`${this.file}: ${this.encoded.length} row groups of encoded chunks have no rows`);
       this.output.end(this.footer());
       this.encoder = null;
     }
@@ -150,20 +235,21 @@ export class FinalParquetFile {
     this.output.close();
   }
 
-  private writeBuffered(): void {
-    this.writeRowGroup(this.buffers, this.buffered);
-    for (const buffer of this.buffers) if (!(buffer instanceof Float64Array)) buffer.end = 0;
-    this.buffered = 0;
-  }
-
-  /** Writes a row group of `rows` rows: per column its numbers, or its text rows. */
-  private writeRowGroup(columns: readonly (Float64Array | TextRows)[], rows: number): void {
+  /** Writes a row group of `rows` rows: per column its numbers, its text rows, or (null) its chunk given encoded. */
+  private writeRowGroup(columns: readonly (Float64Array | TextRows | null)[], rows: number): void {
     this.encoder ??= new ChunkEncoder(this.rowGroupRows);
     const chunks = [this.encoder.generationId(this.output, this.generationId, rows)];
+    const given = columns.includes(null) ? this.encoded.shift() : undefined;
+    if (given && given.rows !== rows) throw new Error(`${this.file}: a row group of ${rows} rows was given encoded chunks of ${given.rows}`);
+    let next = 0;
     for (let c = 0; c < this.columns.length; c++) {
       const values = columns[c];
       if (values instanceof Float64Array) chunks.push(this.encoder.numbers(this.output, this.columns[c] as NumericFinalColumn, values, rows));
-      else chunks.push(this.encoder.text(this.output, values, this.entries[c]!.current(), rows));
+      else if (values) chunks.push(this.encoder.text(this.output, values, this.entries[c]!.current(), rows));
+      else {
+        if (!given) throw new Error(`${this.file}: a row group of ${rows} rows came before its encoded chunks`);
+        chunks.push(writeGiven(this.output, given, next++));
+      }
     }
     this.rowGroups.push({ rows, chunks });
   }
@@ -212,7 +298,63 @@ export class FinalParquetFile {
   }
 }
 
-type NumericFinalColumn = Extract<FinalColumn, { type: NumericColumnType }>;
+/** Writes chunk `index` of a row group's encoded chunks at the output's offset; returns it as written there. */
+function writeGiven(output: ChunkOutput, given: EncodedChunks, index: number): ChunkInfo {
+  const chunk = given.chunks[index];
+  const offset = output.offset;
+  output.write([given.bytes.subarray(chunk.offset, chunk.offset + chunk.size)]);
+  return { ...chunk, offset, dataOffset: offset + chunk.dataOffset - chunk.offset };
+}
+
+/**
+ * Row groups of number columns encoded apart from their file, as FinalParquetFile encodes them,
+ * for a file whose writer takes them whole (`encoded` columns, FinalParquetFile.addEncoded). An
+ * import's thread encodes a trace's placed spans' numbers so, while the writer's thread gathers
+ * their text: at the end of a trace import that thread alone had both to do.
+ */
+export class NumberChunks {
+  private readonly output = new ChunkBytes();
+  private readonly groups: RowGroups;
+  private encoder: ChunkEncoder | null = null;
+  private done: EncodedChunks[] = [];
+
+  constructor(
+    private readonly columns: readonly NumericFinalColumn[],
+    private readonly rowGroupRows = ROW_GROUP_ROWS,
+  ) {
+    this.groups = new RowGroups(
+      columns.map(() => "numbers"),
+      rowGroupRows,
+      (values, rows) => this.encode(values as Float64Array[], rows),
+    );
+  }
+
+  /** Appends `length` rows (a Float64Array per column); returns the row groups they completed. */
+  append(values: readonly Float64Array[], length: number): EncodedChunks[] {
+    this.groups.append(values, length);
+    return this.take();
+  }
+
+  /** The last row group, if any rows are left. */
+  finish(): EncodedChunks[] {
+    this.groups.flush();
+    return this.take();
+  }
+
+  private encode(values: readonly Float64Array[], rows: number): void {
+    this.encoder ??= new ChunkEncoder(this.rowGroupRows);
+    const chunks = this.columns.map((column, c) => this.encoder!.numbers(this.output, column, values[c], rows));
+    this.done.push({ rows, bytes: this.output.take(), chunks });
+  }
+
+  private take(): EncodedChunks[] {
+    const done = this.done;
+    this.done = [];
+    return done;
+  }
+}
+
+export type NumericFinalColumn = Extract<FinalColumn, { type: NumericColumnType }>;
 
 function physicalType(type: FinalColumn["type"]): number {
   return type === "INTEGER" ? INT32 : type === "BIGINT" ? INT64 : type === "DOUBLE" ? DOUBLE : BYTE_ARRAY;
@@ -324,7 +466,7 @@ class ChunkEncoder {
   }
 
   /** The generation_id chunk: a one-entry dictionary, and every row pointing at it. */
-  generationId(output: ParquetFileOutput, id: Uint8Array, rows: number): ChunkInfo {
+  generationId(output: ChunkOutput, id: Uint8Array, rows: number): ChunkInfo {
     const dictionary = new Uint8Array(4 + id.length);
     dictionary.set(littleEndianUint32(id.length));
     dictionary.set(id, 4);
@@ -337,7 +479,7 @@ class ChunkEncoder {
     return this.write(output, [bytes.subarray(0, at)], RLE_DICTIONARY, rows, { values: dictionary, count: 1 }, { nulls: 0, min: id, max: id });
   }
 
-  numbers(output: ParquetFileOutput, column: NumericFinalColumn, values: Float64Array, rows: number): ChunkInfo {
+  numbers(output: ChunkOutput, column: NumericFinalColumn, values: Float64Array, rows: number): ChunkInfo {
     const { bytes, present, defined } = this;
     const n =
       column.type === "INTEGER"
@@ -415,7 +557,7 @@ class ChunkEncoder {
    * A text column's chunk: dictionary-coded when every value has a dictionary id, else PLAIN.
    * `entries`: the column's dictionary entries as PLAIN values, by id.
    */
-  text(output: ParquetFileOutput, rows: TextRows, entries: readonly Uint8Array[], count: number): ChunkInfo {
+  text(output: ChunkOutput, rows: TextRows, entries: readonly Uint8Array[], count: number): ChunkInfo {
     const { bytes } = this;
     const n = definedTexts(rows.ids, rows.ends, rows.start, count, this.defined);
     const coded = countIds(rows.ids, count);
@@ -479,7 +621,7 @@ class ChunkEncoder {
 
   /** Writes a chunk's pages (its dictionary first, if any) to the file; `page`: the data page's bytes, in parts. */
   private write(
-    output: ParquetFileOutput,
+    output: ChunkOutput,
     page: Uint8Array[],
     encoding: number,
     rows: number,

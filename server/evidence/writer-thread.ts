@@ -5,7 +5,8 @@ import type { GenerationFile } from "../domain/models";
 import { ObjectStore } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
 import { loadDuckDb } from "./duckdb";
-import { ParquetGenerationWriter } from "./parquet-writer";
+import type { EncodedChunks, NumberChunks } from "./parquet-final";
+import { ParquetGenerationWriter, PLACE_COLUMNS_WITH_ENCODED, placedNumberChunks } from "./parquet-writer";
 import { prepareThread, takeThread, threadStats } from "./threads";
 
 /**
@@ -28,7 +29,13 @@ interface OpenWriter {
   spillRows?: number;
 }
 
-type ToWriter = OpenWriter | { type: "batch"; batch: RowBatch } | { type: "complete"; tables: StagingTableName[] } | { type: "finish" } | { type: "close" };
+type ToWriter =
+  | OpenWriter
+  | { type: "batch"; batch: RowBatch; encoded?: EncodedChunks[] }
+  | { type: "encoded"; encoded: EncodedChunks[] }
+  | { type: "complete"; tables: StagingTableName[] }
+  | { type: "finish" }
+  | { type: "close" };
 type FromWriter = { type: "ready" } | { type: "written" } | { type: "finished"; files: GenerationFile[] } | { type: "failed"; message: string; stack?: string };
 
 /** A thread that has not opened its writer by then (its code failed to load, say) is given up. */
@@ -83,27 +90,58 @@ export class ThreadedGenerationWriter implements BatchSink {
     return writer;
   }
 
+  /**
+   * Some of the span places' numbers, encoded here into the spans file's row groups (see
+   * placedNumberChunks): at the end of a trace import the thread has the places' text to gather
+   * and encode, while this one, having placed them, would wait for it. (220 MB trace, eight
+   * alternating imports: median 5.22 -> 4.96 s.)
+   */
+  private placed: { columns: string[]; chunks: NumberChunks } | null = null;
+
   async write(batch: RowBatch): Promise<void> {
     if (this.failure) throw this.failure;
+    let encoded: EncodedChunks[] | undefined;
+    if (batch.table === "span_places") {
+      this.placed ??= placedNumberChunks();
+      encoded = this.placed.chunks.append(
+        this.placed.columns.map((name) => batch.columns[name] as Float64Array),
+        batch.length,
+      );
+      batch = { table: batch.table, length: batch.length, columns: Object.fromEntries(PLACE_COLUMNS_WITH_ENCODED.map((name) => [name, batch.columns[name]])) };
+    }
     const transfer = new Set<ArrayBuffer>();
     // The batch's arrays are moved, not copied: the builder made them for this batch alone.
     for (const column of Object.values(batch.columns)) {
       if (column instanceof Float64Array) transfer.add(column.buffer as ArrayBuffer);
       else if (isCodedText(column)) for (const array of [column.ids, column.ends, column.text]) transfer.add(array.buffer as ArrayBuffer);
     }
-    this.worker.postMessage({ type: "batch", batch } satisfies ToWriter, [...transfer]);
+    for (const group of encoded ?? []) transfer.add(group.bytes.buffer as ArrayBuffer);
+    this.worker.postMessage({ type: "batch", batch, encoded } satisfies ToWriter, [...transfer]);
     this.inFlight++;
     while (this.inFlight >= MAX_IN_FLIGHT) await this.next("written");
+  }
+
+  /** Sends the span places' last row group of numbers, encoded, if any rows are left: no places come after. */
+  private lastPlaces(): void {
+    const encoded = this.placed?.chunks.finish() ?? [];
+    this.placed = null;
+    if (encoded.length > 0)
+      this.worker.postMessage(
+        { type: "encoded", encoded } satisfies ToWriter,
+        encoded.map((group) => group.bytes.buffer as ArrayBuffer),
+      );
   }
 
   /** Does not wait: the thread writes these tables out while this thread goes on (a failure fails the finish). */
   complete(tables: StagingTableName[]): void {
     if (this.failure) throw this.failure;
+    if (tables.includes("span_places")) this.lastPlaces();
     this.worker.postMessage({ type: "complete", tables } satisfies ToWriter);
   }
 
   async finish(): Promise<GenerationFile[]> {
     try {
+      this.lastPlaces();
       this.worker.postMessage({ type: "finish" } satisfies ToWriter);
       return (await this.next("finished")).files;
     } finally {
@@ -166,8 +204,10 @@ export async function runWriterThread(): Promise<void> {
     } else if (!writer) {
       // The writer failed (and said so): what still arrives is dropped.
     } else if (message.type === "batch") {
-      await writer.write(message.batch);
+      await writer.write(message.batch, message.encoded);
       send({ type: "written" });
+    } else if (message.type === "encoded") {
+      writer.addEncodedPlaces(message.encoded);
     } else if (message.type === "complete") {
       await writer.complete(message.tables);
     } else {

@@ -14,7 +14,7 @@ import { calleesQuery, callersQuery, compareQuery, flameTreeQuery, hotspotsQuery
 import { parquetFileToArrowIpc } from "../../components/sql/parquet-to-arrow";
 import { sqlString } from "../../server/evidence/duckdb";
 import { openEvidence } from "../../server/evidence/engine";
-import { FinalParquetFile, type FinalColumn } from "../../server/evidence/parquet-final";
+import { FinalParquetFile, NumberChunks, type FinalColumn, type NumericFinalColumn } from "../../server/evidence/parquet-final";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
 import { registerArtifact } from "../../server/store/artifacts";
 import type { ObjectId } from "../../server/store/object-store";
@@ -350,6 +350,61 @@ describe("final Parquet files", () => {
     unlearned.append([other.take()], 1);
     expect(() => unlearned.finish()).toThrow(/dictionary id 0 is not in its column's dictionary \(0 entries\)/);
     unlearned.close();
+  });
+
+  it("writes the same bytes when some number columns come encoded apart (NumberChunks), whatever the batches, and refuses chunks and rows that do not match", () => {
+    const rows = 5_300;
+    const next = random(5);
+    const numbers = [
+      Float64Array.from({ length: rows }, (_, r) => r * 3),
+      Float64Array.from({ length: rows }, (_, r) => (r % 5 === 0 ? NaN : Math.floor(next() * 1e12))),
+      Float64Array.from({ length: rows }, (_, r) => r % 4),
+    ];
+    const text = Array.from({ length: rows }, (_, r) => (r % 7 === 0 ? null : `t${r % 30}`));
+    const spec = (encoded: boolean): FinalColumn[] => [
+      { name: "a", type: "BIGINT", nullable: false, encoded },
+      textColumn("t"),
+      { name: "b", type: "BIGINT", nullable: true, encoded },
+      { name: "c", type: "INTEGER", nullable: false },
+    ];
+    const direct = writeFile(spec(false), [numbers[0], text, numbers[1], numbers[2]], [333, 1_000, 1], 1_000);
+    for (const batchSizes of [[333, 1_000, 1], [5_300], [1_000], [999, 1]]) {
+      const columns = spec(true);
+      const file = path.join(tempProject(), "encoded.parquet");
+      const writer = new FinalParquetFile(file, "gen_test", columns, 1_000);
+      const elsewhere = new NumberChunks([columns[0], columns[2]] as NumericFinalColumn[], 1_000);
+      const coder = new TextCoder();
+      for (let start = 0, k = 0; start < rows; k++) {
+        const length = Math.min(batchSizes[k % batchSizes.length], rows - start);
+        // As a writer's thread gets them: the groups these rows complete, then the rows without those columns' values.
+        writer.addEncoded(elsewhere.append([numbers[0].subarray(start, start + length), numbers[1].subarray(start, start + length)], length));
+        for (const value of text.slice(start, start + length)) coder.push(value);
+        const coded = coder.take();
+        (columns[1] as { dictionary: TextDecoding }).dictionary.learn(coded);
+        writer.append([undefined, coded, undefined, numbers[2].subarray(start, start + length)], length);
+        start += length;
+      }
+      writer.addEncoded(elsewhere.finish());
+      expect(writer.finish()).toBe(rows);
+      expect(readFileSync(file)).toEqual(readFileSync(direct));
+    }
+    // Rows past the chunks given, chunks of other rows, chunks with no rows.
+    const columns = spec(true);
+    const chunks = new NumberChunks([columns[0], columns[2]] as NumericFinalColumn[], 10);
+    const groups = chunks.append([numbers[0].subarray(0, 15), numbers[1].subarray(0, 15)], 15);
+    const last = chunks.finish();
+    expect([groups.length, last.length, last[0].rows]).toEqual([1, 1, 5]);
+    const early = new FinalParquetFile(path.join(tempProject(), "early.parquet"), "gen_test", [columns[0]], 10);
+    expect(() => early.append([undefined], 10)).toThrow(/came before its encoded chunks/);
+    early.close();
+    const mismatched = new FinalParquetFile(path.join(tempProject(), "mismatched.parquet"), "gen_test", [columns[0]], 10);
+    mismatched.addEncoded(last);
+    expect(() => mismatched.append([undefined], 10)).toThrow(/a row group of 10 rows was given encoded chunks of 5/);
+    mismatched.close();
+    const leftover = new FinalParquetFile(path.join(tempProject(), "leftover.parquet"), "gen_test", [columns[0]], 10);
+    leftover.addEncoded(groups);
+    expect(() => leftover.finish()).toThrow(/1 row groups of encoded chunks have no rows/);
+    leftover.close();
   });
 
   it("the browser's reader (hyparquet, into Arrow) decodes the file as DuckDB does", async () => {

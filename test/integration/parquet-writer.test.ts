@@ -16,10 +16,10 @@ import { initWorkspace } from "../../server/store/workspace";
 import { queryDuckDb } from "../helpers/duckdb";
 import { tempProject, withWorkspace } from "../helpers/project";
 
-/** A trace of every slice kind, long enough that drafts and places cross many small batches. */
-function mixedTrace(): string {
+/** A trace of every slice kind (`rounds` × 4 spans, and one more), long enough that drafts and places cross many small batches. */
+function mixedTrace(rounds = 600): string {
   const events: object[] = [];
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < rounds; i++) {
     const ts = i * 100;
     const tid = 1 + (i % 3);
     events.push({ name: `task${i % 7}`, cat: "toplevel", ph: "X", pid: 1, tid, ts, dur: 90, args: { i } });
@@ -116,17 +116,22 @@ describe("drafts that do not pair up with places fail the extraction instead of 
 });
 
 describe("the writer on its own thread", () => {
-  it("writes the same files as the writer in this thread", async () => {
-    const text = mixedTrace();
+  // The thread's caller encodes some of the spans' numbers (NumberChunks): one row group of spans
+  // in batches of 64 rows, and three (16,384 rows each, the last partial) in batches of 5,000.
+  it.each([
+    [600, 64],
+    [8_300, 5_000],
+  ])("writes the same files as the writer in this thread (%i × 4 spans, batches of %i rows)", async (rounds, batchRows) => {
+    const text = mixedTrace(rounds);
     await withWorkspace(async (ws) => {
       const direct = await ParquetGenerationWriter.open(ws, "gen_test");
-      await importWith(new EvidenceBuilder(direct, 64), text);
+      await importWith(new EvidenceBuilder(direct, batchRows), text);
       const threaded = ThreadedGenerationWriter.open(ws, "gen_test");
-      await importWith(new EvidenceBuilder(threaded, 64), text);
+      await importWith(new EvidenceBuilder(threaded, batchRows), text);
       const [a, b] = [await direct.finish(), await threaded.finish()];
       // Same bytes: the same content addresses, table by table.
       expect(b).toEqual(a);
-      expect(b.find((f) => f.table === "spans")!.row_count).toBe(600 * 4 + 1);
+      expect(b.find((f) => f.table === "spans")!.row_count).toBe(rounds * 4 + 1);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
     });
   }, 60_000);
