@@ -114,7 +114,8 @@ interface OpenSlice {
   index: number;
   name: string;
   category: string | null;
-  args: SliceArgs;
+  /** Kept until the slice ends: never a view of the input (AsciiBytes), which holds only during its event. */
+  args: Exclude<SliceArgs, AsciiBytes>;
 }
 
 interface ProfileState {
@@ -266,7 +267,7 @@ class TraceCollector {
         const track = this.eventThreadTrack(pid, tid);
         this.checkOrder(track, ts);
         const index = this.slices.add(track, ts, -1);
-        this.openStack(this.openByTrack, track).push({ index, name: nameOf(name), category: categoryOf(cat), args });
+        this.openStack(this.openByTrack, track).push({ index, name: nameOf(name), category: categoryOf(cat), args: args instanceof AsciiBytes ? args.text() : args });
         return index;
       }
       case "E": {

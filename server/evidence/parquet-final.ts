@@ -1,4 +1,5 @@
 import { isCodedText, type CodedText, type TextDecoding } from "../../analysis/evidence/text-coding";
+import { concatBytes } from "../../analysis/io/bytes";
 import {
   BYTE_ARRAY,
   CompactWriter,
@@ -44,7 +45,7 @@ const BLOCK_VALUES = 128;
 const MINIBLOCKS = 4;
 const MINIBLOCK_VALUES = BLOCK_VALUES / MINIBLOCKS;
 const TWO_32 = 2 ** 32;
-const CREATED_BY = "emberscope numeric Parquet writer";
+const CREATED_BY = "emberscope Parquet writer";
 
 interface ChunkInfo {
   /** Where the column chunk starts (its dictionary page, if any) and its size with page headers. */
@@ -220,13 +221,12 @@ export class FinalParquetFile {
 
   /** Writes the last row group and the footer, and closes the file; returns the rows written. */
   finish(): number {
-    if (!this.finished) {
-      this.finished = true;
-      this.groups.flush();
-      if (this.encoded.length > 0) throw new Error(`${this.file}: ${this.encoded.length} row groups of encoded chunks have no rows`);
-      this.output.end(this.footer());
-      this.encoder = null;
-    }
+    if (this.finished) return this.rows;
+    this.groups.flush();
+    if (this.encoded.length > 0) throw new Error(`${this.file}: ${this.encoded.length} row groups of encoded chunks have no rows`);
+    this.output.end(this.footer());
+    this.finished = true;
+    this.encoder = null;
     return this.rows;
   }
 
@@ -577,7 +577,7 @@ class ChunkEncoder {
       const width = Math.max(1, bitLength(used - 1));
       bytes[at++] = width;
       at = putHybrid(bytes, at, this.indices, n, width);
-      const page = concatenated(values);
+      const page = concatBytes(values);
       return this.write(output, [bytes.subarray(0, at)], RLE_DICTIONARY, count, { values: page, count: used }, { nulls: count - n, ...textRange(page, page.length) });
     }
     // PLAIN: the values one after another, each as the coded text holds it. With no ids, the
@@ -777,16 +777,6 @@ function entryOf(entries: readonly Uint8Array[], id: number): Uint8Array {
   return entry;
 }
 
-function concatenated(parts: readonly Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.length;
-  }
-  return all;
-}
-
 /**
  * Text statistics longer than this are left out (min and max both): readers treat a chunk
  * without them as unknown, and the footer stays small whatever the values' length.
@@ -915,13 +905,13 @@ function pageBytes(rows: number): number {
   return 4 + rows + 16 + rows * 8 + Math.ceil(rows / BLOCK_VALUES) * 14 + MINIBLOCK_VALUES * 8 + 64;
 }
 
-/** A min or max as PLAIN's little-endian bytes of the column's type. */
 /** An integer column's dictionary entries (integers held in doubles) as a PLAIN page's INT32 or INT64 values. */
 function integerEntries(values: Float64Array, type: NumericColumnType): Uint8Array {
   const entries = type === "INTEGER" ? Int32Array.from(values) : BigInt64Array.from(values, (value) => BigInt(value));
   return new Uint8Array(entries.buffer);
 }
 
+/** A min or max as PLAIN's little-endian bytes of the column's type. */
 function statistic(type: NumericColumnType, value: number): Uint8Array {
   const bytes = new Uint8Array(type === "INTEGER" ? 4 : 8);
   const view = new DataView(bytes.buffer);

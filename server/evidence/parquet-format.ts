@@ -43,9 +43,9 @@ const T_STRUCT = 12;
 const MAGIC = new TextEncoder().encode("PAR1");
 
 /**
- * Bytes in the making, in a buffer that doubles as it fills; varints are ULEB128, as both Thrift's
- * compact protocol and Parquet's RLE hybrid write them. Numbers are doubles: a varint of an
- * integer up to 2^53 is exact (division by 128 is).
+ * Bytes in the making (CompactWriter's), in a buffer that doubles as it fills; varints are
+ * ULEB128, as Thrift's compact protocol writes them. Numbers are doubles: a varint of an integer
+ * up to 2^53 is exact (division by 128 is).
  */
 class ByteOutput {
   private buffer: Uint8Array;
@@ -80,10 +80,6 @@ class ByteOutput {
       value = Math.floor(value / 128);
     }
     this.buffer[this.at++] = value;
-  }
-
-  get length(): number {
-    return this.at;
   }
 
   toBytes(): Uint8Array {

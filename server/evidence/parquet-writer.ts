@@ -17,7 +17,10 @@ let api: DuckDbModules["api"];
 let duckdb: typeof DuckDbBindings;
 
 const VECTOR_SIZE = 2048;
-/** DuckDB threads of a writer: a trace's spans COPY (join, sort) takes 0.9 s on two, 1.7 s on one. */
+/**
+ * DuckDB threads of a writer: a COPY that sorts spans (given whole, or placed out of order) or
+ * joins drafts to places (without final files) takes about half as long on two as on one.
+ */
 const WRITER_THREADS = 2;
 const INT32_MAX = 2 ** 31 - 1;
 
@@ -204,7 +207,7 @@ const PLACED_NUMBERS: NumericFinalColumn[] = TABLES.spans.filter((c) => ENCODED_
 /**
  * An encoder of span places' numbers into the spans file's row groups, for a writer on another
  * thread: the caller sends the places' chunks encoded (`write`'s `encoded`) and the places with
- * only their draft ids and order keys (see placesForEncoded).
+ * only their draft ids, their order keys and the numbers it encodes itself (PLACE_COLUMNS_WITH_ENCODED).
  */
 export function placedNumberChunks(): { columns: string[]; chunks: NumberChunks } {
   return { columns: PLACED_NUMBERS.map((c) => c.name), chunks: new NumberChunks(PLACED_NUMBERS, ROW_GROUP_SIZE.spans) };
@@ -228,7 +231,7 @@ export interface WriterTarget {
  * Receives the evidence batches of one generation and writes one Parquet file per table into the
  * object store. Output tables of numbers go into their final files as they arrive (see
  * writtenAsFinal); so do spans drafted and then placed (a trace's), whole as their places come
- * (see SpanDrafts and placedAsFinal). The others are staged in an in-memory DuckDB (spilling to
+ * (see SpanDrafts and writtenFinal). The others are staged in an in-memory DuckDB (spilling to
  * the workspace's tmp/ when large) and written by COPY when complete or on finish, with zstd at
  * level 1 (about twice as fast to write as the default level, for files about a fifth larger).
  * Every file carries `generation_id` so readers can union generations by name.
@@ -305,7 +308,8 @@ export class ParquetGenerationWriter implements BatchSink {
         (c): FinalColumn =>
           c.type === "VARCHAR" ? { name: c.name, type: "VARCHAR", nullable: c.nullable, dictionary: dictionaries.get(c.name)! } : { name: c.name, type: c.type as NumericColumnType, nullable: c.nullable, encoded: this.placesEncoded === true && table === "spans" && ENCODED_BY_CALLER.includes(c.name) },
       );
-      file = new FinalParquetFile(path.join(this.stagingDir, `${table}.parquet`), this.generationId, columns, ROW_GROUP_SIZE[table as TableName]);
+      // Named apart from the COPY's target: the spans COPY may read this file (see outputSource).
+      file = new FinalParquetFile(path.join(this.stagingDir, `${table}.final.parquet`), this.generationId, columns, ROW_GROUP_SIZE[table as TableName]);
       this.finals.set(table, file);
     }
     return file;
@@ -346,6 +350,7 @@ export class ParquetGenerationWriter implements BatchSink {
    */
   async write(batch: RowBatch, encoded?: EncodedChunks[]): Promise<void> {
     if (this.completed.has(batch.table)) throw new Error(`rows for ${batch.table} arrived after it was declared complete`);
+    if (encoded && !(this.finalFiles && batch.table === "span_places")) throw new Error(`encoded chunks came with rows for ${batch.table}, which this writer does not write into a final file`);
     const specs = STAGING_TABLES[batch.table] as readonly ColumnSpec[] | undefined;
     if (!specs) throw new Error(`rows for ${batch.table}, which is no staging table`);
     const dictionaries = this.dictionariesOf(batch.table);
@@ -448,7 +453,7 @@ export class ParquetGenerationWriter implements BatchSink {
    * Rows to write for a table, their text still as staged, and the dictionaries that decode it.
    * Spans come from their staging table and from the drafts placed:
    * - with final files, the placed drafts' file holds whole spans, text decoded (this COPY runs
-   *   only when that file cannot be the final one, see placedAsFinal);
+   *   only when that file cannot be the final one, see writtenFinal);
    * - else the drafts joined to their places. Text is decoded after the join and the sort, which
    *   then hold ids instead of strings; the spans staged as such have their text decoded in the
    *   union (each staging table has dictionaries of its own) and no ids, so the drafts'
@@ -515,7 +520,6 @@ export class ParquetGenerationWriter implements BatchSink {
   private totalRows(table: StagingTableName): number {
     return this.written.get(table) ?? 0;
   }
-
 
   /**
    * Staging tables that will get no more rows. Every output table whose staging tables are all
@@ -590,9 +594,9 @@ export class ParquetGenerationWriter implements BatchSink {
       `COPY (${this.outputQuery(table)}) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[table] ?? 122_880})`,
     );
     const rowCount = Number(copied.getRows()[0][0]);
-    // The builder refuses a draft given twice and a place without its draft, so the join writes
-    // one row per place; the spans COPY's row count checks that (on its own, a missing and a
-    // duplicated draft would cancel out).
+    // The builder refuses a draft given twice and a place without its draft (and so, with final
+    // files, does SpanDrafts), so the COPY writes one row per place; its row count checks that (on
+    // its own, a missing and a duplicated draft would cancel out in a join).
     const expectedSpans = this.totalRows("spans") + this.totalRows("span_places");
     if (table === "spans" && rowCount !== expectedSpans) throw new Error(`span drafts and places do not pair up: ${rowCount} spans written, ${expectedSpans} expected`);
     await connection.run(`DROP TABLE "${table}"`);

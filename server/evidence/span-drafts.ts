@@ -144,6 +144,11 @@ export class SpanDrafts {
     return end;
   }
 
+  /** Chunks of text read back from the spill file so far (tests check that places in another order do not read the file over and over). */
+  get readBacks(): number {
+    return this.texts.readBacks;
+  }
+
   close(): void {
     this.texts.close();
   }
@@ -233,6 +238,12 @@ function placeCodes(draftIds: Float64Array, length: number, codes: Int32Array, i
 /** Text bytes held in memory at most, across a writer's drafts, before chunks go to the spill file. */
 const DRAFT_TEXT_MEMORY = 256 * 1024 * 1024;
 const CHUNK_BYTES = 8 * 1024 * 1024;
+/**
+ * Spilled chunks kept once read back. Places come sorted by start while drafts came in the file's
+ * order: places that alternate between regions of the file (threads written in blocks) need a
+ * chunk of each at once, and with one kept each switch read a whole chunk again.
+ */
+const READ_BACK_CHUNKS = 4;
 
 /**
  * Values appended in chunks (a value never straddles two); chunks past the memory budget are
@@ -248,8 +259,10 @@ class ByteChunks {
   private held = 0;
   /** The oldest chunk still in memory. */
   private oldest = 0;
-  /** The last spilled chunk read back. */
-  private cached: { chunk: number; bytes: Uint8Array } | null = null;
+  /** Spilled chunks read back, the most recently used last (at most READ_BACK_CHUNKS). */
+  private readonly readBackCache = new Map<number, Uint8Array>();
+  /** Chunks read back from the spill file so far. */
+  readBacks = 0;
 
   constructor(
     private readonly spillFile: string,
@@ -297,7 +310,13 @@ class ByteChunks {
   }
 
   private readBack(chunk: number): Uint8Array {
-    if (this.cached?.chunk === chunk) return this.cached.bytes;
+    const cached = this.readBackCache.get(chunk);
+    if (cached) {
+      this.readBackCache.delete(chunk);
+      this.readBackCache.set(chunk, cached);
+      return cached;
+    }
+    this.readBacks++;
     const bytes = new Uint8Array(this.used[chunk]);
     let read = 0;
     while (read < bytes.length) {
@@ -305,7 +324,8 @@ class ByteChunks {
       if (n === 0) throw new Error(`the span drafts' spill file ended early (chunk ${chunk})`);
       read += n;
     }
-    this.cached = { chunk, bytes };
+    this.readBackCache.set(chunk, bytes);
+    if (this.readBackCache.size > READ_BACK_CHUNKS) this.readBackCache.delete(this.readBackCache.keys().next().value!);
     return bytes;
   }
 }

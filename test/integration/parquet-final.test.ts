@@ -705,7 +705,7 @@ describe("the writer's final files: tables of numbers, and spans placed from kep
       await closed.write(draft(1));
       await closed.write(place(1));
       const inTmp = readdirSync(ws.layout.tmp, { recursive: true }).map((f) => path.basename(String(f)));
-      expect(inTmp).toEqual(expect.arrayContaining(["spans.parquet", "stacks.parquet", "samples.parquet"]));
+      expect(inTmp).toEqual(expect.arrayContaining(["spans.final.parquet", "stacks.final.parquet", "samples.final.parquet"]));
       await closed.close();
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
 

@@ -136,6 +136,54 @@ describe("the writer on its own thread", () => {
     });
   }, 60_000);
 
+  it("writes the same files as the writer in this thread when places come out of the file's order (the placed spans sorted by COPY)", async () => {
+    const count = 40_000;
+    // Drafts in order, coded as one builder codes them (ids continuing across batches); places in a
+    // shuffled order, in batches that do not fall on the spans' 16,384-row groups.
+    const coders = ["name", "category", "status", "args"].map(() => new TextCoder());
+    const draftBatches = Array.from({ length: count / 8_000 }, (_, b) => {
+      const ids = Array.from({ length: 8_000 }, (_, i) => b * 8_000 + i);
+      const texts = ids.map((i) => [`n${i % 13}`, i % 3 === 0 ? null : "c", null, `{"i":${i}}`]);
+      const columns = Object.fromEntries(
+        ["name", "category", "status", "args"].map((name, c) => {
+          for (const t of texts) coders[c].push(t[c]);
+          return [name, coders[c].take()];
+        }),
+      );
+      return { table: "span_drafts" as const, length: ids.length, columns: { draft_id: Float64Array.from(ids), ...columns } };
+    });
+    const order = Array.from({ length: count }, (_, i) => (i * 7_919) % count);
+    const placeBatches = Array.from({ length: Math.ceil(count / 7_000) }, (_, b) => {
+      const ids = order.slice(b * 7_000, (b + 1) * 7_000);
+      return {
+        table: "span_places" as const,
+        length: ids.length,
+        columns: {
+          draft_id: Float64Array.from(ids),
+          span_id: Float64Array.from(ids),
+          track_id: Float64Array.from(ids, (i) => i % 4),
+          parent_span_id: Float64Array.from(ids, (i) => (i % 5 === 0 ? NaN : i - 1)),
+          start_ns: Float64Array.from(ids, (i) => Math.floor(i / 3) * 10),
+          dur_ns: Float64Array.from(ids, (i) => i % 50),
+          depth: Float64Array.from(ids, (i) => i % 6),
+        },
+      };
+    });
+    // Each writer gets its own copies: a thread's batches are moved to it.
+    const copied = <T extends { columns: object }>(batch: T): T => structuredClone(batch);
+    await withWorkspace(async (ws) => {
+      const files = [];
+      for (const writer of [await ParquetGenerationWriter.open(ws, "gen_test"), ThreadedGenerationWriter.open(ws, "gen_test")]) {
+        for (const batch of [...draftBatches, ...placeBatches]) await writer.write(copied(batch));
+        await writer.complete(["spans", "span_drafts", "span_places"]);
+        files.push(await writer.finish());
+      }
+      expect(files[1]).toEqual(files[0]);
+      expect(files[0].find((f) => f.table === "spans")!.row_count).toBe(count);
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    });
+  }, 60_000);
+
   it("writes a table out when it is declared complete, and refuses its rows after that", async () => {
     await withWorkspace(async (ws) => {
       const writer = await ParquetGenerationWriter.open(ws, "gen_test");
