@@ -213,7 +213,10 @@ export function placedNumberChunks(): { columns: string[]; chunks: NumberChunks 
   return { columns: PLACED_NUMBERS.map((c) => c.name), chunks: new NumberChunks(PLACED_NUMBERS, ROW_GROUP_SIZE.spans) };
 }
 
-/** What a batch of places still needs to carry when its numbers go encoded: its drafts, and its order keys (see notePlaceOrder). */
+/**
+ * What a batch of places still carries when some of its numbers go encoded: its drafts, its order
+ * keys (see notePlaceOrder) and the numbers the writer encodes itself.
+ */
 export const PLACE_COLUMNS_WITH_ENCODED = ["draft_id", ...new Set([...SORT_ORDER.spans!, ...TABLES.spans.filter((c) => isNumericColumn(c.type) && !ENCODED_BY_CALLER.includes(c.name)).map((c) => c.name)])];
 
 /** The staging tables an output table is written from: spans also from the drafts and their places. */
