@@ -22,6 +22,7 @@ export const INT_64 = 18;
 export const PLAIN = 0;
 export const RLE = 3;
 export const DELTA_BINARY_PACKED = 5;
+export const DELTA_BYTE_ARRAY = 7;
 export const RLE_DICTIONARY = 8;
 
 export const UNCOMPRESSED = 0;

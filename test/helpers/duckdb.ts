@@ -32,13 +32,13 @@ export async function parquetContent(file: string): Promise<unknown> {
  * Per row group and column, as "group rows column min max nulls": the statistics a file's footer
  * holds (what DuckDB skips row groups by), or (`from: "rows"`) those of the rows DuckDB reads in
  * each row group. A file whose statistics are right gives the same two. Our final files leave out
- * min and max of PLAIN text chunks (mostly unique values), DuckDB's do not: `plainText: "range
- * optional"` leaves them out of the rows' statistics where the footer does.
+ * min and max of text chunks not dictionary-coded (mostly unique values), DuckDB's do not:
+ * `uncodedText: "range optional"` leaves them out of the rows' statistics where the footer does.
  */
-export async function rowGroupStatistics(file: string, from: "footer" | "rows", plainText: "range" | "range optional" = "range"): Promise<string[]> {
+export async function rowGroupStatistics(file: string, from: "footer" | "rows", uncodedText: "range" | "range optional" = "range"): Promise<string[]> {
   const f = sqlString(file);
   const chunks = (await queryDuckDb(`SELECT row_group_id, row_group_num_rows, path_in_schema, stats_min_value, stats_max_value, stats_null_count, type = 'BYTE_ARRAY' AND NOT contains(encodings, 'DICTIONARY') FROM parquet_metadata(${f}) ORDER BY row_group_id, column_id`)).rows;
-  const rangeless = new Set(chunks.filter((c) => plainText === "range optional" && c[6] === true && c[3] === null && c[4] === null).map((c) => `${String(c[0])} ${String(c[2])}`));
+  const rangeless = new Set(chunks.filter((c) => uncodedText === "range optional" && c[6] === true && c[3] === null && c[4] === null).map((c) => `${String(c[0])} ${String(c[2])}`));
   if (from === "footer") return chunks.map((c) => c.slice(0, 6).map((v) => String(v ?? "-")).join(" "));
   const columns = [...new Set(chunks.map((c) => String(c[2])))];
   const groups = new Map(chunks.map((c) => [Number(c[0]), Number(c[1])]));

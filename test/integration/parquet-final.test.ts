@@ -289,7 +289,7 @@ describe("final Parquet files", () => {
     };
   }
 
-  it("writes text of every kind as DuckDB reads it back: dictionary-coded where every value came as an id, PLAIN otherwise, NULLs kept", async () => {
+  it("writes text of every kind as DuckDB reads it back: dictionary-coded where every value came as an id, prefix-coded (DELTA_BYTE_ARRAY) otherwise, NULLs kept", async () => {
     const rows = 23_000;
     const { name, args } = textValues(rows);
     const count = Float64Array.from({ length: rows }, (_, r) => r);
@@ -301,10 +301,10 @@ describe("final Parquet files", () => {
     expect(await query(`SELECT column_type FROM (DESCRIBE SELECT name, args FROM read_parquet(${sqlString(file)}))`)).toEqual([["VARCHAR"], ["VARCHAR"]]);
     const encodings = (await query(`SELECT row_group_id, path_in_schema, encodings FROM parquet_metadata(${sqlString(file)}) WHERE path_in_schema IN ('name', 'args') ORDER BY 1, column_id`)).map((r) => r.join(" "));
     // The fourth group's args are NULLs only: a PLAIN page of no values.
-    expect(encodings).toEqual([0, 1, 2, 3, 4].flatMap((g) => [`${g} name PLAIN, RLE, RLE_DICTIONARY`, `${g} args PLAIN, RLE`]));
+    expect(encodings).toEqual([0, 1, 2, 3, 4].flatMap((g) => [`${g} name PLAIN, RLE, RLE_DICTIONARY`, `${g} args ${g === 3 ? "PLAIN" : "DELTA_BYTE_ARRAY"}, RLE`]));
   });
 
-  it("gives text chunks their NULL counts, and min and max where dictionary-coded (PLAIN text chunks, mostly unique values, go without)", async () => {
+  it("gives text chunks their NULL counts, and min and max where dictionary-coded (prefix-coded chunks, mostly unique values, go without)", async () => {
     const rows = 23_000;
     const { name, args } = textValues(rows);
     const columns = [textColumn("name"), textColumn("args")];
@@ -331,7 +331,7 @@ describe("final Parquet files", () => {
     const values = Array.from({ length: 3_000 }, (_, r) => (r < 1_000 ? null : r % 3 === 0 ? "" : `v${r % 10}`));
     const file = writeFile([textColumn("t")], [values], [999], 1_000, false);
     expect((await readBack(file, [textColumn("t")])).map((r) => r[0])).toEqual(values);
-    expect(await columnEncodings(file)).toEqual({ generation_id: "PLAIN, RLE, RLE_DICTIONARY", t: "PLAIN, RLE" });
+    expect(await columnEncodings(file)).toEqual({ generation_id: "PLAIN, RLE, RLE_DICTIONARY", t: "PLAIN, RLE | DELTA_BYTE_ARRAY, RLE" });
     expect(await rowGroupStatistics(file, "footer")).toContain("0 1000 t - - 1000");
   });
 
@@ -526,8 +526,8 @@ describe("the writer's final files: tables of numbers, and spans placed from kep
   /**
    * The generation's files (table → rows and content address), written one way or the other. The
    * tables that may go into final files (not by COPY) are compared by what DuckDB reads of them
-   * (columns, rows in order), their statistics checked against their rows (PLAIN text chunks
-   * have no min or max).
+   * (columns, rows in order), their statistics checked against their rows (text chunks not
+   * dictionary-coded have no min or max).
    */
   async function filesOf(finalFiles: boolean, produce: (writer: ParquetGenerationWriter) => Promise<void>) {
     return withWorkspace(async (ws) => {
