@@ -1,3 +1,5 @@
+import { withRoom } from "../io/bytes";
+
 /**
  * Text columns leave the builder coded (see CodedText): a value that repeats as an id into the
  * column's dictionary, any other as UTF-8 bytes already laid out as a Parquet page holds them. A
@@ -155,15 +157,10 @@ export class TextCoder {
     this.ids[row] = NaN;
     const { bytes, start } = value;
     const size = value.length;
-    const needed = this.end + 4 + size;
-    if (needed > this.text.length) this.growText(needed);
-    const text = this.text;
+    const text = (this.text = withRoom(this.text, this.end, this.end + 4 + size));
     const at = this.end + 4;
     copyBytes(bytes, start, text, at, size);
-    text[at - 4] = size & 0xff;
-    text[at - 3] = (size >>> 8) & 0xff;
-    text[at - 2] = (size >>> 16) & 0xff;
-    text[at - 1] = size >>> 24;
+    putTextLength(text, this.end, size);
     this.end = at + size;
     this.ends[row] = this.end;
     if (++this.vectorRows === VECTOR_ROWS) this.learn();
@@ -191,16 +188,11 @@ export class TextCoder {
   /** Appends the value's length and UTF-8 bytes to the text. */
   private encode(value: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-    const needed = this.end + 4 + 3 * value.length;
-    if (needed > this.text.length) this.growText(needed);
-    const text = this.text;
+    const text = (this.text = withRoom(this.text, this.end, this.end + 4 + 3 * value.length));
     const at = this.end + 4;
     let written = value.length <= SHORT_TEXT ? asciiInto(value, text, at) : -1;
     if (written < 0) written = utf8.encodeInto(value, text.subarray(at)).written;
-    text[at - 4] = written & 0xff;
-    text[at - 3] = (written >>> 8) & 0xff;
-    text[at - 2] = (written >>> 16) & 0xff;
-    text[at - 1] = written >>> 24;
+    putTextLength(text, this.end, written);
     this.end = at + written;
   }
 
@@ -213,12 +205,18 @@ export class TextCoder {
     ends.set(this.ends);
     this.ends = ends;
   }
+}
 
-  private growText(needed: number): void {
-    const text = new Uint8Array(Math.max(needed, this.text.length * 2));
-    text.set(this.text.subarray(0, this.end));
-    this.text = text;
-  }
+/** The length of the text value at `at` in CodedText's layout (and a PLAIN page's): its 4-byte little-endian prefix. */
+export function textLength(bytes: Uint8Array, at: number): number {
+  return bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
+}
+
+function putTextLength(bytes: Uint8Array, at: number, length: number): void {
+  bytes[at] = length & 0xff;
+  bytes[at + 1] = (length >>> 8) & 0xff;
+  bytes[at + 2] = (length >>> 16) & 0xff;
+  bytes[at + 3] = length >>> 24;
 }
 
 /**

@@ -4,6 +4,17 @@ export function isGzip(head: Uint8Array): boolean {
   return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
 
+/**
+ * `bytes` if it holds `needed` bytes, else a larger buffer (twice as large, or `needed`) holding
+ * its first `used` bytes: for buffers that grow as they fill.
+ */
+export function withRoom(bytes: Uint8Array, used: number, needed: number): Uint8Array {
+  if (needed <= bytes.length) return bytes;
+  const grown = new Uint8Array(Math.max(needed, bytes.length * 2));
+  grown.set(bytes.subarray(0, used));
+  return grown;
+}
+
 /** Concatenates chunks (for small structures only; large inputs stay chunked). */
 export function concatBytes(chunks: Uint8Array[]): Uint8Array {
   const total = chunks.reduce((n, c) => n + c.length, 0);

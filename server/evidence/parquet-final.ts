@@ -1,7 +1,8 @@
-import { isCodedText, type CodedText, type TextDecoding } from "../../analysis/evidence/text-coding";
-import { concatBytes } from "../../analysis/io/bytes";
+import { isCodedText, textLength, type CodedText, type TextDecoding } from "../../analysis/evidence/text-coding";
+import { concatBytes, withRoom } from "../../analysis/io/bytes";
 import {
   BYTE_ARRAY,
+  ByteOutput,
   CompactWriter,
   DATA_PAGE,
   DELTA_BINARY_PACKED,
@@ -81,29 +82,14 @@ interface ChunkOutput {
   write(parts: Uint8Array[]): void;
 }
 
-/** Chunks written to memory, taken out a row group at a time. */
-class ChunkBytes implements ChunkOutput {
-  private buffer = new Uint8Array(1 << 20);
-  offset = 0;
-
-  write(parts: Uint8Array[]): void {
-    const size = parts.reduce((sum, part) => sum + part.length, 0);
-    if (this.offset + size > this.buffer.length) {
-      const grown = new Uint8Array(Math.max(this.offset + size, this.buffer.length * 2));
-      grown.set(this.buffer.subarray(0, this.offset));
-      this.buffer = grown;
-    }
-    for (const part of parts) {
-      this.buffer.set(part, this.offset);
-      this.offset += part.length;
-    }
+/** Chunks written to memory, taken out a row group at a time (`take`: offsets start from 0 again). */
+class ChunkBytes extends ByteOutput implements ChunkOutput {
+  get offset(): number {
+    return this.length;
   }
 
-  /** The bytes written since the last take, in a buffer of their own; offsets start from 0 again. */
-  take(): Uint8Array {
-    const bytes = this.buffer.slice(0, this.offset);
-    this.offset = 0;
-    return bytes;
+  write(parts: Uint8Array[]): void {
+    for (const part of parts) this.bytes(part);
   }
 }
 
@@ -214,6 +200,11 @@ export class FinalParquetFile {
     });
     this.groups.append(values, length);
     this.rows += length;
+  }
+
+  /** Whether some columns' chunks come encoded (addEncoded) rather than their values. */
+  get takesEncoded(): boolean {
+    return this.columns.some((c) => c.type !== "VARCHAR" && c.encoded === true);
   }
 
   /** Gives the `encoded` columns' chunks of the next row groups (see NumberChunks). */
@@ -397,11 +388,7 @@ function appendText(to: TextRows, from: CodedText, start: number, rows: number, 
   const shift = to.end - first;
   for (let k = 0; k < rows; k++) to.ends[at + k] = from.ends[start + k] + shift;
   const size = last - first;
-  if (to.end + size > to.text.length) {
-    const grown = new Uint8Array(Math.max(to.end + size, to.text.length * 2));
-    grown.set(to.text.subarray(0, to.end));
-    to.text = grown;
-  }
+  to.text = withRoom(to.text, to.end, to.end + size);
   to.text.set(from.text.subarray(first, last), to.end);
   to.end += size;
 }
@@ -415,15 +402,17 @@ class EntryBytes {
   /** Every entry the dictionary has learned so far, by id. */
   current(): readonly Uint8Array[] {
     const { dictionary } = this.dictionary;
-    for (let id = this.values.length; id < dictionary.length; id++) {
-      const utf8 = new TextEncoder().encode(dictionary[id]);
-      const value = new Uint8Array(4 + utf8.length);
-      value.set(littleEndianUint32(utf8.length));
-      value.set(utf8, 4);
-      this.values.push(value);
-    }
+    for (let id = this.values.length; id < dictionary.length; id++) this.values.push(plainText(new TextEncoder().encode(dictionary[id])));
     return this.values;
   }
+}
+
+/** A text value as PLAIN holds it: its 4-byte little-endian length, then its UTF-8 bytes. */
+function plainText(utf8: Uint8Array): Uint8Array {
+  const value = new Uint8Array(4 + utf8.length);
+  value.set(littleEndianUint32(utf8.length));
+  value.set(utf8, 4);
+  return value;
 }
 
 /**
@@ -458,7 +447,12 @@ class ChunkEncoder {
   private readonly view: DataView;
   /** A text chunk's suffix lengths (DELTA_BYTE_ARRAY; its prefix lengths go in `present`), and its suffixes' bytes. */
   private readonly suffixLengths: Float64Array;
-  private suffixes = new Uint8Array(0);
+  private suffixes: Uint8Array = new Uint8Array(0);
+  /** Room for the PLAIN values of a text chunk that mixes dictionary ids and text. */
+  private plain: Uint8Array = new Uint8Array(0);
+  /** Per dictionary id, its entry in the chunk's own dictionary (-1: none yet); the chunk's entries' ids. */
+  private localOf = new Int32Array(0);
+  private used = new Int32Array(0);
 
   constructor(rows: number) {
     this.present = new Float64Array(rows);
@@ -475,9 +469,7 @@ class ChunkEncoder {
 
   /** The generation_id chunk: a one-entry dictionary, and every row pointing at it. */
   generationId(output: ChunkOutput, id: Uint8Array, rows: number): ChunkInfo {
-    const dictionary = new Uint8Array(4 + id.length);
-    dictionary.set(littleEndianUint32(id.length));
-    dictionary.set(id, 4);
+    const dictionary = plainText(id);
     const { bytes } = this;
     let at = this.levels(rows, null);
     // Bit width 1, then one RLE run of index 0.
@@ -610,14 +602,14 @@ class ChunkEncoder {
    * `suffixLengths`; returns the suffixes' bytes, one after another.
    */
   private prefixCoded(values: Uint8Array, n: number): Uint8Array {
-    if (this.suffixes.length < values.length) this.suffixes = new Uint8Array(Math.max(values.length, this.suffixes.length * 2));
-    const { present, suffixLengths, suffixes } = this;
+    const suffixes = (this.suffixes = withRoom(this.suffixes, 0, values.length));
+    const { present, suffixLengths } = this;
     let at = 0;
     let out = 0;
     let previous = 0;
     let previousLength = 0;
     for (let k = 0; k < n; k++) {
-      const length = values[at] | (values[at + 1] << 8) | (values[at + 2] << 16) | (values[at + 3] << 24);
+      const length = textLength(values, at);
       const start = at + 4;
       const shared = Math.min(length, previousLength);
       let prefix = 0;
@@ -632,12 +624,6 @@ class ChunkEncoder {
     return suffixes.subarray(0, out);
   }
 
-  /** Room for the PLAIN values of a text chunk that mixes dictionary ids and text. */
-  private plain = new Uint8Array(0);
-  /** Per dictionary id, its entry in the chunk's own dictionary (-1: none yet); the chunk's entries' ids. */
-  private localOf = new Int32Array(0);
-  private used = new Int32Array(0);
-
   /** A text chunk's values as a PLAIN page holds them, ids replaced by their entries. */
   private plainTexts(rows: TextRows, entries: readonly Uint8Array[], count: number): Uint8Array {
     const { ids, ends, text } = rows;
@@ -647,8 +633,7 @@ class ChunkEncoder {
       size += id === id ? entryOf(entries, id).length : ends[row] - previous;
       previous = ends[row];
     }
-    if (this.plain.length < size) this.plain = new Uint8Array(Math.max(size, this.plain.length * 2));
-    const plain = this.plain;
+    const plain = (this.plain = withRoom(this.plain, 0, size));
     let at = 0;
     for (let row = 0, previous = rows.start; row < count; row++) {
       const id = ids[row];
@@ -838,7 +823,7 @@ function textRange(values: Uint8Array, end: number): { min: Uint8Array | null; m
   let maxAt = -1;
   let maxLength = 0;
   for (let at = 0; at < end; ) {
-    const length = values[at] | (values[at + 1] << 8) | (values[at + 2] << 16) | (values[at + 3] << 24);
+    const length = textLength(values, at);
     at += 4;
     if (minAt < 0 || compareBytes(values, at, length, minAt, minLength) < 0) {
       minAt = at;

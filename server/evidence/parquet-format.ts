@@ -1,5 +1,6 @@
 import { closeSync, openSync, writevSync } from "node:fs";
 import { endianness } from "node:os";
+import { withRoom } from "../../analysis/io/bytes";
 
 /**
  * The parts of the Parquet format that our own encoder (parquet-final.ts) writes pages with, apart
@@ -44,11 +45,11 @@ const T_STRUCT = 12;
 const MAGIC = new TextEncoder().encode("PAR1");
 
 /**
- * Bytes in the making (CompactWriter's), in a buffer that doubles as it fills; varints are
+ * Bytes in the making (CompactWriter's, and chunks encoded in memory), in a buffer that grows as it fills; varints are
  * ULEB128, as Thrift's compact protocol writes them. Numbers are doubles: a varint of an integer
  * up to 2^53 is exact (division by 128 is).
  */
-class ByteOutput {
+export class ByteOutput {
   private buffer: Uint8Array;
   private at = 0;
 
@@ -57,10 +58,7 @@ class ByteOutput {
   }
 
   private reserve(bytes: number): void {
-    if (this.at + bytes <= this.buffer.length) return;
-    const grown = new Uint8Array(Math.max(this.at + bytes, this.buffer.length * 2));
-    grown.set(this.buffer.subarray(0, this.at));
-    this.buffer = grown;
+    this.buffer = withRoom(this.buffer, this.at, this.at + bytes);
   }
 
   byte(value: number): void {
@@ -81,6 +79,17 @@ class ByteOutput {
       value = Math.floor(value / 128);
     }
     this.buffer[this.at++] = value;
+  }
+
+  get length(): number {
+    return this.at;
+  }
+
+  /** The bytes so far, in a buffer of their own; the output starts empty again. */
+  take(): Uint8Array {
+    const bytes = this.toBytes();
+    this.at = 0;
+    return bytes;
   }
 
   toBytes(): Uint8Array {

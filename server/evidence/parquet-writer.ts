@@ -294,22 +294,15 @@ export class ParquetGenerationWriter implements BatchSink {
   /** The final files of the tables written as their rows arrive (see writtenAsFinal; spans, of placed drafts), made by their first batch (or their finish). */
   private readonly finals = new Map<StagingTableName, FinalParquetFile>();
 
-  /** Whether the spans file's numbers come encoded (see write), once its first places came. */
-  private placesEncoded: boolean | null = null;
-
-  /** `encodedNumbers`: for places written to the spans file, whether their numbers come encoded (see write). */
-  private finalFile(table: StagingTableName, encodedNumbers?: boolean): FinalParquetFile {
-    if (encodedNumbers !== undefined) {
-      this.placesEncoded ??= encodedNumbers;
-      if (this.placesEncoded !== encodedNumbers) throw new Error("span places came both with their numbers and with them encoded");
-    }
+  /** `encodedNumbers`: made by places whose numbers come encoded (see write), the spans file takes those chunks. */
+  private finalFile(table: StagingTableName, encodedNumbers = false): FinalParquetFile {
     let file = this.finals.get(table);
     if (!file) {
       // Spans here are placed drafts: their text comes coded by the drafts' dictionaries.
       const dictionaries = this.dictionariesOf(table === "spans" ? "span_drafts" : table);
       const columns = STAGING_TABLES[table].map(
         (c): FinalColumn =>
-          c.type === "VARCHAR" ? { name: c.name, type: "VARCHAR", nullable: c.nullable, dictionary: dictionaries.get(c.name)! } : { name: c.name, type: c.type as NumericColumnType, nullable: c.nullable, encoded: this.placesEncoded === true && table === "spans" && ENCODED_BY_CALLER.includes(c.name) },
+          c.type === "VARCHAR" ? { name: c.name, type: "VARCHAR", nullable: c.nullable, dictionary: dictionaries.get(c.name)! } : { name: c.name, type: c.type as NumericColumnType, nullable: c.nullable, encoded: encodedNumbers && ENCODED_BY_CALLER.includes(c.name) },
       );
       // Named apart from the COPY's target: the spans COPY may read this file (see outputSource).
       file = new FinalParquetFile(path.join(this.stagingDir, `${table}.final.parquet`), this.generationId, columns, ROW_GROUP_SIZE[table as TableName]);
@@ -366,7 +359,7 @@ export class ParquetGenerationWriter implements BatchSink {
     if (this.staysOut(batch.table)) {
       if (batch.table === "span_drafts") this.drafts.add(batch);
       else if (batch.table === "span_places") {
-        const spans = this.finalFile("spans", encoded !== undefined);
+        const spans = this.placedFile(encoded !== undefined);
         if (encoded) spans.addEncoded(encoded);
         spans.append(this.placedSpans(batch), batch.length);
         this.notePlaceOrder(batch);
@@ -417,7 +410,14 @@ export class ParquetGenerationWriter implements BatchSink {
 
   /** The rest of the span places' numbers, encoded (see write): the row groups after those already given. */
   addEncodedPlaces(encoded: EncodedChunks[]): void {
-    this.finalFile("spans", true).addEncoded(encoded);
+    this.placedFile(true).addEncoded(encoded);
+  }
+
+  /** The spans file that places go into, their numbers given encoded or not (all one way or all the other). */
+  private placedFile(encodedNumbers: boolean): FinalParquetFile {
+    const spans = this.finalFile("spans", encodedNumbers);
+    if (spans.takesEncoded !== encodedNumbers) throw new Error("span places came both with their numbers and with them encoded");
+    return spans;
   }
 
   /** A batch of places as spans' columns (TABLES.spans), each with its draft's text, coded by the drafts' dictionaries; numbers given encoded are absent. */

@@ -1,6 +1,7 @@
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import { DRAFT_TABLES, type RowBatch } from "../../analysis/evidence/builder";
-import type { CodedText } from "../../analysis/evidence/text-coding";
+import { textLength, type CodedText } from "../../analysis/evidence/text-coding";
+import { withRoom } from "../../analysis/io/bytes";
 
 /** The drafts' text columns, in their order in a draft (name, category, status, args). */
 export const DRAFT_TEXT_COLUMNS = DRAFT_TABLES.span_drafts.filter((c) => c.type === "VARCHAR").map((c) => c.name);
@@ -126,7 +127,7 @@ export class SpanDrafts {
             bytes = this.texts.chunk(chunk);
           }
           const from = offsets[draft];
-          const size = 4 + (bytes[from] | (bytes[from + 1] << 8) | (bytes[from + 2] << 16) | (bytes[from + 3] << 24));
+          const size = 4 + textLength(bytes, from);
           if (chunk !== runChunk || from !== runTo) {
             copyRun(into, runBytes, runFrom, runTo, runAt);
             runChunk = chunk;
@@ -215,12 +216,7 @@ function keepRows(ids: Float64Array, length: number, column: CodedText, codes: I
 function copyRun(into: { text: Uint8Array }, bytes: Uint8Array, from: number, to: number, at: number): void {
   const size = to - from;
   if (size === 0) return;
-  if (at + size > into.text.length) {
-    const grown = new Uint8Array(Math.max(at + size, into.text.length * 2));
-    grown.set(into.text.subarray(0, at));
-    into.text = grown;
-  }
-  const text = into.text;
+  const text = (into.text = withRoom(into.text, at, at + size));
   // A value or two of a few bytes: copied by hand, without a view made for them.
   if (size <= 64) for (let k = 0; k < size; k++) text[at + k] = bytes[from + k];
   else text.set(bytes.subarray(from, to), at);
