@@ -1,4 +1,4 @@
-import { withRoom } from "../io/bytes";
+import { copyBytes, withRoom } from "../io/bytes";
 
 /**
  * Text columns leave the builder coded (see CodedText): a value that repeats as an id into the
@@ -219,28 +219,6 @@ function putTextLength(bytes: Uint8Array, at: number, length: number): void {
   bytes[at + 3] = length >>> 24;
 }
 
-/**
- * Copies `size` bytes: four at a time through DataViews while four remain (about twice as fast as
- * byte by byte for the short values of a trace's args), then byte by byte. The views are made once
- * per buffer.
- */
-function copyBytes(from: Uint8Array, start: number, to: Uint8Array, at: number, size: number): void {
-  if (from !== fromBytes) {
-    fromBytes = from;
-    fromView = new DataView(from.buffer, from.byteOffset, from.byteLength);
-  }
-  if (to !== toBytes) {
-    toBytes = to;
-    toView = new DataView(to.buffer, to.byteOffset, to.byteLength);
-  }
-  let k = 0;
-  for (; k + 4 <= size; k += 4) toView.setUint32(at + k, fromView.getUint32(start + k));
-  for (; k < size; k++) to[at + k] = from[start + k];
-}
-let fromBytes: Uint8Array | null = null;
-let fromView: DataView = new DataView(new ArrayBuffer(0));
-let toBytes: Uint8Array | null = null;
-let toView: DataView = new DataView(new ArrayBuffer(0));
 
 /** Writes an ASCII value's bytes at `at` and returns their count; -1 (some bytes written) when it is not ASCII. */
 function asciiInto(value: string, text: Uint8Array, at: number): number {

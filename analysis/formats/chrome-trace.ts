@@ -588,6 +588,7 @@ class TraceCollector {
 
   private writeFlows(order: Int32Array, parent: Int32Array, spanIds: Float64Array): void {
     const { builder, slices } = this;
+    if (this.flowTs.length === 0 && this.bindSlice.length === 0) return;
     // Where each track's slices sit in `order`.
     const trackFrom = new Map<number, number>();
     const trackTo = new Map<number, number>();
@@ -787,39 +788,44 @@ function groupedByTrack(track: ArrayLike<number>, n: number, tracks: number): In
 export function fileOrder(order: Int32Array, track: ArrayLike<number>, start: ArrayLike<number>, origin: number): Int32Array {
   const n = order.length;
   const startNs = (index: number) => Math.round((start[index] - origin) * 1000);
-  // Each run's next position in `order` and its end.
-  const next: number[] = [];
-  const ends: number[] = [];
-  for (let p = 0; p < n; p++) {
+  let runs = 0;
+  for (let p = 0; p < n; p++) if (p === 0 || track[order[p]] !== track[order[p - 1]]) runs++;
+  // Each run's next position in `order`, its end, its track, and its head's start; in typed arrays,
+  // as the merge reads them twice per slice or more.
+  const next = new Int32Array(runs);
+  const ends = new Int32Array(runs);
+  const runTrack = new Float64Array(runs);
+  const headStart = new Float64Array(runs);
+  for (let p = 0, run = -1; p < n; p++) {
     if (p === 0 || track[order[p]] !== track[order[p - 1]]) {
-      next.push(p);
-      ends.push(p);
+      next[++run] = p;
+      runTrack[run] = track[order[p]];
+      headStart[run] = startNs(order[p]);
     }
-    ends[ends.length - 1] = p + 1;
+    ends[run] = p + 1;
   }
-  const headStart = next.map((p) => startNs(order[p]));
-  const before = (a: number, b: number) => headStart[a] < headStart[b] || (headStart[a] === headStart[b] && track[order[next[a]]] < track[order[next[b]]]);
-  const heap = next.map((_, run) => run);
+  const before = (a: number, b: number) => headStart[a] < headStart[b] || (headStart[a] === headStart[b] && runTrack[a] < runTrack[b]);
+  const heap = Int32Array.from({ length: runs }, (_, run) => run);
+  let size = runs;
   const down = (at: number) => {
     for (;;) {
       const left = 2 * at + 1;
-      if (left >= heap.length) return;
-      const child = left + 1 < heap.length && before(heap[left + 1], heap[left]) ? left + 1 : left;
+      if (left >= size) return;
+      const child = left + 1 < size && before(heap[left + 1], heap[left]) ? left + 1 : left;
       if (!before(heap[child], heap[at])) return;
-      [heap[at], heap[child]] = [heap[child], heap[at]];
+      const swapped = heap[at];
+      heap[at] = heap[child];
+      heap[child] = swapped;
       at = child;
     }
   };
-  for (let at = (heap.length >> 1) - 1; at >= 0; at--) down(at);
+  for (let at = (size >> 1) - 1; at >= 0; at--) down(at);
   const placed = new Int32Array(n);
   for (let k = 0; k < n; k++) {
     const run = heap[0];
     placed[k] = order[next[run]++];
     if (next[run] < ends[run]) headStart[run] = startNs(order[next[run]]);
-    else {
-      heap[0] = heap[heap.length - 1];
-      heap.pop();
-    }
+    else heap[0] = heap[--size];
     down(0);
   }
   return placed;

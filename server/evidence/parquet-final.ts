@@ -1,5 +1,5 @@
 import { isCodedText, textLength, type CodedText, type TextDecoding } from "../../analysis/evidence/text-coding";
-import { concatBytes, withRoom } from "../../analysis/io/bytes";
+import { concatBytes, copyBytes, withRoom } from "../../analysis/io/bytes";
 import {
   BYTE_ARRAY,
   ByteOutput,
@@ -604,6 +604,7 @@ class ChunkEncoder {
   private prefixCoded(values: Uint8Array, n: number): Uint8Array {
     const suffixes = (this.suffixes = withRoom(this.suffixes, 0, values.length));
     const { present, suffixLengths } = this;
+    const words = new DataView(values.buffer, values.byteOffset, values.byteLength);
     let at = 0;
     let out = 0;
     let previous = 0;
@@ -612,11 +613,14 @@ class ChunkEncoder {
       const length = textLength(values, at);
       const start = at + 4;
       const shared = Math.min(length, previousLength);
+      // Four bytes at a time, then byte by byte.
       let prefix = 0;
+      while (prefix + 4 <= shared && words.getInt32(start + prefix) === words.getInt32(previous + prefix)) prefix += 4;
       while (prefix < shared && values[start + prefix] === values[previous + prefix]) prefix++;
       present[k] = prefix;
       suffixLengths[k] = length - prefix;
-      for (let b = start + prefix; b < start + length; b++) suffixes[out++] = values[b];
+      copyBytes(values, start + prefix, suffixes, out, length - prefix);
+      out += length - prefix;
       previous = start;
       previousLength = length;
       at = start + length;
