@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
 import { EvidenceBuilder, MemorySink } from "../evidence/builder";
 import { gunzip, isGzip } from "../io/bytes";
-import { chromeTraceImporter, fileOrder, sortNearlySorted } from "./chrome-trace";
+import { chromeTraceImporter, FileOrder, sortNearlySorted } from "./chrome-trace";
 import { importToMemory, sourceFromBytes, type MemoryImport } from "./run";
 import { DEFAULT_IMPORT_LIMITS } from "./types";
 
@@ -68,7 +68,7 @@ function bySpanId(rows: Record<string, unknown>[]): Record<string, unknown>[] {
   return [...rows].sort((a, b) => Number(a.span_id) - Number(b.span_id));
 }
 
-/** The spans by id (the importer places them in the file's order, by start: see fileOrder). */
+/** The spans by id (the importer gives ids in the file's order, by start: see FileOrder). */
 function spans(result: MemoryImport) {
   return bySpanId(result.tables.spans).map(({ span_id, track_id, parent_span_id, name, category, start_ns, dur_ns, depth, status, args }) => ({
     span_id,
@@ -88,15 +88,15 @@ const parseError = (input: string) => parseErrorOf(chromeTraceImporter, input);
 
 const EXPECTED_SPANS = [
   { span_id: 0, track_id: 0, parent_span_id: null, name: "Task", category: "toplevel", start_ns: 0, dur_ns: 100_000, depth: 0, status: null, args: { k: 1 } },
-  { span_id: 1, track_id: 0, parent_span_id: 0, name: "Inner", category: "blink", start_ns: 10_000, dur_ns: 20_000, depth: 1, status: null, args: { a: 1, b: 2 } },
-  { span_id: 2, track_id: 0, parent_span_id: 1, name: "Mark", category: null, start_ns: 20_000, dur_ns: 0, depth: 2, status: null, args: null },
-  { span_id: 3, track_id: 0, parent_span_id: 0, name: "Recv2", category: null, start_ns: 70_000, dur_ns: 5_000, depth: 1, status: null, args: null },
-  { span_id: 4, track_id: 1, parent_span_id: null, name: "GlobalMark", category: null, start_ns: 50_000, dur_ns: 0, depth: 0, status: null, args: null },
-  { span_id: 5, track_id: 2, parent_span_id: null, name: "Req", category: "net", start_ns: 5_000, dur_ns: 85_000, depth: 0, status: null, args: { url: "/x" } },
-  { span_id: 6, track_id: 2, parent_span_id: 5, name: "Step", category: "net", start_ns: 15_000, dur_ns: 0, depth: 1, status: null, args: null },
-  { span_id: 7, track_id: 3, parent_span_id: null, name: "Recv", category: "ipc", start_ns: 40_000, dur_ns: 10_000, depth: 0, status: null, args: null },
+  { span_id: 1, track_id: 2, parent_span_id: null, name: "Req", category: "net", start_ns: 5_000, dur_ns: 85_000, depth: 0, status: null, args: { url: "/x" } },
+  { span_id: 2, track_id: 0, parent_span_id: 0, name: "Inner", category: "blink", start_ns: 10_000, dur_ns: 20_000, depth: 1, status: null, args: { a: 1, b: 2 } },
+  { span_id: 3, track_id: 2, parent_span_id: 1, name: "Step", category: "net", start_ns: 15_000, dur_ns: 0, depth: 1, status: null, args: null },
+  { span_id: 4, track_id: 0, parent_span_id: 2, name: "Mark", category: null, start_ns: 20_000, dur_ns: 0, depth: 2, status: null, args: null },
+  { span_id: 5, track_id: 4, parent_span_id: null, name: "Relay", category: "ipc", start_ns: 20_000, dur_ns: 5_000, depth: 0, status: null, args: null },
+  { span_id: 6, track_id: 3, parent_span_id: null, name: "Recv", category: "ipc", start_ns: 40_000, dur_ns: 10_000, depth: 0, status: null, args: null },
+  { span_id: 7, track_id: 1, parent_span_id: null, name: "GlobalMark", category: null, start_ns: 50_000, dur_ns: 0, depth: 0, status: null, args: null },
   { span_id: 8, track_id: 3, parent_span_id: null, name: "Send2", category: null, start_ns: 60_000, dur_ns: 5_000, depth: 0, status: null, args: null },
-  { span_id: 9, track_id: 4, parent_span_id: null, name: "Relay", category: "ipc", start_ns: 20_000, dur_ns: 5_000, depth: 0, status: null, args: null },
+  { span_id: 9, track_id: 0, parent_span_id: 0, name: "Recv2", category: null, start_ns: 70_000, dur_ns: 5_000, depth: 1, status: null, args: null },
 ];
 
 describe("chrome-trace importer", () => {
@@ -106,9 +106,9 @@ describe("chrome-trace importer", () => {
       expect(spans(result)).toEqual(EXPECTED_SPANS);
       // s (inside Inner) → t (inside Relay) → f (binds to the next slice, Recv); Send2 flow_out → Recv2 flow_in.
       expect(result.tables.edges).toEqual([
-        { from_span_id: 1, to_span_id: 9, kind: "flow" },
-        { from_span_id: 9, to_span_id: 7, kind: "flow" },
-        { from_span_id: 8, to_span_id: 3, kind: "flow" },
+        { from_span_id: 2, to_span_id: 5, kind: "flow" },
+        { from_span_id: 5, to_span_id: 6, kind: "flow" },
+        { from_span_id: 8, to_span_id: 9, kind: "flow" },
       ]);
       expect(result.tables.measurements.map((m) => [m.name, m.value, m.aggregation, JSON.parse(m.dimensions as string)])).toEqual([
         ["Memory", 10, "sample", { time_ns: 0, pid: "1", series: "heap" }],
@@ -270,7 +270,7 @@ describe("sortNearlySorted", () => {
   });
 });
 
-describe("fileOrder", () => {
+describe("FileOrder", () => {
   it.each([
     ["one track", 1],
     ["a few tracks", 5],
@@ -286,6 +286,9 @@ describe("fileOrder", () => {
     order.forEach((index, p) => (position[index] = p));
     const ns = (index: number) => Math.round((start[index] - origin) * 1000);
     const expected = [...order].sort((a, b) => ns(a) - ns(b) || track[a] - track[b] || position[a] - position[b]);
-    expect([...fileOrder(order, track, start, origin)]).toEqual(expected);
+    const merge = new FileOrder(order, track, start, origin);
+    const merged: number[] = [];
+    for (let index = merge.next(); index >= 0; index = merge.next()) merged.push(index);
+    expect(merged).toEqual(expected);
   });
 });

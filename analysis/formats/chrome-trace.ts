@@ -516,19 +516,20 @@ class TraceCollector {
     const order = groupedByTrack(track, n, builder.trackCount);
     sortNearlySorted(order, (a, b) => track[a] - track[b] || start[a] - start[b] || dur[b] - dur[a] || a - b);
 
+    // Each slice is nested on its track's stack and placed in one pass over the spans file's
+    // order (see FileOrder), so the writer gets places while the rest are nested. A track's slices
+    // come in its run's order, as nesting needs them: an enclosing slice comes before those it
+    // encloses. Span ids are given in that order too: they rise through the file.
     const parent = new Int32Array(n).fill(-1);
     const depth = new Int32Array(n);
     const spanIds = new Float64Array(n);
-    const stack: number[] = [];
-    let currentTrack = -1;
+    const stacks: number[][] = Array.from({ length: builder.trackCount }, () => []);
+    const merge = new FileOrder(order, track, start, origin);
     for (let p = 0; p < n; p++) {
-      const index = order[p];
+      const index = merge.next();
       const s = start[index];
       const end = s + dur[index];
-      if (track[index] !== currentTrack) {
-        currentTrack = track[index];
-        stack.length = 0;
-      }
+      const stack = stacks[track[index]];
       // Slices that ended by this one's start are done; what remains on the stack encloses it.
       while (stack.length > 0 && start[stack[stack.length - 1]] + dur[stack[stack.length - 1]] <= s) stack.pop();
       if (stack.length > 0) {
@@ -541,17 +542,11 @@ class TraceCollector {
       depth[index] = stack.length;
       spanIds[index] = builder.allocateSpanId();
       stack.push(index);
-    }
-
-    // Placed in the spans file's order, which lets the writer skip sorting them (see fileOrder).
-    const placing = fileOrder(order, track, start, origin);
-    for (let p = 0; p < n; p++) {
-      const index = placing[p];
       builder.placeSpan(index, {
         spanId: spanIds[index],
         trackId: track[index],
         parentSpanId: parent[index] < 0 ? null : spanIds[parent[index]],
-        startNs: (start[index] - origin) * 1000,
+        startNs: (s - origin) * 1000,
         durNs: dur[index] * 1000,
         depth: depth[index],
       });
@@ -750,7 +745,7 @@ export const chromeTraceImporter: FormatImporter = {
   id: "chrome-trace",
   title: "Chrome Trace Event Format (JSON)",
   extensions: ["json", "trace", "log"],
-  version: "1",
+  version: "2",
   sniff(_head, headText, fileName) {
     const text = headText.trimStart();
     const named = fileName !== null && /\.(json|trace|log)$/i.test(fileName);
@@ -780,55 +775,81 @@ function groupedByTrack(track: ArrayLike<number>, n: number, tracks: number): In
 }
 
 /**
- * The slices of `order` (one run per track, each by start, span ids rising along it) in the spans
- * file's order: by start as placed (whole nanoseconds from `origin`), then track, then span id.
- * Placed in that order, the spans need no sort when written (the writer checks the order it gets).
- * A merge of the tracks' runs by their heads, kept in a binary heap.
+ * The slices of `order` (one run per track, each by start) in the spans file's order: by start as
+ * placed (whole nanoseconds from `origin`), then track, then position in the run. Placed in that
+ * order, with span ids given in it, the spans need no sort when written (the writer checks the
+ * order it gets). A merge of the tracks' runs by their heads, kept in a binary heap; `next` gives
+ * one slice at a time.
  */
-export function fileOrder(order: Int32Array, track: ArrayLike<number>, start: ArrayLike<number>, origin: number): Int32Array {
-  const n = order.length;
-  const startNs = (index: number) => Math.round((start[index] - origin) * 1000);
-  let runs = 0;
-  for (let p = 0; p < n; p++) if (p === 0 || track[order[p]] !== track[order[p - 1]]) runs++;
+export class FileOrder {
   // Each run's next position in `order`, its end, its track, and its head's start; in typed arrays,
   // as the merge reads them twice per slice or more.
-  const next = new Int32Array(runs);
-  const ends = new Int32Array(runs);
-  const runTrack = new Float64Array(runs);
-  const headStart = new Float64Array(runs);
-  for (let p = 0, run = -1; p < n; p++) {
-    if (p === 0 || track[order[p]] !== track[order[p - 1]]) {
-      next[++run] = p;
-      runTrack[run] = track[order[p]];
-      headStart[run] = startNs(order[p]);
+  private readonly positions: Int32Array;
+  private readonly ends: Int32Array;
+  private readonly runTrack: Float64Array;
+  private readonly headStart: Float64Array;
+  private readonly heap: Int32Array;
+  private size: number;
+
+  constructor(
+    private readonly order: Int32Array,
+    track: ArrayLike<number>,
+    private readonly start: ArrayLike<number>,
+    private readonly origin: number,
+  ) {
+    const n = order.length;
+    let runs = 0;
+    for (let p = 0; p < n; p++) if (p === 0 || track[order[p]] !== track[order[p - 1]]) runs++;
+    this.positions = new Int32Array(runs);
+    this.ends = new Int32Array(runs);
+    this.runTrack = new Float64Array(runs);
+    this.headStart = new Float64Array(runs);
+    for (let p = 0, run = -1; p < n; p++) {
+      if (p === 0 || track[order[p]] !== track[order[p - 1]]) {
+        this.positions[++run] = p;
+        this.runTrack[run] = track[order[p]];
+        this.headStart[run] = this.startNs(order[p]);
+      }
+      this.ends[run] = p + 1;
     }
-    ends[run] = p + 1;
+    this.heap = Int32Array.from({ length: runs }, (_, run) => run);
+    this.size = runs;
+    for (let at = (runs >> 1) - 1; at >= 0; at--) this.down(at);
   }
-  const before = (a: number, b: number) => headStart[a] < headStart[b] || (headStart[a] === headStart[b] && runTrack[a] < runTrack[b]);
-  const heap = Int32Array.from({ length: runs }, (_, run) => run);
-  let size = runs;
-  const down = (at: number) => {
+
+  /** The next slice in the file's order; -1 after the last. */
+  next(): number {
+    if (this.size === 0) return -1;
+    const run = this.heap[0];
+    const index = this.order[this.positions[run]++];
+    if (this.positions[run] < this.ends[run]) this.headStart[run] = this.startNs(this.order[this.positions[run]]);
+    else this.heap[0] = this.heap[--this.size];
+    this.down(0);
+    return index;
+  }
+
+  private startNs(index: number): number {
+    return Math.round((this.start[index] - this.origin) * 1000);
+  }
+
+  private before(a: number, b: number): boolean {
+    const { headStart } = this;
+    return headStart[a] < headStart[b] || (headStart[a] === headStart[b] && this.runTrack[a] < this.runTrack[b]);
+  }
+
+  private down(at: number): void {
+    const { heap, size } = this;
     for (;;) {
       const left = 2 * at + 1;
       if (left >= size) return;
-      const child = left + 1 < size && before(heap[left + 1], heap[left]) ? left + 1 : left;
-      if (!before(heap[child], heap[at])) return;
+      const child = left + 1 < size && this.before(heap[left + 1], heap[left]) ? left + 1 : left;
+      if (!this.before(heap[child], heap[at])) return;
       const swapped = heap[at];
       heap[at] = heap[child];
       heap[child] = swapped;
       at = child;
     }
-  };
-  for (let at = (size >> 1) - 1; at >= 0; at--) down(at);
-  const placed = new Int32Array(n);
-  for (let k = 0; k < n; k++) {
-    const run = heap[0];
-    placed[k] = order[next[run]++];
-    if (next[run] < ends[run]) headStart[run] = startNs(order[next[run]]);
-    else heap[0] = heap[--size];
-    down(0);
   }
-  return placed;
 }
 
 /**
