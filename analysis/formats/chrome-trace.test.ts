@@ -192,6 +192,45 @@ describe("chrome-trace importer", () => {
     expect([...byName.keys()].sort()).toEqual(["A", "B", "Back", "NoDur", "Open"]);
   });
 
+  it("nests slices written in any order as one stack per thread would, and gives span ids in the file's order", async () => {
+    // Slices on four threads and instants on the global track, written shuffled: equal starts with
+    // other durations, zero durations, overlaps, and starts a fraction of a nanosecond apart.
+    let seed = 11;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const events = Array.from({ length: 3000 }, (_, i) => {
+      const ts = Math.floor(random() * 400) + [0, 0.5, 0.0001, 0.0002][Math.floor(random() * 4)];
+      if (random() < 0.05) return { name: `e${i}`, ph: "I", s: "g", pid: 1, tid: 1, ts };
+      return { name: `e${i}`, ph: "X", pid: 1, tid: 1 + Math.floor(random() * 4), ts, dur: Math.floor(random() * 4) * Math.floor(random() * 30) };
+    });
+    const result = await importToMemory(chromeTraceImporter, JSON.stringify(events), { chunkSize: 4096 });
+
+    // The reference: per thread (or the global track), slices by start, the longer of two starting
+    // together first, then file order; each is under the last slice still open at its start.
+    const expected = new Map<string, { parent: string | null; depth: number }>();
+    const tracks = new Map<string, number[]>();
+    events.forEach((event, i) => {
+      const key = event.s === "g" ? "global" : `t${event.tid}`;
+      tracks.set(key, [...(tracks.get(key) ?? []), i]);
+    });
+    for (const indices of tracks.values()) {
+      const dur = (i: number) => events[i].dur ?? 0;
+      indices.sort((a, b) => events[a].ts - events[b].ts || dur(b) - dur(a) || a - b);
+      const open: number[] = [];
+      for (const i of indices) {
+        while (open.length > 0 && events[open[open.length - 1]].ts + dur(open[open.length - 1]) <= events[i].ts) open.pop();
+        expected.set(events[i].name, { parent: open.length > 0 ? events[open[open.length - 1]].name : null, depth: open.length });
+        open.push(i);
+      }
+    }
+    const rows = result.tables.spans;
+    const nameOf = new Map(rows.map((row) => [row.span_id, row.name]));
+    expect(new Map(rows.map((row) => [row.name as string, { parent: row.parent_span_id === null ? null : (nameOf.get(row.parent_span_id) as string), depth: row.depth }]))).toEqual(expected);
+    // Rows come in the file's order (start, then track), and span ids count up along it.
+    expect(rows.map((row) => row.span_id)).toEqual(rows.map((_, k) => k));
+    const fileOrder = [...rows].sort((a, b) => Number(a.start_ns) - Number(b.start_ns) || Number(a.track_id) - Number(b.track_id) || Number(a.span_id) - Number(b.span_id));
+    expect(fileOrder).toEqual(rows);
+  });
+
   it("imports a gzipped trace once the caller gunzips it with analysis/io/bytes", async () => {
     const gz = gzipSync(Buffer.from(JSON.stringify({ traceEvents: HAND_WRITTEN })));
     expect(isGzip(gz)).toBe(true);
