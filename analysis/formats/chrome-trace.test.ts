@@ -192,34 +192,47 @@ describe("chrome-trace importer", () => {
     expect([...byName.keys()].sort()).toEqual(["A", "B", "Back", "NoDur", "Open"]);
   });
 
-  it("nests slices written in any order as one stack per thread would, and gives span ids in the file's order", async () => {
-    // Slices on four threads and instants on the global track, written shuffled: equal starts with
-    // other durations, zero durations, overlaps, and starts a fraction of a nanosecond apart.
+  it("nests slices written in any order as one stack per track would, and gives span ids in the file's order", async () => {
+    // Slices on four threads, instants on the global track and async slices (b, then e) on three
+    // ids, written in no order: equal starts with other durations, zero durations, overlaps, and
+    // starts a fraction of a nanosecond apart.
     let seed = 11;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    const events = Array.from({ length: 3000 }, (_, i) => {
+    type Slice = { name: string; track: string; ts: number; dur: number };
+    const slices: Slice[] = [];
+    const events: object[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const name = `e${i}`;
       const ts = Math.floor(random() * 400) + [0, 0.5, 0.0001, 0.0002][Math.floor(random() * 4)];
-      if (random() < 0.05) return { name: `e${i}`, ph: "I", s: "g", pid: 1, tid: 1, ts };
-      return { name: `e${i}`, ph: "X", pid: 1, tid: 1 + Math.floor(random() * 4), ts, dur: Math.floor(random() * 4) * Math.floor(random() * 30) };
-    });
+      const dur = Math.floor(random() * 4) * Math.floor(random() * 30);
+      const kind = random();
+      if (kind < 0.05) {
+        events.push({ name, ph: "I", s: "g", pid: 1, tid: 1, ts });
+        slices.push({ name, track: "global", ts, dur: 0 });
+      } else if (kind < 0.1) {
+        const id = 1 + Math.floor(random() * 3);
+        events.push({ name, cat: "c", ph: "b", id, pid: 1, tid: 1, ts }, { name, cat: "c", ph: "e", id, pid: 1, tid: 1, ts: ts + dur });
+        slices.push({ name, track: `async ${id}`, ts, dur });
+      } else {
+        const tid = 1 + Math.floor(random() * 4);
+        events.push({ name, ph: "X", pid: 1, tid, ts, dur });
+        slices.push({ name, track: `thread ${tid}`, ts, dur });
+      }
+    }
     const result = await importToMemory(chromeTraceImporter, JSON.stringify(events), { chunkSize: 4096 });
 
-    // The reference: per thread (or the global track), slices by start, the longer of two starting
-    // together first, then file order; each is under the last slice still open at its start.
+    // The reference: per track, slices by start, the longer of two starting together first, then
+    // file order; each is under the last slice still open at its start.
     const expected = new Map<string, { parent: string | null; depth: number }>();
-    const tracks = new Map<string, number[]>();
-    events.forEach((event, i) => {
-      const key = event.s === "g" ? "global" : `t${event.tid}`;
-      tracks.set(key, [...(tracks.get(key) ?? []), i]);
-    });
-    for (const indices of tracks.values()) {
-      const dur = (i: number) => events[i].dur ?? 0;
-      indices.sort((a, b) => events[a].ts - events[b].ts || dur(b) - dur(a) || a - b);
-      const open: number[] = [];
-      for (const i of indices) {
-        while (open.length > 0 && events[open[open.length - 1]].ts + dur(open[open.length - 1]) <= events[i].ts) open.pop();
-        expected.set(events[i].name, { parent: open.length > 0 ? events[open[open.length - 1]].name : null, depth: open.length });
-        open.push(i);
+    const tracks = new Map<string, Slice[]>();
+    for (const slice of slices) tracks.set(slice.track, [...(tracks.get(slice.track) ?? []), slice]);
+    for (const track of tracks.values()) {
+      track.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+      const open: Slice[] = [];
+      for (const slice of track) {
+        while (open.length > 0 && open[open.length - 1].ts + open[open.length - 1].dur <= slice.ts) open.pop();
+        expected.set(slice.name, { parent: open.length > 0 ? open[open.length - 1].name : null, depth: open.length });
+        open.push(slice);
       }
     }
     const rows = result.tables.spans;

@@ -499,7 +499,7 @@ class TraceCollector {
     }
   }
 
-  /** Nests slices per track, then writes spans, flow edges, counters and profile samples. */
+  /** Nests and places the slices in one pass over the spans file's order, then writes flow edges, counters and profile samples. */
   async finish(): Promise<void> {
     const { builder, slices } = this;
     if (this.events === 0) builder.limit("NO_EVENTS", "The trace holds no events.");
@@ -516,32 +516,33 @@ class TraceCollector {
     const order = groupedByTrack(track, n, builder.trackCount);
     sortNearlySorted(order, (a, b) => track[a] - track[b] || start[a] - start[b] || dur[b] - dur[a] || a - b);
 
-    // Each slice is nested on its track's stack and placed in one pass over the spans file's
-    // order (see FileOrder), so the writer gets places while the rest are nested. A track's slices
-    // come in its run's order, as nesting needs them: an enclosing slice comes before those it
-    // encloses. Span ids are given in that order too: they rise through the file.
+    // Each slice is nested and placed in one pass over the spans file's order (see FileOrder), so
+    // the writer gets places while the rest are nested. A track's slices come in its run's order,
+    // as nesting needs them: an enclosing slice comes before those it encloses. A track's stack of
+    // open slices is the parent chain of the last slice placed on it (`innermost`), so no track
+    // keeps an array (a trace may have millions of async tracks). Span ids are given in the
+    // file's order too: they rise through it.
     const parent = new Int32Array(n).fill(-1);
     const depth = new Int32Array(n);
     const spanIds = new Float64Array(n);
-    const stacks: number[][] = Array.from({ length: builder.trackCount }, () => []);
+    const innermost = new Int32Array(builder.trackCount).fill(-1);
     const merge = new FileOrder(order, track, start, origin);
     for (let p = 0; p < n; p++) {
       const index = merge.next();
       const s = start[index];
       const end = s + dur[index];
-      const stack = stacks[track[index]];
-      // Slices that ended by this one's start are done; what remains on the stack encloses it.
-      while (stack.length > 0 && start[stack[stack.length - 1]] + dur[stack[stack.length - 1]] <= s) stack.pop();
-      if (stack.length > 0) {
-        const top = stack[stack.length - 1];
+      // Slices that ended by this one's start are done; the innermost one still open encloses it.
+      let top = innermost[track[index]];
+      while (top >= 0 && start[top] + dur[top] <= s) top = parent[top];
+      if (top >= 0) {
         if (end > start[top] + dur[top]) {
           builder.limit("OVERLAPPING_SLICES", "Some slices on a track overlap without nesting; each was placed under the slice it starts in.");
         }
         parent[index] = top;
+        depth[index] = depth[top] + 1;
       }
-      depth[index] = stack.length;
+      innermost[track[index]] = index;
       spanIds[index] = builder.allocateSpanId();
-      stack.push(index);
       builder.placeSpan(index, {
         spanId: spanIds[index],
         trackId: track[index],
@@ -786,7 +787,7 @@ export class FileOrder {
   // as the merge reads them twice per slice or more.
   private readonly positions: Int32Array;
   private readonly ends: Int32Array;
-  private readonly runTrack: Float64Array;
+  private readonly runTrack: Int32Array;
   private readonly headStart: Float64Array;
   private readonly heap: Int32Array;
   private size: number;
@@ -802,7 +803,7 @@ export class FileOrder {
     for (let p = 0; p < n; p++) if (p === 0 || track[order[p]] !== track[order[p - 1]]) runs++;
     this.positions = new Int32Array(runs);
     this.ends = new Int32Array(runs);
-    this.runTrack = new Float64Array(runs);
+    this.runTrack = new Int32Array(runs);
     this.headStart = new Float64Array(runs);
     for (let p = 0, run = -1; p < n; p++) {
       if (p === 0 || track[order[p]] !== track[order[p - 1]]) {
