@@ -219,7 +219,6 @@ function putTextLength(bytes: Uint8Array, at: number, length: number): void {
   bytes[at + 3] = length >>> 24;
 }
 
-
 /** Writes an ASCII value's bytes at `at` and returns their count; -1 (some bytes written) when it is not ASCII. */
 function asciiInto(value: string, text: Uint8Array, at: number): number {
   for (let i = 0; i < value.length; i++) {

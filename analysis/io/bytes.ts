@@ -67,7 +67,7 @@ export async function* gunzip(chunks: AsyncIterable<Uint8Array>, maxRatio: numbe
 /**
  * Copies `size` bytes: four at a time through DataViews while four remain (about twice as fast as
  * byte by byte for the short values of a trace's args), then byte by byte. The views are made once
- * per buffer.
+ * per buffer, and the last source and target stay referenced (so in memory) until others replace them.
  */
 export function copyBytes(from: Uint8Array, start: number, to: Uint8Array, at: number, size: number): void {
   if (from !== fromBytes) {

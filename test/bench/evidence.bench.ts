@@ -10,8 +10,15 @@ import { summarize } from "./stats";
 
 const MB = 1024 * 1024;
 
+interface ImportOutcome {
+  seconds: number;
+  peak_rss_mb: number;
+  /** The CLI's `--json` result. */
+  result: any;
+}
+
 /** Runs `emberscope import` as a child process, sampling its peak RSS (VmHWM) from /proc. */
-function importWithPeakRss(projectRoot: string, file: string): Promise<{ seconds: number; peak_rss_mb: number; result: any }> {
+function importWithPeakRss(projectRoot: string, file: string): Promise<ImportOutcome> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     const child = spawn(process.execPath, [CLI, "import", file, "--json", "--project-root", projectRoot], { stdio: ["ignore", "pipe", "pipe"] });
@@ -55,12 +62,22 @@ async function timed<T>(runs: number, fn: (i: number) => Promise<T>): Promise<Re
 }
 
 /**
- * Imports of each format per benchmark run (EMBERSCOPE_BENCH_IMPORT_ROUNDS): the same import on
+ * Imports of each format per benchmark run (EMBERSCOPE_BENCH_IMPORT_ROUNDS, default 3): the same import on
  * this machine varies by up to 1.5x from one minute to the next, so one sample says little. Each
  * round imports every format once into a fresh workspace (identical bytes would reuse the last
  * round's generation), so a slow minute falls on all formats alike.
  */
-const IMPORT_ROUNDS = Math.max(1, Number(process.env.EMBERSCOPE_BENCH_IMPORT_ROUNDS ?? 3));
+function importRounds(): number {
+  const rounds = Number(process.env.EMBERSCOPE_BENCH_IMPORT_ROUNDS ?? 3);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`EMBERSCOPE_BENCH_IMPORT_ROUNDS must be a whole number of rounds, at least 1 (it is ${process.env.EMBERSCOPE_BENCH_IMPORT_ROUNDS})`);
+  return rounds;
+}
+
+/** Writes every file to disk (untimed), so that writing back one import's files does not take the next one's CPU. */
+function syncDisks(): void {
+  const synced = spawnSync("sync");
+  if (synced.error || synced.status !== 0) throw new Error(`sync failed: ${synced.error?.message ?? `exit ${synced.status}`}`);
+}
 
 interface ImportInput {
   format: string;
@@ -77,8 +94,11 @@ async function prepareInput(input: ImportInput): Promise<number> {
   return statSync(input.file).size;
 }
 
-/** One format's imports: the median round's time (MB/s from it), every round's, and the largest peak RSS. */
-function importFigures(bytes: number, rounds: { seconds: number; peak_rss_mb: number; result: any }[]): Record<string, unknown> {
+/**
+ * One format's imports: the median round's time (MB/s from it; of an even count, the faster of the
+ * middle two), every round's, and the largest peak RSS.
+ */
+function importFigures(bytes: number, rounds: ImportOutcome[]): Record<string, unknown> {
   const bySpeed = [...rounds].sort((a, b) => a.seconds - b.seconds);
   const median = bySpeed[(bySpeed.length - 1) >> 1];
   const mbPerS = (seconds: number) => Math.round((bytes / MB / seconds) * 10) / 10;
@@ -97,6 +117,7 @@ function importFigures(bytes: number, rounds: { seconds: number; peak_rss_mb: nu
 
 /** Import throughput and peak RSS per format, and query times over ≥ 10 M samples. */
 export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
+  const rounds = importRounds();
   const dir = mkdtempSync(path.join(tmpdir(), "emberscope-bench-evidence-"));
   try {
     const inputs: ImportInput[] = [
@@ -106,23 +127,22 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
     ];
     const sizes = new Map<string, number>();
     for (const input of inputs) sizes.set(input.format, await prepareInput(input));
-    const measured = new Map<string, { seconds: number; peak_rss_mb: number; result: any }[]>(inputs.map((input) => [input.format, []]));
+    const measured = new Map<string, ImportOutcome[]>(inputs.map((input) => [input.format, []]));
     // The queries run over the last round's workspace, which holds every format's run.
     let workspace = "";
     const runs: Record<string, string> = {};
-    for (let round = 0; round < IMPORT_ROUNDS; round++) {
+    for (let round = 0; round < rounds; round++) {
       workspace = path.join(dir, `workspace-${round}`);
       mkdirSync(workspace);
       initWorkspace(workspace).close();
       for (const input of inputs) {
-        // The previous import's files on disk first, so that writing them back does not take
-        // this one's CPU (as the input is flushed before any clock starts).
-        spawnSync("sync");
+        // The previous import's files on disk first, as the input is flushed before any clock starts.
+        syncDisks();
         const outcome = await importWithPeakRss(workspace, input.file);
         measured.get(input.format)!.push(outcome);
         runs[input.format] = outcome.result.run_id;
       }
-      if (round < IMPORT_ROUNDS - 1) rmSync(workspace, { recursive: true, force: true });
+      if (round < rounds - 1) rmSync(workspace, { recursive: true, force: true });
     }
     const imports: Record<string, unknown> = {};
     for (const input of inputs) {
@@ -137,7 +157,7 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
       ];
       for (const input of large) {
         const bytes = await prepareInput(input);
-        spawnSync("sync");
+        syncDisks();
         imports[input.format] = importFigures(bytes, [await importWithPeakRss(workspace, input.file)]);
         rmSync(input.file);
       }
