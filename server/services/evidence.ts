@@ -424,17 +424,20 @@ export const summarizeRun = defineService({
     const run = getRun(ws.db, input.run_id);
     const gens = evidence.generations;
     const top = metric ? await evidence.reader.run(hotspotsQuery, { generations: gens, metric: metric.name, limit: 10 }) : [];
+    const spans = gens.length ? (await evidence.reader.run(spanTotalsQuery, { generations: gens }))[0] : null;
+    // A trace's evidence is spans (and edges, measurements) without any metric: that is evidence too.
+    const hasSpans = spans !== null && spans !== undefined && spans.spans + spans.edges + spans.measurements > 0;
     return {
       run_id: input.run_id,
       commit_id: evidence.reader.commit.commit_id,
       generations: gens,
       metrics: evidence.metrics,
-      spans: gens.length ? (await evidence.reader.run(spanTotalsQuery, { generations: gens }))[0] : null,
+      spans,
       tracks: gens.length ? await evidence.reader.run(tracksQuery, { generations: gens }) : [],
       top_frames: top.map(({ grand_total: _g, ...row }) => row),
       primary_metric: metric?.name ?? null,
       limitations: [...run.limitations, ...evidence.limitations.filter((l) => !run.limitations.some((r) => r.code === l.code))],
-      status: statusOf(evidence, input.run_id, evidence.metrics.length > 0 || top.length > 0, "evidence rows"),
+      status: statusOf(evidence, input.run_id, evidence.metrics.length > 0 || top.length > 0 || hasSpans, "evidence rows"),
     };
   },
 });

@@ -58,6 +58,17 @@ describe("import service", () => {
     expect(summary.metrics).toEqual([expect.objectContaining({ name: "samples", total: 180 })]);
   });
 
+  it("summarizes a trace, whose evidence is spans without any metric, as available", async () => {
+    const { ctx, file } = setup();
+    const trace = [
+      { name: "Task", ph: "X", pid: 1, tid: 1, ts: 0, dur: 10 },
+      { name: "Inner", ph: "X", pid: 1, tid: 1, ts: 2, dur: 3 },
+    ];
+    const result = await callService(importArtifact, ctx, { path: file("app.json", JSON.stringify(trace)) });
+    const summary = await callService(summarizeRun, ctx, { run_id: result.run_id });
+    expect(summary).toMatchObject({ metrics: [], primary_metric: null, spans: { spans: 2, edges: 0, measurements: 0 }, status: { state: "available" } });
+  });
+
   it("reuses identical bytes and their generation, but records a new run", async () => {
     const { ctx, file } = setup();
     const first = await callService(importArtifact, ctx, { path: file("a.folded", FOLDED) });
