@@ -426,7 +426,7 @@ export const summarizeRun = defineService({
     const top = metric ? await evidence.reader.run(hotspotsQuery, { generations: gens, metric: metric.name, limit: 10 }) : [];
     const spans = gens.length ? (await evidence.reader.run(spanTotalsQuery, { generations: gens }))[0] : null;
     // A trace's evidence is spans (and edges, measurements) without any metric: that is evidence too.
-    const hasSpans = spans !== null && spans !== undefined && spans.spans + spans.edges + spans.measurements > 0;
+    const hasSpans = spans !== null && spans.spans + spans.edges + spans.measurements > 0;
     return {
       run_id: input.run_id,
       commit_id: evidence.reader.commit.commit_id,

@@ -125,9 +125,9 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
       { format: "folded", file: path.join(dir, "stacks.folded"), make: (f: string) => foldedFile(f, 220 * MB) },
       { format: "cpuprofile", file: path.join(dir, "big.cpuprofile"), make: (f: string) => cpuprofileFile(f, 10_000_000, 100_000) },
     ];
-    const sizes = new Map<string, number>();
-    for (const input of inputs) sizes.set(input.format, await prepareInput(input));
-    const measured = new Map<string, ImportOutcome[]>(inputs.map((input) => [input.format, []]));
+    // Per input: its size, and each round's import of it.
+    const measured: { input: ImportInput; bytes: number; outcomes: ImportOutcome[] }[] = [];
+    for (const input of inputs) measured.push({ input, bytes: await prepareInput(input), outcomes: [] });
     // The queries run over the last round's workspace, which holds every format's run.
     let workspace = "";
     const runs: Record<string, string> = {};
@@ -135,18 +135,18 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
       workspace = path.join(dir, `workspace-${round}`);
       mkdirSync(workspace);
       initWorkspace(workspace).close();
-      for (const input of inputs) {
+      for (const { input, outcomes } of measured) {
         // The previous import's files on disk first, as the input is flushed before any clock starts.
         syncDisks();
         const outcome = await importWithPeakRss(workspace, input.file);
-        measured.get(input.format)!.push(outcome);
+        outcomes.push(outcome);
         runs[input.format] = outcome.result.run_id;
       }
       if (round < rounds - 1) rmSync(workspace, { recursive: true, force: true });
     }
     const imports: Record<string, unknown> = {};
-    for (const input of inputs) {
-      imports[input.format] = importFigures(sizes.get(input.format)!, measured.get(input.format)!);
+    for (const { input, bytes, outcomes } of measured) {
+      imports[input.format] = importFigures(bytes, outcomes);
       rmSync(input.file);
     }
     // The 1 GB inputs of the RSS goal take minutes: measured once each, when EMBERSCOPE_BENCH_1GB=1.
