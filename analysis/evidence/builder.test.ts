@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EvidenceBuilder, MemorySink, StackChildren, type RowBatch, type StagingTableName } from "./builder";
+import type { CodedText } from "./text-coding";
 
 /** Deterministic pseudo-random integers in [0, n). */
 function randomInts(seed: number): (n: number) => number {
@@ -178,4 +179,47 @@ describe("EvidenceBuilder", () => {
     const totals = new Map(sink.tables.frame_totals.map((row) => [row.frame_id as number, row.total as number]));
     expect(totals).toEqual(expectedTotal);
   });
+
+  it("reuses a batch's arrays once a sink that copies is done with them, and sends the same rows as without", async () => {
+    // The same rows, through a sink that keeps the batches as given and one that copies them.
+    const feed = async (builder: EvidenceBuilder, events: number) => {
+      const metric = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
+      const track = builder.track({ kind: "thread", threadId: "1" });
+      for (let i = 0; i < events; i++) {
+        builder.sample(builder.stackOf([builder.frame({ name: "main", kind: "native" }), builder.frame({ name: `f${i % 40}`, kind: "native" })])!, track, i, metric, 1 + (i % 3));
+        builder.spanDraft(i, { name: `s${i % 5}`, category: i % 2 ? "c" : null, args: `{"i":${i}}` });
+        if (i % 16 === 15) await builder.checkpoint();
+      }
+      for (let i = 0; i < events; i++) builder.placeSpan(i, { spanId: i, trackId: track, parentSpanId: i === 0 ? null : 0, startNs: i * 10, durNs: 5, depth: i === 0 ? 0 : 1 });
+      await builder.finish();
+    };
+    const batchesOf = async (copies: boolean, events = 300) => {
+      const batches: RowBatch[] = [];
+      const buffers = new Set<ArrayBufferLike>();
+      const sink = {
+        copies,
+        write: (batch: RowBatch) => {
+          for (const column of Object.values(batch.columns)) {
+            if (column instanceof Float64Array) buffers.add(column.buffer);
+            else if (!Array.isArray(column)) for (const array of [(column as CodedText).ids, (column as CodedText).ends, (column as CodedText).text]) buffers.add(array.buffer);
+          }
+          batches.push(structuredClone(batch));
+          // A sink that copies may leave the arrays in any state once it returns.
+          if (copies) for (const column of Object.values(batch.columns)) if (column instanceof Float64Array) column.fill(-1);
+        },
+      };
+      await feed(new EvidenceBuilder(sink, 16), events);
+      return { batches, buffers: buffers.size };
+    };
+    const kept = await batchesOf(false);
+    const copied = await batchesOf(true);
+    expect(copied.batches).toEqual(kept.batches);
+    expect(kept.batches.length).toBeGreaterThan(40);
+    // Kept, every batch has arrays of its own; copied, each table's two sets of arrays take turns,
+    // however many batches there are.
+    const twice = { kept: await batchesOf(false, 600), copied: await batchesOf(true, 600) };
+    expect(twice.kept.buffers).toBeGreaterThan(kept.buffers + 6 * (twice.kept.batches.length - kept.batches.length));
+    expect(twice.copied.buffers).toBe(copied.buffers);
+  });
 });
+

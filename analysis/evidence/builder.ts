@@ -49,6 +49,13 @@ export function isNumericColumn(type: string): boolean {
 export interface BatchSink {
   write(batch: RowBatch): Promise<void> | void;
   /**
+   * True when `write` copies whatever it keeps of a batch: once it resolves, the builder reuses
+   * the batch's arrays for a later batch instead of making new ones. (A large array made anew is
+   * fresh pages, a page fault each, and V8 counts it as new memory outside its heap: on a heap of
+   * about 10 MB, a full mark-compact for every 15 MB or so of them.)
+   */
+  readonly copies?: boolean;
+  /**
    * These staging tables will get no more rows, and the builder now derives its totals, which
    * may keep its thread busy for a second of a large import: a sink can write the tables out
    * meanwhile, best on one core. Not called when there are no totals to derive.
@@ -129,6 +136,8 @@ const DRAFT_PLACED = 2;
 
 class TableBuffer {
   private numeric: (Float64Array | null)[];
+  /** Numeric columns of a batch the sink is done with (see BatchSink.copies), for the next reset. */
+  private spare: (Float64Array | null)[] = [];
   private texts: (TextCoder | null)[];
   private other: (unknown[] | null)[];
   private capacity: number;
@@ -148,7 +157,12 @@ class TableBuffer {
   /** Starts empty at `capacity` rows: a table that filled a batch starts the next at its size. */
   private reset(capacity = this.initialCapacity): void {
     this.capacity = capacity;
-    this.numeric = STAGING_TABLES[this.table].map((c) => (isNumericColumn(c.type) ? new Float64Array(this.capacity) : null));
+    this.numeric = STAGING_TABLES[this.table].map((c, i) => {
+      if (!isNumericColumn(c.type)) return null;
+      const spare = this.spare[i];
+      return spare && spare.length >= this.capacity ? spare : new Float64Array(this.capacity);
+    });
+    this.spare = [];
     this.other = STAGING_TABLES[this.table].map((c) => (isNumericColumn(c.type) || c.type === "VARCHAR" ? null : []));
   }
   private grow(): void {
@@ -195,6 +209,18 @@ class TableBuffer {
     this.length = 0;
     this.reset(this.capacity);
     return batch;
+  }
+  /**
+   * Takes back a batch this buffer gave out, once its sink is done with it: its arrays are reused,
+   * whole, by the next batch. The caller of `reserve` writes every numeric cell of its row, so a
+   * reused array needs no clearing.
+   */
+  recycle(batch: RowBatch): void {
+    STAGING_TABLES[this.table].forEach((c, i) => {
+      const column = batch.columns[c.name];
+      if (column instanceof Float64Array) this.spare[i] = new Float64Array(column.buffer);
+      else if (this.texts[i] && isCodedText(column)) this.texts[i]!.recycle(column);
+    });
   }
 }
 
@@ -623,9 +649,16 @@ export class EvidenceBuilder {
       const buffer = this.buffers[table];
       if (buffer.length < this.batchRows) continue;
       // Sinks join places to drafts as they come: every draft goes out before any later place.
-      if (table === "span_places" && this.buffers.span_drafts.length > 0) await this.sink.write(this.buffers.span_drafts.take());
-      await this.sink.write(buffer.take());
+      if (table === "span_places" && this.buffers.span_drafts.length > 0) await this.send(this.buffers.span_drafts);
+      await this.send(buffer);
     }
+  }
+
+  /** Hands the buffer's rows to the sink as a batch, and takes its arrays back if the sink copies them. */
+  private async send(buffer: TableBuffer): Promise<void> {
+    const batch = buffer.take();
+    await this.sink.write(batch);
+    if (this.sink.copies) buffer.recycle(batch);
   }
 
   /**
@@ -676,7 +709,7 @@ export class EvidenceBuilder {
         batch.total[row] = inclusive;
         if (++row === rows) {
           await send(batch, row, metricId);
-          batch = newBatch();
+          if (!this.sink.copies) batch = newBatch();
           row = 0;
         }
         const frame = stackFrame[id];
@@ -700,7 +733,7 @@ export class EvidenceBuilder {
     const complete = (Object.keys(this.buffers) as StagingTableName[]).filter((t) => !DERIVED_TABLES.includes(t));
     for (const table of complete) {
       const buffer = this.buffers[table];
-      if (buffer.length > 0) await this.sink.write(buffer.take());
+      if (buffer.length > 0) await this.send(buffer);
     }
     if (this.stackParent.length > 0 && this.selfByMetric.some((self) => self !== undefined)) await this.sink.complete?.(complete);
     await this.deriveTotals();
@@ -710,7 +743,7 @@ export class EvidenceBuilder {
     });
     for (const table of DERIVED_TABLES) {
       const buffer = this.buffers[table];
-      if (buffer.length > 0) await this.sink.write(buffer.take());
+      if (buffer.length > 0) await this.send(buffer);
     }
     const rows = Object.fromEntries(Object.keys(TABLES).map((t) => [t, this.buffers[t as TableName].total])) as Record<TableName, number>;
     rows.spans += this.buffers.span_places.total;
@@ -789,6 +822,8 @@ function stackSlot(parent: number, frame: number): number {
 
 /** Collects batches in memory, as row objects per table (tests, the browser, small inputs). */
 export class MemorySink implements BatchSink {
+  /** Rows are decoded into objects as they come: the builder reuses the batches' arrays. */
+  readonly copies = true;
   readonly tables: Record<TableName, Record<string, unknown>[]> = Object.fromEntries(
     Object.keys(TABLES).map((t) => [t, []]),
   ) as unknown as Record<TableName, Record<string, unknown>[]>;

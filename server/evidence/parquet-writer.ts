@@ -66,6 +66,16 @@ function fillInteger(vector: DuckDbBindings.Vector, source: Float64Array, start:
   if (invalid.length) setNulls(vector, invalid);
 }
 
+/** A vector's doubles for the scratch copy of those of a batch in shared memory. */
+const doubles = new Float64Array(VECTOR_SIZE);
+
+function fillDoubles(vector: DuckDbBindings.Vector, source: Float64Array, start: number, rows: number): void {
+  // The binding copies from an ArrayBuffer only: a batch read in the writer thread's ring (see BatchRing) lies in a SharedArrayBuffer.
+  if (source.buffer instanceof ArrayBuffer) return duckdb.copy_data_to_vector(vector, 0, source.buffer, source.byteOffset + start * 8, rows * 8);
+  doubles.set(source.subarray(start, start + rows));
+  duckdb.copy_data_to_vector(vector, 0, doubles.buffer, 0, rows * 8);
+}
+
 /**
  * Text columns arrive coded (see text-coding.ts) and are staged as they come: each as its text
  * column and its dictionary id beside it. Ids are decoded at COPY by indexing a list literal of
@@ -244,6 +254,14 @@ export interface WriterTarget {
  * Every file carries `generation_id` so readers can union generations by name.
  */
 export class ParquetGenerationWriter implements BatchSink {
+  /**
+   * `write` keeps no array of a batch once it resolves: the appender copies into DuckDB's chunks,
+   * final files encode a whole row group where it lies and copy a part of one, span drafts copy
+   * their codes and text. The builder reuses the arrays, and the writer thread reads batches in
+   * place in the ring it shares with the import (see BatchRing).
+   */
+  readonly copies = true;
+
   private constructor(
     private readonly ws: WriterTarget,
     private readonly generationId: string,
@@ -396,7 +414,7 @@ export class ParquetGenerationWriter implements BatchSink {
         if (source instanceof Float64Array) {
           if (c.type === "INTEGER") fillInteger(vector, source, start, rows);
           // DOUBLE staging keeps NaN (NULL on COPY): the numbers are copied as they are, in one call.
-          else duckdb.copy_data_to_vector(vector, 0, source.buffer as ArrayBuffer, source.byteOffset + start * 8, rows * 8);
+          else fillDoubles(vector, source, start, rows);
         } else if (c.type === "VARCHAR") {
           fillText(vector, duckdb.data_chunk_get_vector(chunk.chunk, ++v), source as CodedText, start, rows);
         } else {

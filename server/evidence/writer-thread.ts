@@ -1,9 +1,9 @@
 import { parentPort, type Worker } from "node:worker_threads";
 import type { BatchSink, RowBatch, StagingTableName } from "../../analysis/evidence/builder";
-import { isCodedText } from "../../analysis/evidence/text-coding";
 import type { GenerationFile } from "../domain/models";
 import { ObjectStore } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
+import { BatchRing, batchFromRing, RING_BYTES, type RingBatch } from "./batch-ring";
 import { loadDuckDb } from "./duckdb";
 import type { EncodedChunks, NumberChunks } from "./parquet-final";
 import { ParquetGenerationWriter, PLACE_COLUMNS_WITH_ENCODED, placedNumberChunks } from "./parquet-writer";
@@ -12,7 +12,7 @@ import { prepareThread, takeThread, threadStats } from "./threads";
 /**
  * The Parquet writer on its own thread, so that DuckDB's appends (native calls that block the
  * thread making them) overlap with the parse that produces the batches instead of following it.
- * Numeric columns move to the thread without a copy; text columns are copied once.
+ * Batches reach the thread copied through shared memory (BatchRing), not moved.
  *
  * The thread runs the bundle's thread entry in the role WRITER_ROLE (see threads.ts).
  */
@@ -27,11 +27,14 @@ interface OpenWriter {
   objects: string;
   generationId: string;
   spillRows?: number;
+  /** The ring batches come through (see BatchRing). */
+  ring: SharedArrayBuffer;
 }
 
 type ToWriter =
   | OpenWriter
   | { type: "batch"; batch: RowBatch; encoded?: EncodedChunks[] }
+  | { type: "ring batch"; batch: RingBatch; encoded?: EncodedChunks[] }
   | { type: "encoded"; encoded: EncodedChunks[] }
   | { type: "complete"; tables: StagingTableName[] }
   | { type: "finish" }
@@ -58,12 +61,21 @@ export function prepareWriterThread(): void {
 }
 
 export class ThreadedGenerationWriter implements BatchSink {
+  /** A batch is copied into the ring (or the message) before write returns: the builder may reuse its arrays. */
+  readonly copies = true;
   private inFlight = 0;
+  private readonly ring: BatchRing;
+  /** Per batch in flight, oldest first: whether it came through the ring (whose space its "written" frees). */
+  private readonly throughRing: boolean[] = [];
   private failure: Error | null = null;
   private readonly waiting: { resolve: (message: FromWriter) => void; reject: (error: Error) => void; accepts: FromWriter["type"][] }[] = [];
   private exited = false;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    ringBytes: number,
+  ) {
+    this.ring = new BatchRing(ringBytes);
     worker.on("message", (message: FromWriter) => this.receive(message));
     worker.on("error", (error) => this.fail(error));
     worker.on("exit", (code) => {
@@ -77,9 +89,9 @@ export class ThreadedGenerationWriter implements BatchSink {
    * at once, so the parse starts while the thread opens DuckDB (about 0.3 s): batches queue behind
    * the open on the thread, and a thread that cannot open fails the next write or the finish.
    */
-  static open(ws: Workspace, generationId: string, options: { spillRows?: number } = {}): ThreadedGenerationWriter {
-    const writer = new ThreadedGenerationWriter(takeThread(WRITER_ROLE));
-    writer.worker.postMessage({ type: "open", tmp: ws.layout.tmp, objects: ws.layout.objects, generationId, spillRows: options.spillRows } satisfies ToWriter);
+  static open(ws: Workspace, generationId: string, options: { spillRows?: number; ringBytes?: number } = {}): ThreadedGenerationWriter {
+    const writer = new ThreadedGenerationWriter(takeThread(WRITER_ROLE), options.ringBytes ?? RING_BYTES);
+    writer.worker.postMessage({ type: "open", tmp: ws.layout.tmp, objects: ws.layout.objects, generationId, spillRows: options.spillRows, ring: writer.ring.memory } satisfies ToWriter);
     const timer = setTimeout(() => writer.fail(new Error(`the Parquet writer thread did not start within ${READY_WITHIN_MS / 1000} s`)), READY_WITHIN_MS);
     timer.unref();
     // A failure to open reaches the caller through write or finish, which see `failure`.
@@ -109,14 +121,17 @@ export class ThreadedGenerationWriter implements BatchSink {
       );
       batch = { table: batch.table, length: batch.length, columns: Object.fromEntries(PLACE_COLUMNS_WITH_ENCODED.map((name) => [name, batch.columns[name]])) };
     }
-    const transfer = new Set<ArrayBuffer>();
-    // The batch's arrays are moved, not copied: the builder made them for this batch alone.
-    for (const column of Object.values(batch.columns)) {
-      if (column instanceof Float64Array) transfer.add(column.buffer as ArrayBuffer);
-      else if (isCodedText(column)) for (const array of [column.ids, column.ends, column.text]) transfer.add(array.buffer as ArrayBuffer);
+    const encodedBytes = (encoded ?? []).map((group) => group.bytes.buffer as ArrayBuffer);
+    let sent = this.ring.place(batch);
+    // A full ring frees as the thread writes what it holds.
+    while (!sent && this.ring.placed > 0 && this.ring.fits(batch)) {
+      await this.next("written");
+      sent = this.ring.place(batch);
     }
-    for (const group of encoded ?? []) transfer.add(group.bytes.buffer as ArrayBuffer);
-    this.worker.postMessage({ type: "batch", batch, encoded } satisfies ToWriter, [...transfer]);
+    // One larger than the whole ring goes as a copy in the message itself.
+    if (sent) this.worker.postMessage({ type: "ring batch", batch: sent, encoded } satisfies ToWriter, encodedBytes);
+    else this.worker.postMessage({ type: "batch", batch, encoded } satisfies ToWriter, encodedBytes);
+    this.throughRing.push(sent !== null);
     this.inFlight++;
     while (this.inFlight >= MAX_IN_FLIGHT) await this.next("written");
   }
@@ -160,7 +175,10 @@ export class ThreadedGenerationWriter implements BatchSink {
   }
 
   private receive(message: FromWriter): void {
-    if (message.type === "written") this.inFlight--;
+    if (message.type === "written") {
+      this.inFlight--;
+      if (this.throughRing.shift()) this.ring.release();
+    }
     if (message.type === "failed") {
       const error = new Error(message.message);
       if (message.stack) error.stack = message.stack;
@@ -188,9 +206,11 @@ export async function runWriterThread(): Promise<void> {
   loadDuckDb().catch(() => undefined);
   const send = (message: FromWriter) => port.postMessage(message);
   let writer: ParquetGenerationWriter | null = null;
+  let ring: SharedArrayBuffer | null = null;
   let queue = Promise.resolve();
   const handle = async (message: ToWriter): Promise<void> => {
     if (message.type === "open") {
+      ring = message.ring;
       writer = await ParquetGenerationWriter.open({ layout: { tmp: message.tmp }, objects: new ObjectStore(message.objects, message.tmp) }, message.generationId, { spillRows: message.spillRows });
       send({ type: "ready" });
     } else if (message.type === "close") {
@@ -203,8 +223,9 @@ export async function runWriterThread(): Promise<void> {
       }
     } else if (!writer) {
       // The writer failed (and said so): what still arrives is dropped.
-    } else if (message.type === "batch") {
-      await writer.write(message.batch, message.encoded);
+    } else if (message.type === "batch" || message.type === "ring batch") {
+      // A batch in the ring is read where it lies: the writer copies what it keeps (its space is reused once this says it is written).
+      await writer.write(message.type === "batch" ? message.batch : batchFromRing(ring!, message.batch), message.encoded);
       send({ type: "written" });
     } else if (message.type === "encoded") {
       writer.addEncodedPlaces(message.encoded);

@@ -6,8 +6,10 @@ import { codeTexts, TextCoder } from "../../analysis/evidence/text-coding";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { chromeTraceImporter } from "../../analysis/formats/chrome-trace";
 import { cpuprofileImporter } from "../../analysis/formats/cpuprofile";
+import { foldedImporter } from "../../analysis/formats/folded";
 import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
+import { RING_BYTES } from "../../server/evidence/batch-ring";
 import { sqlString } from "../../server/evidence/duckdb";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
 import { prepareWriterThread, ThreadedGenerationWriter, writerThreadStats } from "../../server/evidence/writer-thread";
@@ -28,6 +30,8 @@ function mixedTrace(rounds = 600): string {
     events.push({ name: "mark", ph: "i", s: "t", pid: 1, tid, ts: ts + 20 });
     events.push({ name: "request", cat: "net", ph: "b", id: i % 5, pid: 1, ts: ts + 5 });
     events.push({ name: "request", cat: "net", ph: "e", id: i % 5, pid: 1, ts: ts + 95 });
+    // Counters: measurements, staged with a DOUBLE column.
+    if (i % 4 === 0) events.push({ name: "Memory", ph: "C", pid: 1, ts: ts + 50, args: { heap: i * 1.5, rss: i } });
   }
   // Never ended: runs to the end of the trace with status "unfinished".
   events.push({ name: "hang", ph: "B", pid: 1, tid: 9, ts: 50 });
@@ -118,20 +122,39 @@ describe("drafts that do not pair up with places fail the extraction instead of 
 describe("the writer on its own thread", () => {
   // The thread's caller encodes some of the spans' numbers (NumberChunks): one row group of spans
   // in batches of 64 rows, and three (16,384 rows each, the last partial) in batches of 5,000.
+  // Batches reach the thread through a ring of shared memory; one larger than the ring goes in its message.
   it.each([
-    [600, 64],
-    [8_300, 5_000],
-  ])("writes the same files as the writer in this thread (%i × 4 spans, batches of %i rows)", async (rounds, batchRows) => {
+    [600, 64, RING_BYTES],
+    [8_300, 5_000, RING_BYTES],
+    [600, 64, 4096],
+  ])("writes the same files as the writer in this thread (%i × 4 spans, batches of %i rows, ring of %s bytes)", async (rounds, batchRows, ringBytes) => {
     const text = mixedTrace(rounds);
     await withWorkspace(async (ws) => {
       const direct = await ParquetGenerationWriter.open(ws, "gen_test");
       await importWith(new EvidenceBuilder(direct, batchRows), text);
-      const threaded = ThreadedGenerationWriter.open(ws, "gen_test");
+      const threaded = ThreadedGenerationWriter.open(ws, "gen_test", { ringBytes });
       await importWith(new EvidenceBuilder(threaded, batchRows), text);
       const [a, b] = [await direct.finish(), await threaded.finish()];
       // Same bytes: the same content addresses, table by table.
       expect(b).toEqual(a);
       expect(b.find((f) => f.table === "spans")!.row_count).toBe(rounds * 4 + 1);
+      expect(b.find((f) => f.table === "measurements")!.row_count).toBe(Math.ceil(rounds / 4) * 2);
+      expect(readdirSync(ws.layout.tmp)).toEqual([]);
+    });
+  }, 60_000);
+
+  it("writes the same files as the writer in this thread for a sampled profile (stacks, samples, metrics, totals)", async () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => `main;mod${i % 13};fn${i % 101};leaf${i % 7} ${1 + (i % 5)}`);
+    await withWorkspace(async (ws) => {
+      const files = [];
+      for (const writer of [await ParquetGenerationWriter.open(ws, "gen_test"), ThreadedGenerationWriter.open(ws, "gen_test")]) {
+        const builder = new EvidenceBuilder(writer, 1_000);
+        await foldedImporter.parse({ source: sourceFromBytes(lines.join("\n"), "stacks.folded", 4096), builder, limits: DEFAULT_IMPORT_LIMITS });
+        await builder.finish();
+        files.push(await writer.finish());
+      }
+      expect(files[1]).toEqual(files[0]);
+      expect(files[0].find((f) => f.table === "samples")!.row_count).toBeGreaterThan(1000);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
     });
   }, 60_000);
@@ -169,7 +192,7 @@ describe("the writer on its own thread", () => {
         },
       };
     });
-    // Each writer gets its own copies: a thread's batches are moved to it.
+    // Each writer gets its own copies of the batches.
     const copied = <T extends { columns: object }>(batch: T): T => structuredClone(batch);
     await withWorkspace(async (ws) => {
       const files = [];
