@@ -701,7 +701,8 @@ export async function parseChromeTrace(ctx: ImportContext, scan: "adaptive" | "a
   const budget = new ScanBudget();
   const seen = { array: false, object: false, traceEvents: false };
   await parseJsonStream(
-    ctx.source.chunks(),
+    // The parser copies what it carries from one chunk to the next, the scanner what it keeps.
+    ctx.source.chunks({ reuse: true }),
     {
       format: FORMAT,
       maxDepth: ctx.limits.maxDepth,

@@ -7,8 +7,21 @@ export function sourceFromBytes(input: Uint8Array | string, fileName: string | n
   const bytes = typeof input === "string" ? new TextEncoder().encode(input) : input;
   return {
     fileName,
-    async *chunks() {
-      for (let i = 0; i < bytes.length; i += chunkSize) yield bytes.subarray(i, Math.min(bytes.length, i + chunkSize));
+    async *chunks(options) {
+      // Asked to reuse memory, it hands out the chunks in two buffers in turn, as a file read that
+      // way does (see ImportSource.chunks), junk first written over each buffer's old bytes: a
+      // reader that keeps a view of a chunk too long reads the wrong bytes.
+      const buffers = options?.reuse ? [new Uint8Array(chunkSize), new Uint8Array(chunkSize)] : null;
+      for (let i = 0, turn = 0; i < bytes.length; i += chunkSize, turn ^= 1) {
+        const chunk = bytes.subarray(i, Math.min(bytes.length, i + chunkSize));
+        if (!buffers) {
+          yield chunk;
+          continue;
+        }
+        buffers[turn].fill(0x7e);
+        buffers[turn].set(chunk);
+        yield buffers[turn].subarray(0, chunk.length);
+      }
     },
   };
 }

@@ -159,7 +159,7 @@ export async function extractArtifactFile(
     inputBytes: await expectedInputBytes(request.file),
     produce: (builder) =>
       importer.parse({
-        source: { fileName: request.fileName, chunks: () => decompressedChunks(request.file, request.bounds) },
+        source: { fileName: request.fileName, chunks: (options) => decompressedChunks(request.file, request.bounds, options?.reuse) },
         builder,
         limits: DEFAULT_IMPORT_LIMITS,
         split,

@@ -5,6 +5,8 @@ import { EvidenceParseError, InputBoundError } from "../../analysis/formats/erro
 import { isGzip } from "../../analysis/io/bytes";
 
 export const SNIFF_BYTES = 64 * 1024;
+/** Bytes per chunk read from a file (and per chunk gunzip gives). */
+const CHUNK_BYTES = 1 << 20;
 
 /** Bounds on one import, from configuration (defaults per DESIGN.md §6). */
 export interface InputBounds {
@@ -51,17 +53,24 @@ export async function expectedInputBytes(file: string): Promise<number> {
  * The decompressed bytes of a stored file as a chunk stream. Gzip is undone here, once for every
  * format, and an expansion beyond `maxExpansionRatio` × the compressed size fails with an
  * InputBoundError (a decompression bomb) instead of filling the disk or memory.
+ *
+ * `reuse` (see ImportSource.chunks): a plain file is read into two buffers in turn, not a new one
+ * per chunk; each chunk is then valid until the next but one is asked for.
  */
-export async function* decompressedChunks(file: string, bounds: InputBounds): AsyncGenerator<Uint8Array> {
+export async function* decompressedChunks(file: string, bounds: InputBounds, reuse = false): AsyncGenerator<Uint8Array> {
   const head = await readRange(file, 0, 2);
+  if (!isGzip(head) && reuse) {
+    yield* reusedChunks(file);
+    return;
+  }
   if (!isGzip(head)) {
-    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) yield chunk as Buffer;
+    for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES })) yield chunk as Buffer;
     return;
   }
   const compressedSize = (await fsp.stat(file)).size;
   const limit = Math.max(64 * 1024 * 1024, compressedSize * bounds.maxExpansionRatio);
   let expanded = 0;
-  const gunzip = createReadStream(file, { highWaterMark: 1 << 20 }).pipe(createGunzip({ chunkSize: 1 << 20 }));
+  const gunzip = createReadStream(file, { highWaterMark: CHUNK_BYTES }).pipe(createGunzip({ chunkSize: CHUNK_BYTES }));
   const chunks = (gunzip as Readable)[Symbol.asyncIterator]();
   try {
     for (;;) {
@@ -80,6 +89,21 @@ export async function* decompressedChunks(file: string, bounds: InputBounds): As
     }
   } finally {
     gunzip.destroy();
+  }
+}
+
+/** A file's bytes read into two buffers in turn (see decompressedChunks). */
+async function* reusedChunks(file: string): AsyncGenerator<Uint8Array> {
+  const handle = await fsp.open(file, "r");
+  try {
+    const buffers = [new Uint8Array(CHUNK_BYTES), new Uint8Array(CHUNK_BYTES)];
+    for (let turn = 0; ; turn ^= 1) {
+      const { bytesRead } = await handle.read(buffers[turn], 0, CHUNK_BYTES, null);
+      if (bytesRead === 0) return;
+      yield buffers[turn].subarray(0, bytesRead);
+    }
+  } finally {
+    await handle.close();
   }
 }
 
