@@ -8,9 +8,9 @@ export function sourceFromBytes(input: Uint8Array | string, fileName: string | n
   return {
     fileName,
     async *chunks(options) {
-      // Asked to reuse memory, it hands out the chunks in two buffers in turn, as a file read that
-      // way does (see ImportSource.chunks), junk first written over each buffer's old bytes: a
-      // reader that keeps a view of a chunk too long reads the wrong bytes.
+      // Asked to reuse memory, it hands out the chunks in two buffers in turn and writes junk over
+      // a chunk's bytes as soon as the next is asked for (see ImportSource.chunks): a reader that
+      // keeps a view of a chunk too long reads the wrong bytes.
       const buffers = options?.reuse ? [new Uint8Array(chunkSize), new Uint8Array(chunkSize)] : null;
       for (let i = 0, turn = 0; i < bytes.length; i += chunkSize, turn ^= 1) {
         const chunk = bytes.subarray(i, Math.min(bytes.length, i + chunkSize));
@@ -18,7 +18,7 @@ export function sourceFromBytes(input: Uint8Array | string, fileName: string | n
           yield chunk;
           continue;
         }
-        buffers[turn].fill(0x7e);
+        buffers[turn ^ 1].fill(0x7e);
         buffers[turn].set(chunk);
         yield buffers[turn].subarray(0, chunk.length);
       }

@@ -32,8 +32,8 @@ export interface ImportSource {
   fileName: string | null;
   /**
    * The input's chunks, each new memory unless `reuse`: then a chunk's bytes may be overwritten
-   * once the chunk after next is asked for, so a reader keeps copies of what it needs beyond that
-   * (a file is then read into two buffers in turn, where a new buffer per chunk costs fresh pages
+   * once the next chunk is asked for, so a reader keeps copies of what it needs beyond that (a
+   * file is then read into two buffers in turn, where a new buffer per chunk costs fresh pages
    * and, to V8, new memory outside its heap: see BatchSink.copies).
    */
   chunks(options?: { reuse?: boolean }): AsyncIterable<Uint8Array>;

@@ -55,7 +55,7 @@ export async function expectedInputBytes(file: string): Promise<number> {
  * InputBoundError (a decompression bomb) instead of filling the disk or memory.
  *
  * `reuse` (see ImportSource.chunks): a plain file is read into two buffers in turn, not a new one
- * per chunk; each chunk is then valid until the next but one is asked for.
+ * per chunk; each chunk is then valid until the next is asked for.
  */
 export async function* decompressedChunks(file: string, bounds: InputBounds, reuse = false): AsyncGenerator<Uint8Array> {
   const head = await readRange(file, 0, 2);
@@ -92,17 +92,24 @@ export async function* decompressedChunks(file: string, bounds: InputBounds, reu
   }
 }
 
-/** A file's bytes read into two buffers in turn (see decompressedChunks). */
+/**
+ * A file's bytes read into two buffers in turn (see decompressedChunks): the next chunk is read
+ * into one while the other is being parsed, as a stream reads ahead.
+ */
 async function* reusedChunks(file: string): AsyncGenerator<Uint8Array> {
   const handle = await fsp.open(file, "r");
+  const buffers = [new Uint8Array(CHUNK_BYTES), new Uint8Array(CHUNK_BYTES)];
+  let reading = handle.read(buffers[0], 0, CHUNK_BYTES, null);
   try {
-    const buffers = [new Uint8Array(CHUNK_BYTES), new Uint8Array(CHUNK_BYTES)];
     for (let turn = 0; ; turn ^= 1) {
-      const { bytesRead } = await handle.read(buffers[turn], 0, CHUNK_BYTES, null);
+      const { bytesRead } = await reading;
       if (bytesRead === 0) return;
+      reading = handle.read(buffers[turn ^ 1], 0, CHUNK_BYTES, null);
       yield buffers[turn].subarray(0, bytesRead);
     }
   } finally {
+    // A reader that stops early leaves a read under way.
+    await reading.catch(() => undefined);
     await handle.close();
   }
 }

@@ -32,6 +32,18 @@ describe("decompressedChunks", () => {
     expect(fresh.buffers).toBeGreaterThanOrEqual(4);
   });
 
+  it("closes the file when its reader stops early, with the next chunk's read under way", async () => {
+    const dir = tempProject();
+    const file = path.join(dir, "input.json");
+    writeFileSync(file, Buffer.alloc(3 * 2 ** 20, 0x20));
+    let chunks = 0;
+    for await (const chunk of decompressedChunks(file, DEFAULT_INPUT_BOUNDS, true)) {
+      expect(chunk.length).toBe(2 ** 20);
+      if (++chunks === 1) break;
+    }
+    expect(chunks).toBe(1);
+  });
+
   it("gunzips as before when asked to reuse memory (gunzip's chunks are its own)", async () => {
     const dir = tempProject();
     const file = path.join(dir, "input.json.gz");
