@@ -14,8 +14,11 @@ import { isCodedText, type CodedText } from "../../analysis/evidence/text-coding
  * order, each when the thread says it has written the batch (see release).
  */
 
-/** Bytes of the ring: room for several batches in flight (a trace's batch of span drafts takes about 6 MB). */
-export const RING_BYTES = 64 << 20;
+/**
+ * Bytes of the ring: room for the four batches in flight (a trace's batch of span drafts takes
+ * about 6 MB). Its pages are touched as it cycles: 64 MB measured no faster, with 40 MB more RSS.
+ */
+export const RING_BYTES = 32 << 20;
 
 /** Where an array lies in the ring: its byte offset and its length in elements. */
 export interface RingSlot {
