@@ -1,6 +1,6 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { EvidenceBuilder, MemorySink, STAGING_TABLES } from "../../analysis/evidence/builder";
 import { codeTexts, TextCoder } from "../../analysis/evidence/text-coding";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
@@ -9,7 +9,7 @@ import { cpuprofileImporter } from "../../analysis/formats/cpuprofile";
 import { foldedImporter } from "../../analysis/formats/folded";
 import { sourceFromBytes } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS } from "../../analysis/formats/types";
-import { RING_BYTES } from "../../server/evidence/batch-ring";
+import { BatchRing, RING_BYTES } from "../../server/evidence/batch-ring";
 import { sqlString } from "../../server/evidence/duckdb";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
 import { prepareWriterThread, ThreadedGenerationWriter, writerThreadStats } from "../../server/evidence/writer-thread";
@@ -141,6 +141,32 @@ describe("the writer on its own thread", () => {
       expect(b.find((f) => f.table === "measurements")!.row_count).toBe(Math.ceil(rounds / 4) * 2);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
     });
+  }, 60_000);
+
+  it("writes the same files as the writer in this thread when batches wait for room in a ring that holds two", async () => {
+    // A batch of 64 drafts takes about 6 KB of the ring: with four in flight, batches wait for the
+    // thread to write the oldest (at least while it opens DuckDB), and the ring wraps around again
+    // and again. The other cases never wait: the full ring has room for all, and in one of 4 KB
+    // nearly every batch is too large and goes in its message.
+    const text = mixedTrace(600);
+    const place = vi.spyOn(BatchRing.prototype, "place");
+    try {
+      await withWorkspace(async (ws) => {
+        const direct = await ParquetGenerationWriter.open(ws, "gen_test");
+        await importWith(new EvidenceBuilder(direct, 64), text);
+        const threaded = ThreadedGenerationWriter.open(ws, "gen_test", { ringBytes: 14_000 });
+        await importWith(new EvidenceBuilder(threaded, 64), text);
+        const [a, b] = [await direct.finish(), await threaded.finish()];
+        expect(b).toEqual(a);
+        const placed = place.mock.results.filter((r) => r.value !== null).length;
+        const refused = place.mock.results.length - placed;
+        // Nearly every batch went through the ring, some after waiting for room.
+        expect(placed).toBeGreaterThan(30);
+        expect(refused).toBeGreaterThan(0);
+      });
+    } finally {
+      place.mockRestore();
+    }
   }, 60_000);
 
   it("writes the same files as the writer in this thread for a sampled profile (stacks, samples, metrics, totals)", async () => {
