@@ -205,7 +205,11 @@ describe("EvidenceBuilder", () => {
           }
           batches.push(structuredClone(batch));
           // A sink that copies may leave the arrays in any state once it returns.
-          if (copies) for (const column of Object.values(batch.columns)) if (column instanceof Float64Array) column.fill(-1);
+          if (copies)
+            for (const column of Object.values(batch.columns)) {
+              if (column instanceof Float64Array) column.fill(-1);
+              else if (!Array.isArray(column)) for (const array of [(column as CodedText).ids, (column as CodedText).ends, (column as CodedText).text]) array.fill(7);
+            }
         },
       };
       await feed(new EvidenceBuilder(sink, 16), events);

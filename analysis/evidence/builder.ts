@@ -189,7 +189,10 @@ class TableBuffer {
   text(index: number): TextCoder {
     return this.texts[index]!;
   }
+  /** Appends a row of every column's value, in STAGING_TABLES order. */
   push(values: unknown[]): void {
+    // A row short of a column would leave a reused array's old value in its cell.
+    if (values.length !== this.numeric.length) throw new Error(`a ${this.table} row has ${values.length} values for ${this.numeric.length} columns`);
     if (this.length === this.capacity) this.grow();
     const at = this.length;
     for (let i = 0; i < values.length; i++) {
@@ -212,8 +215,8 @@ class TableBuffer {
   }
   /**
    * Takes back a batch this buffer gave out, once its sink is done with it: its arrays are reused,
-   * whole, by the next batch. The caller of `reserve` writes every numeric cell of its row, so a
-   * reused array needs no clearing.
+   * whole, by the next batch. Every row is written whole (`push` checks it, the callers of
+   * `reserve` write every numeric cell), so a reused array needs no clearing.
    */
   recycle(batch: RowBatch): void {
     STAGING_TABLES[this.table].forEach((c, i) => {

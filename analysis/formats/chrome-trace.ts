@@ -734,7 +734,7 @@ export async function parseChromeTrace(ctx: ImportContext, scan: "adaptive" | "a
             },
     },
     () => {
-      // The next chunk may come in the same bytes object: the scanner must not reuse its text.
+      // The next chunk may come in the same buffer, rewritten: the scanner must not reuse its text.
       scanner.newChunk();
       return ctx.builder.checkpoint();
     },

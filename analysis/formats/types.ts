@@ -31,10 +31,10 @@ export const DEFAULT_IMPORT_LIMITS: ImportLimits = {
 export interface ImportSource {
   fileName: string | null;
   /**
-   * The input's chunks, each new memory unless `reuse`: then a chunk's bytes may be overwritten
+   * The input's chunks, never overwritten unless `reuse`: then a chunk's bytes may be overwritten
    * once the next chunk is asked for, so a reader keeps copies of what it needs beyond that (a
-   * file is then read into two buffers in turn, where a new buffer per chunk costs fresh pages
-   * and, to V8, new memory outside its heap: see BatchSink.copies).
+   * plain file is then read into two buffers in turn, where a new buffer per chunk costs fresh
+   * pages and, to V8, new memory outside its heap: see BatchSink.copies).
    */
   chunks(options?: { reuse?: boolean }): AsyncIterable<Uint8Array>;
 }

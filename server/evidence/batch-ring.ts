@@ -135,7 +135,8 @@ export class BatchRing {
     for (const [name, column] of Object.entries(batch.columns)) {
       if (column instanceof Float64Array) columns[name] = copy(column);
       else if (isCodedText(column)) columns[name] = { ids: copy(column.ids), ends: copy(column.ends), text: copy(column.text), added: column.added };
-      else columns[name] = Array.isArray(column) ? column : Array.from(column as ArrayLike<unknown>);
+      else if (Array.isArray(column)) columns[name] = column;
+      else throw new Error(`column ${batch.table}.${name} is neither numbers (Float64Array), coded text nor a plain array`);
     }
     return { table: batch.table, length: batch.length, columns };
   }

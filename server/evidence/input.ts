@@ -99,12 +99,19 @@ export async function* decompressedChunks(file: string, bounds: InputBounds, reu
 async function* reusedChunks(file: string): AsyncGenerator<Uint8Array> {
   const handle = await fsp.open(file, "r");
   const buffers = [new Uint8Array(CHUNK_BYTES), new Uint8Array(CHUNK_BYTES)];
-  let reading = handle.read(buffers[0], 0, CHUNK_BYTES, null);
+  const readInto = (buffer: Uint8Array) => {
+    const read = handle.read(buffer, 0, CHUNK_BYTES, null);
+    // Its failure reaches the reader when it asks for the chunk; until then (the reader parses
+    // the one before) it must not count as unhandled, which would end the process.
+    read.catch(() => undefined);
+    return read;
+  };
+  let reading = readInto(buffers[0]);
   try {
     for (let turn = 0; ; turn ^= 1) {
       const { bytesRead } = await reading;
       if (bytesRead === 0) return;
-      reading = handle.read(buffers[turn ^ 1], 0, CHUNK_BYTES, null);
+      reading = readInto(buffers[turn ^ 1]);
       yield buffers[turn].subarray(0, bytesRead);
     }
   } finally {

@@ -18,7 +18,10 @@ import { prepareThread, takeThread, threadStats } from "./threads";
  */
 export const WRITER_ROLE = "parquet-writer";
 
-/** Batches sent but not yet written: the parse may run this far ahead (each batch ≤ 64 k rows). */
+/**
+ * Batches sent but not yet written: the parse may run this far ahead. A batch is what a table
+ * held at a checkpoint once it reached the builder's batch rows (64 k by default), so somewhat more.
+ */
 const MAX_IN_FLIGHT = 4;
 
 interface OpenWriter {

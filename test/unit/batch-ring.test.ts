@@ -81,7 +81,7 @@ describe("BatchRing (batches copied into shared memory for the writer thread)", 
       value: Float64Array.from({ length: rows }, (_, i) => offset + i + 0.5),
       unit: codeTexts(Array.from({ length: rows }, () => null)),
       aggregation: codeTexts(Array.from({ length: rows }, () => "sample")),
-      trial_id: new Float64Array(rows).fill(NaN),
+      trial_id: codeTexts(Array.from({ length: rows }, () => null)),
       is_warmup: Array.from({ length: rows }, (_, i) => i % 3 === 0),
       dimensions: codeTexts(Array.from({ length: rows }, (_, i) => `{"i":${offset + i}}`)),
     },
@@ -110,9 +110,9 @@ describe("BatchRing (batches copied into shared memory for the writer thread)", 
   });
 
   it("refuses a batch while the ring is full, takes it once the oldest is released, and never fits one larger than itself", () => {
-    // A batch of 1000 rows takes 80,000 bytes: ten arrays of 1000 numbers (two numeric columns,
-    // ids and ends of four text columns, all of whose values the dictionaries code). Room for two, not three.
-    const ring = new BatchRing(2 * 1000 * 8 * 10 + 64 * 1024);
+    // A batch of 1000 rows takes 88,000 bytes: eleven arrays of 1000 numbers (the numeric column,
+    // ids and ends of five text columns, all of whose values the dictionaries code). Room for two, not three.
+    const ring = new BatchRing(2 * 1000 * 8 * 11 + 64 * 1024);
     const first = ring.place(batch(1000, 0))!;
     const second = ring.place(batch(1000, 1000))!;
     expect(ring.place(batch(1000, 2000))).toBeNull();

@@ -1,7 +1,7 @@
-import { writeFileSync } from "node:fs";
+import { promises as fsp, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_INPUT_BOUNDS, decompressedChunks } from "../../server/evidence/input";
 import { tempProject } from "../helpers/project";
 
@@ -36,12 +36,47 @@ describe("decompressedChunks", () => {
     const dir = tempProject();
     const file = path.join(dir, "input.json");
     writeFileSync(file, Buffer.alloc(3 * 2 ** 20, 0x20));
+    const openFiles = () => readdirSync("/proc/self/fd").length;
+    const before = openFiles();
     let chunks = 0;
     for await (const chunk of decompressedChunks(file, DEFAULT_INPUT_BOUNDS, true)) {
       expect(chunk.length).toBe(2 ** 20);
+      expect(openFiles()).toBe(before + 1);
       if (++chunks === 1) break;
     }
     expect(chunks).toBe(1);
+    expect(openFiles()).toBe(before);
+  });
+
+  it("fails the reader, not the process, when the read ahead fails while the reader works on a chunk", async () => {
+    const dir = tempProject();
+    const file = path.join(dir, "input.json");
+    writeFileSync(file, Buffer.alloc(3 * 2 ** 20, 0x20));
+    // The file's second read (the one ahead, under way while the first chunk is parsed) fails.
+    const open = fsp.open.bind(fsp);
+    const opening = vi.spyOn(fsp, "open").mockImplementation(async (...args: Parameters<typeof fsp.open>) => {
+      const handle = await open(...args);
+      const read = handle.read.bind(handle) as (...a: unknown[]) => Promise<unknown>;
+      let reads = 0;
+      (handle as { read: unknown }).read = (...a: unknown[]) => (++reads === 2 ? Promise.reject(new Error("EIO: i/o error, read")) : read(...a));
+      return handle;
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const reading = (async () => {
+        for await (const _chunk of decompressedChunks(file, DEFAULT_INPUT_BOUNDS, true)) {
+          // A parse and a checkpoint that waits for the writer.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+      await expect(reading).rejects.toThrow(/EIO/);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      opening.mockRestore();
+    }
   });
 
   it("gunzips as before when asked to reuse memory (gunzip's chunks are its own)", async () => {
