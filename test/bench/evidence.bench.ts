@@ -12,13 +12,15 @@ const MB = 1024 * 1024;
 
 interface ImportOutcome {
   seconds: number;
+  /** machineCheckMs just before the import. */
+  check_ms: number;
   peak_rss_mb: number;
   /** The CLI's `--json` result. */
   result: any;
 }
 
 /** Runs `emberscope import` as a child process, sampling its peak RSS (VmHWM) from /proc. */
-function importWithPeakRss(projectRoot: string, file: string): Promise<ImportOutcome> {
+function importWithPeakRss(projectRoot: string, file: string): Promise<Omit<ImportOutcome, "check_ms">> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     const child = spawn(process.execPath, [CLI, "import", file, "--json", "--project-root", projectRoot], { stdio: ["ignore", "pipe", "pipe"] });
@@ -73,6 +75,20 @@ function importRounds(): number {
   return rounds;
 }
 
+/** About 2.5 MB of trace-like JSON events, the same in every run. */
+const CHECK_TEXT = JSON.stringify(Array.from({ length: 25_000 }, (_, i) => ({ name: `module${i % 17}.function_${i % 97}`, cat: "bench", ph: "X", ts: i * 3, dur: i % 50, pid: 1, tid: i % 8, args: { i } })));
+
+/**
+ * A fixed piece of single-thread JavaScript (parsing and writing back CHECK_TEXT five times), timed
+ * just before each import: this machine's speed varies by up to 1.5x from minute to minute, and
+ * this tells how fast it ran then, apart from any change in the import's code.
+ */
+function machineCheckMs(): number {
+  const start = performance.now();
+  for (let k = 0; k < 5; k++) JSON.stringify(JSON.parse(CHECK_TEXT));
+  return Math.round(performance.now() - start);
+}
+
 /** Writes every file to disk (untimed), so that writing back one import's files does not take the next one's CPU. */
 function syncDisks(): void {
   const synced = spawnSync("sync");
@@ -108,6 +124,7 @@ function importFigures(bytes: number, rounds: ImportOutcome[]): Record<string, u
     seconds: Math.round(median.seconds * 100) / 100,
     mb_per_s: mbPerS(median.seconds),
     seconds_each: rounds.map((r) => Math.round(r.seconds * 100) / 100),
+    machine_check_ms_each: rounds.map((r) => r.check_ms),
     mb_per_s_range: [mbPerS(bySpeed[bySpeed.length - 1].seconds), mbPerS(bySpeed[0].seconds)],
     peak_rss_mb: Math.max(...rounds.map((r) => r.peak_rss_mb)),
     rows: median.result.rows,
@@ -138,7 +155,8 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
       for (const { input, outcomes } of measured) {
         // The previous import's files on disk first, as the input is flushed before any clock starts.
         syncDisks();
-        const outcome = await importWithPeakRss(workspace, input.file);
+        const check = machineCheckMs();
+        const outcome = { ...(await importWithPeakRss(workspace, input.file)), check_ms: check };
         outcomes.push(outcome);
         runs[input.format] = outcome.result.run_id;
       }
@@ -158,7 +176,8 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
       for (const input of large) {
         const bytes = await prepareInput(input);
         syncDisks();
-        imports[input.format] = importFigures(bytes, [await importWithPeakRss(workspace, input.file)]);
+        const check = machineCheckMs();
+        imports[input.format] = importFigures(bytes, [{ ...(await importWithPeakRss(workspace, input.file)), check_ms: check }]);
         rmSync(input.file);
       }
     }
