@@ -6,8 +6,8 @@ import { isCodedText, type CodedText } from "../../analysis/evidence/text-coding
  * arrays themselves being moved there. A moved array costs both threads more than its copy: V8
  * counts every array a heap receives, and every new one, as freshly allocated memory outside the
  * heap, and a heap of about 10 MB (the writer's, the import's) starts a full mark-compact every
- * 15 MB or so of it. Over the 220 MB trace the batches' 200-odd MB meant 40 mark-compacts on the
- * two heaps, each marking on a third thread for 20-70 ms.
+ * 15 MB or so of it. Over the 220 MB trace the batches' arrays, several hundred MB, meant about 40
+ * mark-compacts on the two heaps, each marking on V8's helper threads for 20-70 ms.
  *
  * The thread is given the ring once, when it opens; a batch then names where its arrays lie in
  * it. The thread writes batches in the order they are sent, so their space is freed in that
