@@ -196,20 +196,16 @@ describe("EvidenceBuilder", () => {
     const batchesOf = async (copies: boolean, events = 300) => {
       const batches: RowBatch[] = [];
       const buffers = new Set<ArrayBufferLike>();
+      // A batch's typed arrays: its numeric columns, and each text column's three.
+      const arraysOf = (batch: RowBatch) =>
+        Object.values(batch.columns).flatMap((column) => (column instanceof Float64Array ? [column] : Array.isArray(column) ? [] : [(column as CodedText).ids, (column as CodedText).ends, (column as CodedText).text]));
       const sink = {
         copies,
         write: (batch: RowBatch) => {
-          for (const column of Object.values(batch.columns)) {
-            if (column instanceof Float64Array) buffers.add(column.buffer);
-            else if (!Array.isArray(column)) for (const array of [(column as CodedText).ids, (column as CodedText).ends, (column as CodedText).text]) buffers.add(array.buffer);
-          }
+          for (const array of arraysOf(batch)) buffers.add(array.buffer);
           batches.push(structuredClone(batch));
           // A sink that copies may leave the arrays in any state once it returns.
-          if (copies)
-            for (const column of Object.values(batch.columns)) {
-              if (column instanceof Float64Array) column.fill(-1);
-              else if (!Array.isArray(column)) for (const array of [(column as CodedText).ids, (column as CodedText).ends, (column as CodedText).text]) array.fill(7);
-            }
+          if (copies) for (const array of arraysOf(batch)) array.fill(7);
         },
       };
       await feed(new EvidenceBuilder(sink, 16), events);

@@ -116,7 +116,7 @@ export class TextCoder {
   private end = 0;
   length = 0;
   /** The arrays of a batch the sink is done with (see recycle), for the next take. */
-  private spare: CodedText | null = null;
+  private spare: Pick<CodedText, "ids" | "ends" | "text"> | null = null;
   /** The current vector: its rows, its values, those not in the dictionary at its start, and the dictionary's size then. */
   private vectorRows = 0;
   private vectorValues = 0;
@@ -187,7 +187,7 @@ export class TextCoder {
 
   /** Takes back a batch this coder gave out, once its sink is done with it: the next take reuses its arrays, whole. */
   recycle(batch: CodedText): void {
-    this.spare = { ids: new Float64Array(batch.ids.buffer), ends: new Float64Array(batch.ends.buffer), text: new Uint8Array(batch.text.buffer), added: [] };
+    this.spare = { ids: new Float64Array(batch.ids.buffer), ends: new Float64Array(batch.ends.buffer), text: new Uint8Array(batch.text.buffer) };
   }
 
   /** The vector is full: the dictionary learns whether the column repeats. */

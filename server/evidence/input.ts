@@ -59,12 +59,9 @@ export async function expectedInputBytes(file: string): Promise<number> {
  */
 export async function* decompressedChunks(file: string, bounds: InputBounds, reuse = false): AsyncGenerator<Uint8Array> {
   const head = await readRange(file, 0, 2);
-  if (!isGzip(head) && reuse) {
-    yield* reusedChunks(file);
-    return;
-  }
   if (!isGzip(head)) {
-    for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES })) yield chunk as Buffer;
+    if (reuse) yield* reusedChunks(file);
+    else for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES })) yield chunk as Buffer;
     return;
   }
   const compressedSize = (await fsp.stat(file)).size;

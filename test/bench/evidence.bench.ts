@@ -95,6 +95,13 @@ function syncDisks(): void {
   if (synced.error || synced.status !== 0) throw new Error(`sync failed: ${synced.error?.message ?? `exit ${synced.status}`}`);
 }
 
+/** One timed import: the previous import's files on disk first (untimed), and the machine check just before. */
+async function measuredImport(projectRoot: string, file: string): Promise<ImportOutcome> {
+  syncDisks();
+  const check_ms = machineCheckMs();
+  return { ...(await importWithPeakRss(projectRoot, file)), check_ms };
+}
+
 interface ImportInput {
   format: string;
   file: string;
@@ -153,10 +160,7 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
       mkdirSync(workspace);
       initWorkspace(workspace).close();
       for (const { input, outcomes } of measured) {
-        // The previous import's files on disk first, as the input is flushed before any clock starts.
-        syncDisks();
-        const check = machineCheckMs();
-        const outcome = { ...(await importWithPeakRss(workspace, input.file)), check_ms: check };
+        const outcome = await measuredImport(workspace, input.file);
         outcomes.push(outcome);
         runs[input.format] = outcome.result.run_id;
       }
@@ -175,9 +179,7 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
       ];
       for (const input of large) {
         const bytes = await prepareInput(input);
-        syncDisks();
-        const check = machineCheckMs();
-        imports[input.format] = importFigures(bytes, [{ ...(await importWithPeakRss(workspace, input.file)), check_ms: check }]);
+        imports[input.format] = importFigures(bytes, [await measuredImport(workspace, input.file)]);
         rmSync(input.file);
       }
     }

@@ -13,8 +13,9 @@ import { BatchRing, RING_BYTES } from "../../server/evidence/batch-ring";
 import { sqlString } from "../../server/evidence/duckdb";
 import { ParquetGenerationWriter } from "../../server/evidence/parquet-writer";
 import { prepareWriterThread, ThreadedGenerationWriter, writerThreadStats } from "../../server/evidence/writer-thread";
+import type { GenerationFile } from "../../server/domain/models";
 import type { ObjectId } from "../../server/store/object-store";
-import { initWorkspace } from "../../server/store/workspace";
+import { initWorkspace, type Workspace } from "../../server/store/workspace";
 import { queryDuckDb } from "../helpers/duckdb";
 import { tempProject, withWorkspace } from "../helpers/project";
 
@@ -36,6 +37,19 @@ function mixedTrace(rounds = 600): string {
   // Never ended: runs to the end of the trace with status "unfinished".
   events.push({ name: "hang", ph: "B", pid: 1, tid: 9, ts: 50 });
   return JSON.stringify({ traceEvents: events });
+}
+
+/**
+ * The files of one import written by a writer in this thread, then by one on its own thread (whose
+ * ring has `ringBytes`): `produce` feeds and finishes each one's builder.
+ */
+async function bothWriters(ws: Workspace, batchRows: number, produce: (builder: EvidenceBuilder) => Promise<unknown>, ringBytes = RING_BYTES): Promise<GenerationFile[][]> {
+  const files = [];
+  for (const writer of [await ParquetGenerationWriter.open(ws, "gen_test"), ThreadedGenerationWriter.open(ws, "gen_test", { ringBytes })]) {
+    await produce(new EvidenceBuilder(writer, batchRows));
+    files.push(await writer.finish());
+  }
+  return files;
 }
 
 async function importWith(builder: EvidenceBuilder, text: string) {
@@ -130,11 +144,7 @@ describe("the writer on its own thread", () => {
   ])("writes the same files as the writer in this thread (%i × 4 spans, batches of %i rows, ring of %s bytes)", async (rounds, batchRows, ringBytes) => {
     const text = mixedTrace(rounds);
     await withWorkspace(async (ws) => {
-      const direct = await ParquetGenerationWriter.open(ws, "gen_test");
-      await importWith(new EvidenceBuilder(direct, batchRows), text);
-      const threaded = ThreadedGenerationWriter.open(ws, "gen_test", { ringBytes });
-      await importWith(new EvidenceBuilder(threaded, batchRows), text);
-      const [a, b] = [await direct.finish(), await threaded.finish()];
+      const [a, b] = await bothWriters(ws, batchRows, (builder) => importWith(builder, text), ringBytes);
       // Same bytes: the same content addresses, table by table.
       expect(b).toEqual(a);
       expect(b.find((f) => f.table === "spans")!.row_count).toBe(rounds * 4 + 1);
@@ -152,11 +162,7 @@ describe("the writer on its own thread", () => {
     const place = vi.spyOn(BatchRing.prototype, "place");
     try {
       await withWorkspace(async (ws) => {
-        const direct = await ParquetGenerationWriter.open(ws, "gen_test");
-        await importWith(new EvidenceBuilder(direct, 64), text);
-        const threaded = ThreadedGenerationWriter.open(ws, "gen_test", { ringBytes: 14_000 });
-        await importWith(new EvidenceBuilder(threaded, 64), text);
-        const [a, b] = [await direct.finish(), await threaded.finish()];
+        const [a, b] = await bothWriters(ws, 64, (builder) => importWith(builder, text), 14_000);
         expect(b).toEqual(a);
         const placed = place.mock.results.filter((r) => r.value !== null).length;
         const refused = place.mock.results.length - placed;
@@ -172,13 +178,10 @@ describe("the writer on its own thread", () => {
   it("writes the same files as the writer in this thread for a sampled profile (stacks, samples, metrics, totals)", async () => {
     const lines = Array.from({ length: 20_000 }, (_, i) => `main;mod${i % 13};fn${i % 101};leaf${i % 7} ${1 + (i % 5)}`);
     await withWorkspace(async (ws) => {
-      const files = [];
-      for (const writer of [await ParquetGenerationWriter.open(ws, "gen_test"), ThreadedGenerationWriter.open(ws, "gen_test")]) {
-        const builder = new EvidenceBuilder(writer, 1_000);
+      const files = await bothWriters(ws, 1_000, async (builder) => {
         await foldedImporter.parse({ source: sourceFromBytes(lines.join("\n"), "stacks.folded", 4096), builder, limits: DEFAULT_IMPORT_LIMITS });
-        await builder.finish();
-        files.push(await writer.finish());
-      }
+        return builder.finish();
+      });
       expect(files[1]).toEqual(files[0]);
       expect(files[0].find((f) => f.table === "samples")!.row_count).toBeGreaterThan(1000);
       expect(readdirSync(ws.layout.tmp)).toEqual([]);
