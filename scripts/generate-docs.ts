@@ -206,9 +206,13 @@ Operations move through named phases (queued, planning, running, collecting, ext
 publishing) with monotonic completed/total where known: \`emberscope ops list|show|cancel\`.
 Cancel is recorded durably and answers within 250 ms (\`cancelling\` while cleanup runs); the
 workload's whole process group gets SIGTERM, then SIGKILL after a grace period. A worker that dies
-loses its lease: on start-up (server, worker) and whenever operations are read, expired leases are
-reconciled — the operation ends \`failed\` (or \`cancelled\`), its run too, and a workload process
-group left behind is killed. A supervised worker whose server is killed stops its job and exits.
+loses its lease: on start-up (\`serve\`, \`mcp serve\`, workers), by \`validate\` and \`gc\`, and
+whenever operations are read, expired leases are reconciled — the operation ends \`failed\` with
+\`INTERRUPTED\` (or \`cancelled\`), its run too, and a workload process group left behind is killed.
+A supervised worker whose server is killed stops its job and exits. Imports hold a lease of their
+own in the process that runs them (an operation of kind \`import\`, listed with its phases: storing,
+parsing with bytes read of the total, totals, writing, publishing, or waiting while another import
+extracts the same bytes); \`ops cancel\` stops one at its next chunk.
 
 ## The run record
 

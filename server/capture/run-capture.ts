@@ -9,6 +9,7 @@ import { DEFAULT_INPUT_BOUNDS } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
 import { finishOperation, getOperation, heartbeatOperation, LEASE_MS, operationIntent, reportProgress, type WorkerIdentity } from "../store/operations";
 import { getRun, updateRun, type RunPatch } from "../store/runs";
+import { operationStagingDir, stagingWorkspace } from "../store/staging";
 import type { Workspace } from "../store/workspace";
 import { adapterNamed } from "./adapters";
 import type { CollectedArtifact } from "./adapters/types";
@@ -132,7 +133,8 @@ export async function runCaptureOperation(ws: Workspace, operationId: string, wo
     for (let i = 0; i < collected.length; i++) {
       if (abort.signal.aborted) return fail(new EmberscopeError("CANCELLED", "The capture was cancelled during extraction."));
       reportProgress(ws.db, operationId, "extracting", i, collected.length);
-      const published = await extractCollected(ws, runId, collected[i]);
+      // Extraction stages in tmp/<operation id>/, which gc leaves alone while the lease is live.
+      const published = await extractCollected(stagingWorkspace(ws, operationId), runId, collected[i]);
       commitId = published.commit_id;
       limitations.push(...published.limitations);
     }
@@ -151,6 +153,7 @@ export async function runCaptureOperation(ws: Workspace, operationId: string, wo
   } finally {
     clearInterval(watch);
     await fsp.rm(outDir, { recursive: true, force: true });
+    await fsp.rm(operationStagingDir(ws, operationId), { recursive: true, force: true });
   }
 }
 

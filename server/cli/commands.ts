@@ -77,7 +77,8 @@ export const COMMANDS: CliCommand[] = [
       (r.ok ? "No problems found." : `${r.problems.length} problem(s):\n` + r.problems.map((p) => `  ${p.code}  ${p.subject ?? ""}  ${p.message}`).join("\n")) +
       `\nChecked ${r.checked.commits} commits, ${r.checked.referenced_objects} objects` +
       (r.full ? ` (${r.checked.rehashed_objects} re-hashed)` : "") +
-      `; ${r.notes.unreachable_objects} unreachable objects and ${r.notes.stale_tmp_files} stale tmp files can be collected by gc.`,
+      `; ${r.notes.unreachable_objects} unreachable objects and ${r.notes.stale_tmp_files} stale staging entries (${r.notes.stale_tmp_bytes} bytes) can be collected by gc.` +
+      (r.notes.interrupted_operations.length ? `\nEnded ${r.notes.interrupted_operations.length} interrupted operation(s): ${r.notes.interrupted_operations.join(", ")}.` : ""),
     exitCode: (r) => (r.ok ? 0 : 3),
   }),
   {

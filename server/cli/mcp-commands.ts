@@ -1,5 +1,6 @@
 import { EmberscopeError } from "../domain/errors";
 import { agentAccessStatus, agentToken, callService, setAgentAccess, setAgentDetail, type ServiceDef } from "../services";
+import { recoverWorkspaceAt } from "../services/operations";
 import { stringFlag } from "./args";
 import { keyValues, table } from "./render";
 import { requirePositionals, type CliCommand } from "./service-command";
@@ -29,6 +30,8 @@ export const MCP_COMMANDS: CliCommand[] = [
       // Agent paths (import_artifact) are read relative to the project root, whatever the shell's directory.
       const [{ createEmberscopeMcpServer, mcpProjectRoot }, { StdioServerTransport }] = await Promise.all([mcpServer(), import("@modelcontextprotocol/sdk/server/stdio.js")]);
       const root = mcpProjectRoot(env.ctx.locator);
+      // As `serve` does on start: operations whose holder died end (INTERRUPTED), abandoned staging goes.
+      await recoverWorkspaceAt({ cwd: root, projectRoot: root }, env.log);
       const server = createEmberscopeMcpServer({ locator: { cwd: root, projectRoot: root }, transport: "stdio", requireAccessSwitch: false });
       const transport = new StdioServerTransport();
       const closed = new Promise<void>((resolve) => {

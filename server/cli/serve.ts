@@ -1,9 +1,9 @@
 import { createServer } from "node:http";
 import { EmberscopeError } from "../domain/errors";
 import { locateWorkspace, projectRootForInit, displayPath } from "../store/layout";
-import { initWorkspace, openWorkspace, sweepStaleTmp } from "../store/workspace";
+import { initWorkspace, openWorkspace } from "../store/workspace";
 import { existsSync } from "node:fs";
-import { reconcileOperations } from "../services/operations";
+import { recoverInterruptedWork } from "../services/operations";
 import { defaultWorkerCount, startSupervisor } from "../../workers/supervisor";
 import { layoutFor } from "../store/layout";
 import { integerFlag, stringFlag } from "./args";
@@ -42,10 +42,7 @@ async function prepareWorkspace(env: CliEnv, init: boolean): Promise<string> {
   }
   const ws = openWorkspace({ cwd: projectRoot, projectRoot });
   try {
-    const ended = reconcileOperations(ws);
-    if (ended.length) env.log(`Marked ${ended.length} operation(s) whose worker had stopped as ended.`);
-    const swept = await sweepStaleTmp(ws);
-    if (swept) env.log(`Removed ${swept} abandoned staging file(s) from .emberscope/tmp`);
+    await recoverInterruptedWork(ws, env.log);
   } finally {
     ws.close();
   }

@@ -54,6 +54,11 @@ export const ERROR_CATALOG = {
   PROCESS_FAILED: { family: "process", retryable: false, description: "A child process exited non-zero or by a signal." },
   PROCESS_TIMEOUT: { family: "process", retryable: true, description: "A child process exceeded its timeout and was killed." },
   CANCELLED: { family: "process", retryable: false, description: "The operation was cancelled." },
+  INTERRUPTED: {
+    family: "process",
+    retryable: true,
+    description: "The process holding the operation's lease stopped (killed, crashed, or silent past its lease) before it finished; its run is failed, its staging is collectable by `gc`, and repeating the request is safe.",
+  },
   POLICY_DENIED: { family: "access", retryable: false, description: "Workspace policy forbids the request." },
   AGENT_ACCESS_DISABLED: { family: "access", retryable: true, description: "Agent access is off; a person must switch it on." },
   UNAUTHORIZED: { family: "access", retryable: false, description: "Missing or wrong credentials." },

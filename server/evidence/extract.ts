@@ -3,7 +3,8 @@ import { EvidenceParseError, InputBoundError } from "../../analysis/formats/erro
 import { DEFAULT_IMPORT_LIMITS, type FormatImporter } from "../../analysis/formats/types";
 import { EmberscopeError } from "../domain/errors";
 import type { Limitation } from "../domain/models";
-import { headCommit } from "../store/corpus";
+import { writeTransaction } from "../store/control-store";
+import { claimForOperation } from "../store/operations";
 import { decompressedChunks, expectedInputBytes, type InputBounds } from "./input";
 import { EVIDENCE_SCHEMA_VERSION } from "../../analysis/evidence/schema";
 import { newId } from "../domain/ids";
@@ -13,6 +14,32 @@ import type { Workspace } from "../store/workspace";
 import { ParquetGenerationWriter } from "./parquet-writer";
 import { splittableFile } from "./range-thread";
 import { ThreadedGenerationWriter } from "./writer-thread";
+
+/**
+ * What an extraction needs of the operation it runs under (an import's lease: LeasedOperation in
+ * server/services/operations.ts): its cancel or lost lease, progress, and the claim that lets one
+ * operation at a time extract an artifact with an extractor version.
+ */
+export interface ExtractionLease {
+  readonly operationId: string;
+  /** Aborted (its reason a typed error) on a cancel or a lost lease. */
+  readonly signal: AbortSignal;
+  /** Throws unless the lease is still held: called inside the publishing transaction. */
+  assertHeld(): void;
+  phase(name: string, completed?: number | null, total?: number | null): void;
+  progress(completed: number, total: number | null): void;
+  /** Resolves once no live operation holds `claim`. */
+  waitForClaim(claim: string): Promise<void>;
+}
+
+/** A published generation as an extraction reports it. */
+export interface PublishedEvidence {
+  generation_id: string;
+  commit_id: string;
+  limitations: Limitation[];
+  /** True when the generation is one made before (the same bytes by the same extractor version). */
+  reused: boolean;
+}
 
 export interface ExtractionRequest {
   /** The artifact, or how to get its id once the input is read (a staged file hashed meanwhile). */
@@ -25,6 +52,12 @@ export interface ExtractionRequest {
   produce: (builder: EvidenceBuilder) => Promise<void>;
   /** Bytes the producer will read, when known: large inputs get the writer on its own thread. */
   inputBytes?: number;
+  /** Nothing is published once this is aborted (the producer's reads stop at it too). */
+  signal?: AbortSignal;
+  /** Checked inside the publishing transaction: a lease lost meanwhile publishes nothing. */
+  lease?: ExtractionLease;
+  /** Runs inside the publishing transaction, so that what the caller records commits with it (a run's end). */
+  onPublish?: (published: PublishedEvidence) => void;
 }
 
 /**
@@ -43,6 +76,8 @@ export interface ExtractionPhases {
 export interface Extraction extends Published {
   summary: EvidenceSummary;
   phases: ExtractionPhases;
+  /** True when another extraction of the same bytes published first, and its generation was kept. */
+  reused: boolean;
 }
 
 /**
@@ -83,59 +118,146 @@ export async function extractAndPublish(ws: Workspace, request: ExtractionReques
     };
     await request.produce(builder);
     lap("parse");
+    request.lease?.phase("totals");
     summary = await builder.finish();
     lap("totals");
+    request.lease?.phase("writing");
     files = await writer.finish();
     lap("write");
   } catch (error) {
     await writer.close();
     throw error;
   }
+  request.signal?.throwIfAborted();
+  request.lease?.phase("publishing");
   const artifactId = typeof request.artifactId === "function" ? await request.artifactId() : request.artifactId;
-  const published = publishGeneration(ws, {
-    generationId,
-    artifactId,
-    runId: request.runId,
-    extractor: request.extractor,
-    extractorVersion: version,
-    evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION,
-    files,
-    limitations: limitationsOf(summary),
-    message: request.message,
+  const limitations = limitationsOf(summary);
+  const published = writeTransaction(ws.db, () => {
+    request.lease?.assertHeld();
+    const made = publishGeneration(ws, {
+      generationId,
+      artifactId,
+      runId: request.runId,
+      extractor: request.extractor,
+      extractorVersion: version,
+      evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION,
+      files,
+      limitations,
+      message: request.message,
+    });
+    // Without a claim, another extraction of the same bytes may have published first: its generation stands.
+    request.onPublish?.({ generation_id: made.generation_id, commit_id: made.commit_id, limitations, reused: made.generation_id !== generationId });
+    return made;
   });
-  return { ...published, summary, phases };
+  return { ...published, summary, phases, reused: published.generation_id !== generationId };
 }
 
 export function limitationsOf(summary: EvidenceSummary): Limitation[] {
   return summary.limitations.map((l) => ({ code: l.code, message: l.count > 1 ? `${l.message} (${l.count}×)` : l.message }));
 }
 
-export interface StoredExtraction {
-  generation_id: string;
-  commit_id: string;
-  limitations: Limitation[];
-  /** True when the same bytes were already extracted by this importer version. */
-  reused: boolean;
+export interface StoredExtraction extends PublishedEvidence {
   /** Null when reused. */
   phases: ExtractionPhases | null;
 }
 
+/** What extracting an artifact with a format importer takes. */
+export interface ArtifactExtraction {
+  runId: string;
+  importer: FormatImporter;
+  fileName: string;
+  bounds: InputBounds;
+  /** The operation the extraction runs under: with one, a single live operation extracts the same bytes at a time (the others wait and reuse its generation). */
+  lease?: ExtractionLease;
+  onPublish?: (published: PublishedEvidence) => void;
+}
+
+/** The claim one live operation holds while it extracts an artifact with one importer version. */
+export function extractionClaim(artifactId: ObjectId, importer: FormatImporter): string {
+  return `extract ${importer.id} ${extractorVersion(importer.version)} ${artifactId}`;
+}
+
+/** Publishes the generation this importer version already made of the artifact, for this run. */
+function publishReused(ws: Workspace, request: ArtifactExtraction & { artifactId: ObjectId }, generationId: string): StoredExtraction {
+  const { importer } = request;
+  return writeTransaction(ws.db, () => {
+    request.lease?.assertHeld();
+    const published = publishGeneration(ws, { artifactId: request.artifactId, runId: request.runId, extractor: importer.id, extractorVersion: extractorVersion(importer.version), evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION, files: [] });
+    const row = ws.db.prepare("SELECT limitations FROM generations WHERE id = ?").get(generationId) as { limitations: string };
+    const outcome: PublishedEvidence = { generation_id: generationId, commit_id: published.commit_id, limitations: JSON.parse(row.limitations) as Limitation[], reused: true };
+    request.onPublish?.(outcome);
+    return { ...outcome, phases: null };
+  });
+}
+
 /**
  * Extracts a stored artifact with a format importer and publishes it — or reuses the generation
- * this importer version already made of the same bytes (re-extraction is idempotent).
+ * this importer version already made of the same bytes (re-extraction is idempotent). Under a
+ * lease, the extraction is claimed first: while another live operation extracts the same bytes,
+ * this one waits for it, then reuses its generation (or, should it have failed, extracts itself).
  */
-export async function extractStoredArtifact(
-  ws: Workspace,
-  request: { artifactId: ObjectId; runId: string; importer: FormatImporter; fileName: string; bounds: InputBounds },
-): Promise<StoredExtraction> {
-  const { importer } = request;
-  const existing = existingGeneration(ws, request.artifactId, importer.id, extractorVersion(importer.version));
-  if (existing) {
-    const published = publishGeneration(ws, { artifactId: request.artifactId, runId: request.runId, extractor: importer.id, extractorVersion: extractorVersion(importer.version), evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION, files: [] });
-    const row = ws.db.prepare("SELECT limitations FROM generations WHERE id = ?").get(existing) as { limitations: string };
-    return { generation_id: existing, commit_id: published.created ? published.commit_id : headCommit(ws.db).commit_id, limitations: JSON.parse(row.limitations) as Limitation[], reused: true, phases: null };
+export async function extractStoredArtifact(ws: Workspace, request: ArtifactExtraction & { artifactId: ObjectId }): Promise<StoredExtraction> {
+  const { importer, lease } = request;
+  const version = extractorVersion(importer.version);
+  const made = () => existingGeneration(ws, request.artifactId, importer.id, version);
+  for (;;) {
+    const claim = lease ? claimForOperation(ws.db, lease.operationId, extractionClaim(request.artifactId, importer), () => made() !== null) : made() ? "done" : "claimed";
+    if (claim === "done") return publishReused(ws, request, made()!);
+    if (claim === "claimed") return extractArtifactFile(ws, { ...request, file: ws.objects.pathOf(request.artifactId) });
+    await lease!.waitForClaim(extractionClaim(request.artifactId, importer));
   }
-  return extractArtifactFile(ws, { ...request, file: ws.objects.pathOf(request.artifactId) });
+}
+
+/**
+ * Extracts a large input while its copy is stored: the parse reads `file` from the start, and once
+ * the copy is hashed (`stored`) the extraction is claimed. Should another live operation hold the
+ * claim, or the generation exist already, the parse stops and the stored artifact's generation is
+ * waited for and reused instead. `publishAs` gives the artifact id to publish under (it may check
+ * the file did not change while it was read).
+ */
+export async function extractWhileStoring(
+  ws: Workspace,
+  request: ArtifactExtraction & { file: string; stored: Promise<ObjectId>; publishAs: () => Promise<ObjectId> },
+): Promise<StoredExtraction> {
+  const { importer, lease } = request;
+  if (!lease) return extractArtifactFile(ws, { ...request, artifactId: request.publishAs });
+  const attempt = new AbortController();
+  const stopAttempt = () => attempt.abort(lease.signal.reason);
+  if (lease.signal.aborted) stopAttempt();
+  else lease.signal.addEventListener("abort", stopAttempt, { once: true });
+  try {
+    const parse = extractArtifactFile(ws, { ...request, artifactId: request.publishAs, signal: attempt.signal });
+    parse.catch(() => undefined);
+    let artifactId: ObjectId;
+    try {
+      artifactId = await request.stored;
+    } catch (error) {
+      attempt.abort(error);
+      await parse.catch(() => undefined);
+      throw error;
+    }
+    const version = extractorVersion(importer.version);
+    const claim = claimForOperation(ws.db, lease.operationId, extractionClaim(artifactId, importer), () => existingGeneration(ws, artifactId, importer.id, version) !== null);
+    if (claim === "claimed") return await parse;
+    // Another operation has made, or is making, this generation: this parse is not needed.
+    attempt.abort(new EmberscopeError("CANCELLED", "Another operation is extracting the same bytes."));
+    await parse.catch(() => undefined);
+    lease.signal.throwIfAborted();
+    return await extractStoredArtifact(ws, { ...request, artifactId });
+  } finally {
+    lease.signal.removeEventListener("abort", stopAttempt);
+  }
+}
+
+/** The input's chunks, stopping at `signal` and counting what was read for the lease's progress. */
+async function* watchedChunks(chunks: AsyncIterable<Uint8Array>, signal: AbortSignal | undefined, lease: ExtractionLease | undefined, total: number): AsyncGenerator<Uint8Array> {
+  let read = 0;
+  for await (const chunk of chunks) {
+    signal?.throwIfAborted();
+    read += chunk.length;
+    lease?.progress(Math.min(read, total), total);
+    yield chunk;
+  }
 }
 
 /**
@@ -145,27 +267,33 @@ export async function extractStoredArtifact(
  */
 export async function extractArtifactFile(
   ws: Workspace,
-  request: { file: string; artifactId: ObjectId | (() => Promise<ObjectId>); runId: string; importer: FormatImporter; fileName: string; bounds: InputBounds },
+  request: ArtifactExtraction & { file: string; artifactId: ObjectId | (() => Promise<ObjectId>); signal?: AbortSignal },
 ): Promise<StoredExtraction> {
-  const { importer } = request;
+  const { importer, lease } = request;
+  const signal = request.signal ?? lease?.signal;
   // A plain file's ranges can be parsed on another thread (importers that split large inputs use it).
   const split = (await splittableFile(request.file)) ?? undefined;
+  const inputBytes = await expectedInputBytes(request.file);
+  lease?.phase("parsing", 0, inputBytes);
   const extraction = await extractAndPublish(ws, {
     artifactId: request.artifactId,
     runId: request.runId,
     extractor: importer.id,
     extractorVersion: importer.version,
     message: `extract ${importer.id} ${request.fileName}`,
-    inputBytes: await expectedInputBytes(request.file),
+    inputBytes,
+    signal,
+    lease,
+    onPublish: request.onPublish,
     produce: (builder) =>
       importer.parse({
-        source: { fileName: request.fileName, chunks: (options) => decompressedChunks(request.file, request.bounds, options?.reuse) },
+        source: { fileName: request.fileName, chunks: (options) => watchedChunks(decompressedChunks(request.file, request.bounds, options?.reuse), signal, lease, inputBytes) },
         builder,
         limits: DEFAULT_IMPORT_LIMITS,
         split,
       }),
   });
-  return { generation_id: extraction.generation_id, commit_id: extraction.commit_id, limitations: limitationsOf(extraction.summary), reused: false, phases: extraction.phases };
+  return { generation_id: extraction.generation_id, commit_id: extraction.commit_id, limitations: limitationsOf(extraction.summary), reused: extraction.reused, phases: extraction.phases };
 }
 
 /**

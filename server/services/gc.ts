@@ -5,7 +5,9 @@ import { EmberscopeError } from "../domain/errors";
 import { newId, nowIso } from "../domain/ids";
 import { recordAudit } from "../store/audit";
 import { referencedObjects } from "../store/reachability";
-import { staleTmpFiles, storedBytes, type Workspace } from "../store/workspace";
+import { listStaging } from "../store/staging";
+import type { Workspace } from "../store/workspace";
+import { reconcileOperations } from "./operations";
 import { defineService } from "./service";
 
 /** Trash is restorable for at least this long; purge refuses younger manifests. */
@@ -41,32 +43,87 @@ export const GcReport = z.object({
   collectable_count: z.number().int(),
   collectable_bytes: z.number().int(),
   kept_recent: z.number().int().describe("Unreachable but younger than min_age_seconds: possibly being published."),
+  kept_live: z
+    .number()
+    .int()
+    .describe("Kept for live operations: staging their leases own, and unreachable objects written since the oldest of them began (possibly theirs, not yet published)."),
   trash: z.array(TrashSummary),
 });
 
 const LISTED = 1000;
 
-async function collectable(ws: Workspace, minAgeMs: number, now: number): Promise<{ entries: Entry[]; keptRecent: number }> {
+/** Objects' modification times are compared with operation start times this loosely (clocks, timestamp granularity). */
+const MTIME_SLACK_MS = 2000;
+
+/** When the oldest live operation began (ms), or null when none is live. */
+function oldestLiveOperation(ws: Workspace): number | null {
+  const row = ws.db.prepare("SELECT min(created_at) AS at FROM operations WHERE state IN ('queued', 'running', 'cancelling')").get() as { at: string | null };
+  return row.at === null ? null : Date.parse(row.at);
+}
+
+interface Collectable {
+  entries: Entry[];
+  /** Each listed object's modification time when it was listed. */
+  listedMtimes: Map<string, number>;
+  keptRecent: number;
+  keptLive: number;
+}
+
+/**
+ * What gc may move: unreachable objects older than the grace period and than every live
+ * operation, and abandoned staging (an ended operation's, or unattributed and older than the
+ * grace period). Leases are reconciled first, so a dead holder's staging counts as abandoned.
+ */
+async function collectable(ws: Workspace, minAgeMs: number, now: number): Promise<Collectable> {
+  reconcileOperations(ws);
   const referenced = new Set(referencedObjects(ws.db).map((r) => r.id));
+  const liveSince = oldestLiveOperation(ws);
   const entries: Entry[] = [];
+  const listedMtimes = new Map<string, number>();
   let keptRecent = 0;
+  let keptLive = 0;
   for await (const object of ws.objects.list()) {
     if (referenced.has(object.id)) continue;
     const stat = await fsp.stat(object.file).catch(() => null);
     if (!stat) continue;
+    // A live operation's objects are unreachable until it publishes (an artifact, Parquet files).
+    if (liveSince !== null && stat.mtimeMs >= liveSince - MTIME_SLACK_MS) {
+      keptLive++;
+      continue;
+    }
     // An object younger than the grace period may belong to a publish whose commit is not in yet.
     if (now - stat.mtimeMs < minAgeMs) {
       keptRecent++;
       continue;
     }
-    entries.push({ kind: "object", path: path.relative(ws.layout.dir, object.file), size_bytes: stat.size });
+    const entry: Entry = { kind: "object", path: path.relative(ws.layout.dir, object.file), size_bytes: stat.size };
+    entries.push(entry);
+    listedMtimes.set(entry.path, stat.mtimeMs);
   }
-  for (const name of await staleTmpFiles(ws, { olderThanMs: minAgeMs, now })) {
-    const file = path.join(ws.layout.tmp, name);
-    const bytes = await storedBytes(file).catch(() => null);
-    if (bytes !== null) entries.push({ kind: "tmp", path: path.relative(ws.layout.dir, file), size_bytes: bytes });
+  for (const entry of await listStaging(ws, { graceMs: minAgeMs, now })) {
+    if (entry.status === "live") keptLive++;
+    else if (entry.status === "recent") keptRecent++;
+    else entries.push({ kind: "tmp", path: entry.path, size_bytes: entry.size_bytes });
   }
-  return { entries, keptRecent };
+  return { entries, listedMtimes, keptRecent, keptLive };
+}
+
+/**
+ * Drops the objects that became reachable, or were stored again (a publish reusing identical
+ * bytes touches them), since they were listed: the listing and the move are not one transaction.
+ */
+async function stillCollectable(ws: Workspace, listed: Collectable): Promise<Entry[]> {
+  const referenced = new Set<string>(referencedObjects(ws.db).map((r) => r.id));
+  const kept: Entry[] = [];
+  for (const entry of listed.entries) {
+    if (entry.kind === "object") {
+      const file = path.join(ws.layout.dir, entry.path);
+      const stat = await fsp.stat(file).catch(() => null);
+      if (!stat || referenced.has(`sha256:${path.basename(file)}`) || stat.mtimeMs !== listed.listedMtimes.get(entry.path)) continue;
+    }
+    kept.push(entry);
+  }
+  return kept;
 }
 
 async function readManifest(ws: Workspace, manifestId: string): Promise<Manifest> {
@@ -113,7 +170,9 @@ export const collectGarbage = defineService({
   output: GcReport,
   handler: async (input, { ws, ctx }) => {
     const now = Date.now();
-    const { entries, keptRecent } = await collectable(ws, input.min_age_seconds * 1000, now);
+    const listed = await collectable(ws, input.min_age_seconds * 1000, now);
+    const entries = input.apply ? await stillCollectable(ws, listed) : listed.entries;
+    const { keptRecent, keptLive } = listed;
     let manifestId: string | null = null;
     if (input.apply && entries.length > 0) {
       manifestId = newId("gcm");
@@ -142,6 +201,7 @@ export const collectGarbage = defineService({
       collectable_count: entries.length,
       collectable_bytes: entries.reduce((sum, e) => sum + e.size_bytes, 0),
       kept_recent: keptRecent,
+      kept_live: keptLive,
       trash: await trashSummaries(ws, now),
     };
   },

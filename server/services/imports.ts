@@ -7,14 +7,16 @@ import { headText } from "../../analysis/io/text";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { EmberscopeError } from "../domain/errors";
 import { Limitation, Sensitivity } from "../domain/models";
-import { extractArtifactFile, extractionFailure, extractStoredArtifact, mayReuseGeneration, THREADED_WRITER_FROM_BYTES, type ExtractionPhases } from "../evidence/extract";
+import { extractionFailure, extractStoredArtifact, extractWhileStoring, mayReuseGeneration, THREADED_WRITER_FROM_BYTES, type PublishedEvidence } from "../evidence/extract";
 import { prepareWriterThread } from "../evidence/writer-thread";
 import { prepareRangeThreadFor } from "../evidence/range-thread";
 import { DEFAULT_INPUT_BOUNDS, expectedInputBytes, sniffHead, type InputBounds } from "../evidence/input";
 import { registerArtifact } from "../store/artifacts";
-import { createRun, getRun, updateRun } from "../store/runs";
-import type { ObjectId, StoredObject } from "../store/object-store";
+import { writeTransaction } from "../store/control-store";
+import { patchRun } from "../store/runs";
+import type { ObjectId, StagedFile, StoredObject } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
+import { startLeasedOperation, type LeasedOperation } from "./leased-operation";
 import { defineService, type ServiceContext } from "./service";
 
 const ImportTimings = z.object({
@@ -82,18 +84,20 @@ async function assertUnchanged(file: string, before: Stats, retry: Record<string
   });
 }
 
+const ImportInput = z
+  .object({
+    path: z.string().min(1).max(4096),
+    format: z.enum(FORMAT_IDS).optional(),
+    sensitivity: Sensitivity.default("normal"),
+    max_bytes: z.number().int().min(1).max(64 * 1024 ** 3).optional(),
+  })
+  .strict();
+
 export const importArtifact = defineService({
   name: "imports.import",
   summary: "Import a profile or trace file: store it, normalize it to Parquet evidence, publish a commit.",
   kind: "mutation",
-  input: z
-    .object({
-      path: z.string().min(1).max(4096),
-      format: z.enum(FORMAT_IDS).optional(),
-      sensitivity: Sensitivity.default("normal"),
-      max_bytes: z.number().int().min(1).max(64 * 1024 ** 3).optional(),
-    })
-    .strict(),
+  input: ImportInput,
   output: ImportResult,
   handler: async (input, { ws, ctx }) => {
     const started = performance.now();
@@ -111,6 +115,64 @@ export const importArtifact = defineService({
     const fileName = path.basename(file);
     const importer = await chooseImporter(file, fileName, input.format, bounds);
 
+    // The import holds a lease from here on: a process killed at any point leaves an operation that
+    // reconciliation ends (its run failed with INTERRUPTED), and staging in tmp/<operation id>/
+    // that gc can tell from a live import's.
+    const lease = startLeasedOperation(ws, {
+      kind: "import",
+      intent: input,
+      run: { kind: "import", source: importer.id, title: fileName, status: "running", extraction_state: "running", details: { file_name: fileName, format: importer.id, size_bytes: stat.size } },
+    });
+    try {
+      return await importUnderLease(lease, { file, stat, fileName, importer, bounds, input, started });
+    } finally {
+      await lease.close();
+    }
+  },
+});
+
+interface ImportJob {
+  file: string;
+  stat: Stats;
+  fileName: string;
+  importer: FormatImporter;
+  bounds: InputBounds;
+  input: z.infer<typeof ImportInput>;
+  started: number;
+}
+
+async function importUnderLease(lease: LeasedOperation, job: ImportJob): Promise<ImportResult> {
+  const { ws, runId } = lease;
+  const { file, stat, fileName, importer, bounds, input, started } = job;
+  let staging: Promise<StagedFile> | null = null;
+  let stored: StoredObject | null = null;
+  const register = (object: StoredObject) => {
+    registerArtifact(ws.db, object, { runId, kind: "native", producer: "import", mediaType: "application/octet-stream", format: importer.id, fileName, sensitivity: input.sensitivity });
+    return object;
+  };
+  /** The stored, registered artifact: a staged one once copied and hashed. */
+  let storing: Promise<StoredObject> | null = null;
+  const artifact = (): Promise<StoredObject> =>
+    (storing ??= stored ? Promise.resolve(stored) : staging ? staging.then((s) => s.store()).then((object) => (stored = register(object))) : Promise.reject(new Error("the artifact was never stored")));
+  /** The artifact of what the parse read: the copy, if the file did not change while both were read. */
+  const parsedArtifact = async (): Promise<ObjectId> => {
+    const { id } = await artifact();
+    await assertUnchanged(file, stat, input);
+    return id;
+  };
+  // The run and the operation end in the transaction that publishes the generation.
+  const onPublish = (published: PublishedEvidence) => {
+    patchRun(ws.db, runId, (run) => ({
+      status: "succeeded",
+      extraction_state: "succeeded",
+      limitations: published.limitations,
+      details: { ...run.details, generation_id: published.generation_id, commit_id: published.commit_id },
+    }));
+    lease.finish({ state: "succeeded", result: { run_id: runId, generation_id: published.generation_id, commit_id: published.commit_id, reused_generation: published.reused } });
+  };
+
+  try {
+    lease.phase("storing");
     // A large input is parsed from the file itself while the kernel copies it into the store and
     // another thread hashes the copy; its threads (writer, range parser) load their code meanwhile.
     // The file must not change until the copy is stored (checked by its size and times). Unless
@@ -121,66 +183,43 @@ export const importArtifact = defineService({
       await prepareRangeThreadFor(importer, file);
     }
     const storeStarted = performance.now();
-    const staging = large ? ws.objects.stageFile(file) : null;
+    staging = large ? ws.objects.stageFile(file) : null;
     staging?.catch(() => undefined);
-    let stored: StoredObject | null = staging ? null : await ws.objects.putFile(file);
+    if (!staging) stored = register(await ws.objects.putFile(file));
     const storeMs = performance.now() - storeStarted;
-    const run = createRun(ws.db, {
-      kind: "import",
-      source: importer.id,
-      title: fileName,
-      status: "running",
-      extraction_state: "running",
-      details: { file_name: fileName, format: importer.id, size_bytes: stored?.size ?? stat.size },
-    });
-    const register = (object: StoredObject) => {
-      registerArtifact(ws.db, object, { runId: run.run_id, kind: "native", producer: "import", mediaType: "application/octet-stream", format: importer.id, fileName, sensitivity: input.sensitivity });
-      return object;
-    };
-    /** The stored, registered artifact: a staged one once copied and hashed. */
-    const artifact = async (): Promise<StoredObject> => (stored ??= register(await (await staging!).store()));
-    /** The artifact of what the parse read: the copy, if the file did not change while both were read. */
-    const parsedArtifact = async (): Promise<ObjectId> => {
-      const { id } = await artifact();
-      await assertUnchanged(file, stat, input);
-      return id;
-    };
-    if (stored) register(stored);
 
-    const finish = (artifactId: string, generationId: string, commitId: string, limitations: Limitation[], reused: boolean, phases: ExtractionPhases | null): ImportResult => {
-      const current = getRun(ws.db, run.run_id);
-      updateRun(ws.db, run.run_id, current.revision, {
-        status: "succeeded",
-        extraction_state: "succeeded",
-        limitations,
-        details: { ...current.details, generation_id: generationId, commit_id: commitId },
-      });
-      const timings = { store: storeMs, parse: phases?.parse ?? 0, totals: phases?.totals ?? 0, write: phases?.write ?? 0, total: performance.now() - started };
-      const timings_ms = Object.fromEntries(Object.entries(timings).map(([phase, ms]) => [phase, Math.round(ms)])) as ImportResult["timings_ms"];
-      return { run_id: run.run_id, artifact_id: artifactId, generation_id: generationId, commit_id: commitId, format: importer.id, rows: rowsOf(ws, generationId), limitations, reused_generation: reused, timings_ms };
+    const request = { runId, importer, fileName, bounds, lease, onPublish };
+    const extraction = stored
+      ? await extractStoredArtifact(ws, { ...request, artifactId: stored.id })
+      : await extractWhileStoring(ws, { ...request, file, stored: artifact().then((a) => a.id), publishAs: parsedArtifact });
+    const timings = { store: storeMs, parse: extraction.phases?.parse ?? 0, totals: extraction.phases?.totals ?? 0, write: extraction.phases?.write ?? 0, total: performance.now() - started };
+    const timings_ms = Object.fromEntries(Object.entries(timings).map(([phase, ms]) => [phase, Math.round(ms)])) as ImportResult["timings_ms"];
+    return {
+      run_id: runId,
+      artifact_id: (await artifact()).id,
+      generation_id: extraction.generation_id,
+      commit_id: extraction.commit_id,
+      format: importer.id,
+      rows: rowsOf(ws, extraction.generation_id),
+      limitations: extraction.limitations,
+      reused_generation: extraction.reused,
+      timings_ms,
     };
-
+  } catch (error) {
+    // The native artifact is kept with the failed run, whatever the extraction made of it.
     let failure: EmberscopeError;
     try {
-      const request = { runId: run.run_id, importer, fileName, bounds };
-      const extraction = stored
-        ? await extractStoredArtifact(ws, { ...request, artifactId: stored.id })
-        : await extractArtifactFile(ws, { ...request, file, artifactId: parsedArtifact });
-      return finish((await artifact()).id, extraction.generation_id, extraction.commit_id, extraction.limitations, extraction.reused, extraction.phases);
-    } catch (error) {
-      // The native artifact is kept with the failed run, whatever the extraction made of it.
-      try {
-        failure = extractionFailure(error, importer.id, run.run_id, (await artifact()).id);
-      } catch (storeError) {
-        failure = storeError instanceof EmberscopeError ? storeError : new EmberscopeError("INTERNAL_ERROR", "The artifact could not be stored.", { cause: storeError, details: { run_id: run.run_id } });
-      }
-      const current = getRun(ws.db, run.run_id);
-      updateRun(ws.db, run.run_id, current.revision, {
-        status: "failed",
-        extraction_state: "failed",
-        details: { ...current.details, error: failure.toDocument() },
-      });
-      throw failure;
+      failure = extractionFailure(error, importer.id, runId, (await artifact()).id);
+    } catch (storeError) {
+      const stopped = error instanceof EmberscopeError && (error.code === "CANCELLED" || error.code === "INTERRUPTED");
+      failure = stopped ? error : storeError instanceof EmberscopeError ? storeError : new EmberscopeError("INTERNAL_ERROR", "The artifact could not be stored.", { cause: storeError, details: { run_id: runId } });
     }
-  },
-});
+    const state = failure.code === "CANCELLED" ? "cancelled" : "failed";
+    const doc = failure.toDocument();
+    writeTransaction(ws.db, () => {
+      patchRun(ws.db, runId, (run) => ({ status: state, extraction_state: state, details: { ...run.details, error: doc } }));
+      lease.finish({ state, error: doc });
+    });
+    throw failure;
+  }
+}

@@ -1,18 +1,34 @@
 import { z } from "zod";
+import { EmberscopeError, type Recovery } from "../domain/errors";
 import { CursorArg, Limit, pageOf } from "../domain/models";
-import { getOperation, listOperationRows, Operation, reconcileExpiredLeases, requestCancel } from "../store/operations";
-import { getRun, updateRun } from "../store/runs";
+import { getOperation, listOperationRows, Operation, reconcileExpiredLeases, requestCancel, type Interruption } from "../store/operations";
+import { getRun } from "../store/runs";
+import { stagingOfOperation, sweepStaleStaging } from "../store/staging";
 import { killProcessGroup, processGroupAlive } from "../capture/process";
-import type { Workspace } from "../store/workspace";
+import type { WorkspaceLocator } from "../store/layout";
+import { openWorkspace, type Workspace } from "../store/workspace";
 import { keysetPage } from "./pagination";
 import { defineService } from "./service";
 
+/** The request that repeats an interrupted operation, by its kind (its intent is that request's input). */
+const REPEAT_BY_KIND: Record<string, string> = { import: "imports.import" };
+
+/** What an interrupted operation left: its staging (reported, collectable by gc) and how to repeat it. */
+function describeInterruption(ws: Workspace, interruption: Interruption): { details: Record<string, unknown>; recovery?: Recovery } {
+  const staging = stagingOfOperation(ws, interruption.operationId);
+  const details = { staging, staging_bytes: staging.reduce((sum, s) => sum + s.size_bytes, 0) };
+  const repeat = REPEAT_BY_KIND[interruption.kind];
+  if (!repeat) return { details };
+  return { details, recovery: { operation: repeat, arguments: interruption.intent as Record<string, unknown>, safe_to_repeat: true } };
+}
+
 /**
- * Ends operations whose worker is gone (expired lease or dead process) and their runs with them.
- * Called on start-up by servers and workers, and before answering about operations.
+ * Ends operations whose holder is gone (expired lease or dead process) and their runs with them
+ * (INTERRUPTED, naming the staging they left). Called on start-up by servers and workers, by
+ * validate and gc, and before answering about operations.
  */
 export function reconcileOperations(ws: Workspace): string[] {
-  const ended = reconcileExpiredLeases(ws.db);
+  const ended = reconcileExpiredLeases(ws.db, { describe: (interruption) => describeInterruption(ws, interruption) });
   for (const id of ended) {
     const op = getOperation(ws.db, id);
     if (!op.run_id) continue;
@@ -20,14 +36,37 @@ export function reconcileOperations(ws: Workspace): string[] {
     // The worker died without cleaning up: its workload's process group may still be running.
     const pid = typeof run.details.pid === "number" ? run.details.pid : null;
     if (pid !== null && processGroupAlive(pid)) killProcessGroup(pid);
-    if (run.status === "running" || run.status === "pending") {
-      updateRun(ws.db, run.run_id, run.revision, {
-        status: op.state === "cancelled" ? "cancelled" : "failed",
-        details: { ...run.details, error: op.error },
-      });
-    }
   }
   return ended;
+}
+
+/**
+ * What a server does as it starts (`serve`, `mcp serve`): ends the operations whose holder died
+ * (their runs fail with INTERRUPTED) and removes abandoned staging — never a live lease's.
+ */
+export async function recoverInterruptedWork(ws: Workspace, log: (message: string) => void = () => undefined): Promise<{ ended: string[]; swept: { entries: number; bytes: number } }> {
+  const ended = reconcileOperations(ws);
+  if (ended.length) log(`Ended ${ended.length} operation(s) whose holder had stopped (their runs failed with INTERRUPTED).`);
+  const swept = await sweepStaleStaging(ws);
+  if (swept.entries) log(`Removed ${swept.entries} abandoned staging entr${swept.entries === 1 ? "y" : "ies"} (${swept.bytes} bytes) from .emberscope/tmp.`);
+  return { ended, swept };
+}
+
+/** recoverInterruptedWork for a server about to serve `locator`'s workspace, when there is one yet. */
+export async function recoverWorkspaceAt(locator: WorkspaceLocator, log: (message: string) => void): Promise<void> {
+  let ws: Workspace;
+  try {
+    ws = openWorkspace(locator);
+  } catch (error) {
+    // A missing or unusable workspace is the tools' to report, as they are called.
+    if (error instanceof EmberscopeError) return;
+    throw error;
+  }
+  try {
+    await recoverInterruptedWork(ws, log);
+  } finally {
+    ws.close();
+  }
 }
 
 export const listOperations = defineService({

@@ -2,7 +2,8 @@ import { promises as fsp } from "node:fs";
 import { z } from "zod";
 import { LATEST_SCHEMA_VERSION, schemaVersion } from "../store/control-store";
 import { referencedObjects } from "../store/reachability";
-import { staleTmpFiles } from "../store/workspace";
+import { listStaging } from "../store/staging";
+import { reconcileOperations } from "./operations";
 import { defineService } from "./service";
 
 export const Problem = z.object({
@@ -20,6 +21,16 @@ export const Problem = z.object({
 });
 export type Problem = z.infer<typeof Problem>;
 
+const LISTED_STAGING = 100;
+
+const StaleStaging = z.object({
+  path: z.string().describe("Relative to .emberscope/."),
+  size_bytes: z.number().int(),
+  age_seconds: z.number().int(),
+  operation_id: z.string().nullable().describe("The operation that staged it, when known (it has ended)."),
+  run_id: z.string().nullable(),
+});
+
 export const ValidationReport = z.object({
   ok: z.boolean(),
   full: z.boolean(),
@@ -32,7 +43,12 @@ export const ValidationReport = z.object({
   problems: z.array(Problem),
   notes: z.object({
     unreachable_objects: z.number().int().describe("Collectable by `gc`; not a problem."),
-    stale_tmp_files: z.number().int().describe("Left by interrupted writers; collectable by `gc`."),
+    stale_tmp_files: z.number().int().describe("Staging entries in tmp/ left by interrupted writers; collectable by `gc`."),
+    stale_tmp_bytes: z.number().int().describe("Their size in all."),
+    stale_tmp: z.array(StaleStaging).describe(`The stale staging entries, largest first (at most ${LISTED_STAGING}).`),
+    interrupted_operations: z
+      .array(z.string())
+      .describe("Operations whose holder had stopped, ended by this validation (their runs failed with INTERRUPTED)."),
   }),
 });
 export type ValidationReport = z.infer<typeof ValidationReport>;
@@ -47,6 +63,9 @@ export const validateWorkspace = defineService({
   input: z.object({ full: z.boolean().default(false) }).strict(),
   output: ValidationReport,
   handler: async (input, { ws }) => {
+    // Operations whose holder died end first (not a repair: the lease says they are over), so
+    // that their staging counts as abandoned.
+    const interrupted = reconcileOperations(ws);
     const problems: Problem[] = [];
     const report = (p: Problem) => {
       if (problems.length < MAX_PROBLEMS) problems.push(p);
@@ -102,13 +121,21 @@ export const validateWorkspace = defineService({
     let unreachable = 0;
     for await (const object of ws.objects.list()) if (!referencedIds.has(object.id)) unreachable++;
 
+    const stale = (await listStaging(ws)).filter((e) => e.status === "stale").sort((a, b) => b.size_bytes - a.size_bytes);
+
     return {
       ok: problems.length === 0,
       full: input.full,
       schema_version: version,
       checked: { commits: commits.length, referenced_objects: known.size, rehashed_objects: rehashed },
       problems,
-      notes: { unreachable_objects: unreachable, stale_tmp_files: (await staleTmpFiles(ws)).length },
+      notes: {
+        unreachable_objects: unreachable,
+        stale_tmp_files: stale.length,
+        stale_tmp_bytes: stale.reduce((sum, e) => sum + e.size_bytes, 0),
+        stale_tmp: stale.slice(0, LISTED_STAGING).map(({ path, size_bytes, age_seconds, operation_id, run_id }) => ({ path, size_bytes, age_seconds, operation_id, run_id })),
+        interrupted_operations: interrupted,
+      },
     };
   },
 });

@@ -182,6 +182,16 @@ CREATE TABLE workers (
 CREATE INDEX operations_by_idempotency ON operations (intent_digest);
 `,
   },
+  {
+    version: 3,
+    name: "operation claims",
+    // A claim names work that only one live operation may do at a time (extracting one artifact
+    // with one extractor version); it lapses by itself when its operation ends.
+    sql: `
+ALTER TABLE operations ADD COLUMN claim TEXT;
+CREATE UNIQUE INDEX operations_by_live_claim ON operations (claim) WHERE claim IS NOT NULL AND state IN ('queued', 'running', 'cancelling');
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -146,6 +146,10 @@ export class ObjectStore {
     const target = this.pathOf(id);
     if (await this.hasSize(target, size)) {
       await fsp.rm(staging, { force: true });
+      // Stored again, so young again: gc keeps objects written since a live operation began, and
+      // leaves alone one whose time changed since it listed it (the bytes may be unreachable still).
+      const now = new Date();
+      await fsp.utimes(target, now, now).catch(() => undefined);
       return { id, size, created: false };
     }
     await fsp.mkdir(path.dirname(target), { recursive: true });

@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { EmberscopeError, type ErrorDocument } from "../domain/errors";
+import { EmberscopeError, type ErrorDocument, type Recovery } from "../domain/errors";
 import { newId, nowIso } from "../domain/ids";
+import type { Run } from "../domain/models";
 import { writeTransaction, type SqliteDatabase } from "./control-store";
+import { getRun, patchRun } from "./runs";
 
-/** How long a lease lives without a heartbeat; workers renew it every LEASE_MS / 5. */
+/** How long a lease lives without a heartbeat; holders renew it far more often (a capture's every 200 ms, an import's every second). */
 export const LEASE_MS = 15_000;
 
 export const OperationState = z.enum(["queued", "running", "cancelling", "succeeded", "failed", "cancelled"]);
@@ -44,6 +46,7 @@ interface OperationRow {
   lease_process_start: string | null;
   lease_expires_at: string | null;
   cancel_requested_at: string | null;
+  claim: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -200,12 +203,48 @@ export function claimNextOperation(db: SqliteDatabase, worker: WorkerIdentity): 
   });
 }
 
-/** Renews the lease; returns whether a cancel was requested. */
-export function heartbeatOperation(db: SqliteDatabase, id: string, worker: WorkerIdentity): { cancelRequested: boolean } {
+/**
+ * Renews the lease while the operation is live and this worker holds it; returns whether a cancel
+ * was requested and whether the lease is still held (false once it was reconciled or taken).
+ */
+export function heartbeatOperation(db: SqliteDatabase, id: string, worker: WorkerIdentity): { cancelRequested: boolean; held: boolean } {
   const now = Date.now();
-  db.prepare("UPDATE operations SET lease_heartbeat_at = ?, lease_expires_at = ? WHERE id = ? AND lease_owner = ?").run(nowIso(now), nowIso(now + LEASE_MS), id, worker.id);
-  const r = db.prepare("SELECT cancel_requested_at FROM operations WHERE id = ?").get(id) as { cancel_requested_at: string | null } | undefined;
-  return { cancelRequested: r?.cancel_requested_at != null };
+  db.prepare("UPDATE operations SET lease_heartbeat_at = ?, lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND state IN ('running', 'cancelling')").run(
+    nowIso(now),
+    nowIso(now + LEASE_MS),
+    id,
+    worker.id,
+  );
+  return leaseStatus(db, id, worker);
+}
+
+/** Whether `worker` still holds the operation's lease (it is live and theirs), and whether a cancel is pending. */
+export function leaseStatus(db: SqliteDatabase, id: string, worker: WorkerIdentity): { cancelRequested: boolean; held: boolean } {
+  const r = db.prepare("SELECT state, lease_owner, cancel_requested_at FROM operations WHERE id = ?").get(id) as
+    | Pick<OperationRow, "state" | "lease_owner" | "cancel_requested_at">
+    | undefined;
+  return { cancelRequested: r?.cancel_requested_at != null, held: r !== undefined && r.lease_owner === worker.id && (r.state === "running" || r.state === "cancelling") };
+}
+
+/**
+ * Claims `claim` for a live operation, in one write transaction: `done` when `isDone()` says the
+ * work was already done (nothing is claimed), `claimed` when this operation now holds it, or the
+ * live operation that holds it. A claim lapses when its operation ends (see operations_by_live_claim).
+ */
+export function claimForOperation(db: SqliteDatabase, id: string, claim: string, isDone: () => boolean): "done" | "claimed" | { holder: string } {
+  return writeTransaction(db, () => {
+    if (isDone()) return "done";
+    const holder = liveClaimHolder(db, claim);
+    if (holder !== null && holder !== id) return { holder };
+    db.prepare("UPDATE operations SET claim = ?, updated_at = ? WHERE id = ?").run(claim, nowIso(), id);
+    return "claimed";
+  });
+}
+
+/** The live operation holding `claim`, if any. */
+export function liveClaimHolder(db: SqliteDatabase, claim: string): string | null {
+  const row = db.prepare("SELECT id FROM operations WHERE claim = ? AND state IN ('queued', 'running', 'cancelling')").get(claim) as { id: string } | undefined;
+  return row?.id ?? null;
 }
 
 /** Moves to a phase; `completed` never goes backwards within a phase. */
@@ -245,11 +284,33 @@ export function requestCancel(db: SqliteDatabase, id: string): Operation {
   });
 }
 
+/** What reconciliation knows of an operation whose holder stopped. */
+export interface Interruption {
+  operationId: string;
+  kind: string;
+  runId: string | null;
+  intent: unknown;
+  holder: string | null;
+  reason: "holder process gone" | "lease expired";
+}
+
+/** The stage states a run still had in progress when its operation ended: they end with it. */
+function endedStages(run: Run, state: "failed" | "cancelled"): Partial<Run> {
+  const ends = (s: Run["execution_state"]) => (s === "running" || s === "pending" ? state : s);
+  return { execution_state: ends(run.execution_state), capture_state: ends(run.capture_state), extraction_state: ends(run.extraction_state) };
+}
+
 /**
- * Start-up reconciliation: an operation whose lease expired, or whose worker process is gone,
- * ends `failed` (or `cancelled` when a cancel was pending) — never stays `running`.
+ * Reconciliation: an operation whose lease expired, or whose holder process is gone, ends
+ * `failed` with INTERRUPTED (or `cancelled` when a cancel was pending) — never stays `running` —
+ * and its run ends with it, in the same transaction. `describe` adds what the caller knows
+ * (the staging left behind, the request to repeat).
  */
-export function reconcileExpiredLeases(db: SqliteDatabase, now = Date.now()): string[] {
+export function reconcileExpiredLeases(
+  db: SqliteDatabase,
+  options: { now?: number; describe?: (interruption: Interruption) => { details?: Record<string, unknown>; recovery?: Recovery } } = {},
+): string[] {
+  const now = options.now ?? Date.now();
   const candidates = db.prepare("SELECT * FROM operations WHERE state IN ('running', 'cancelling')").all() as OperationRow[];
   const ended: string[] = [];
   for (const op of candidates) {
@@ -257,13 +318,29 @@ export function reconcileExpiredLeases(db: SqliteDatabase, now = Date.now()): st
     const dead = op.lease_pid !== null && !isProcessAlive(op.lease_pid, op.lease_process_start);
     if (!expired && !dead) continue;
     const cancelled = op.cancel_requested_at !== null;
+    const reason = dead ? "holder process gone" : "lease expired";
+    const extra = cancelled ? {} : (options.describe?.({ operationId: op.id, kind: op.kind, runId: op.run_id, intent: JSON.parse(op.intent), holder: op.lease_owner, reason }) ?? {});
     const error: ErrorDocument = cancelled
-      ? { code: "CANCELLED", message: "The operation was cancelled; its worker stopped before confirming.", retryable: false, details: {} }
-      : { code: "PROCESS_FAILED", message: "The worker running this operation stopped (its lease expired).", retryable: false, details: { worker: op.lease_owner, reason: dead ? "worker process gone" : "lease expired" } };
-    const changed = db
-      .prepare("UPDATE operations SET state = ?, phase = ?, error = ?, lease_expires_at = NULL, updated_at = ? WHERE id = ? AND state IN ('running', 'cancelling')")
-      .run(cancelled ? "cancelled" : "failed", cancelled ? "cancelled" : "failed", JSON.stringify(error), nowIso(now), op.id);
-    if (changed.changes) ended.push(op.id);
+      ? { code: "CANCELLED", message: "The operation was cancelled; its holder stopped before confirming.", retryable: false, details: { operation_id: op.id } }
+      : {
+          code: "INTERRUPTED",
+          message: `The ${op.kind} was interrupted: the process holding its lease stopped before it finished (${reason}).`,
+          retryable: true,
+          details: { operation_id: op.id, run_id: op.run_id, holder: op.lease_owner, reason, ...extra.details },
+          ...(extra.recovery ? { recovery: extra.recovery } : {}),
+        };
+    const state = cancelled ? "cancelled" : "failed";
+    writeTransaction(db, () => {
+      const changed = db
+        .prepare("UPDATE operations SET state = ?, phase = ?, error = ?, lease_expires_at = NULL, updated_at = ? WHERE id = ? AND state IN ('running', 'cancelling')")
+        .run(state, state, JSON.stringify(error), nowIso(now), op.id);
+      if (!changed.changes) return;
+      ended.push(op.id);
+      if (op.run_id === null) return;
+      const run = getRun(db, op.run_id);
+      if (run.status !== "running" && run.status !== "pending") return;
+      patchRun(db, op.run_id, { status: state, ...endedStages(run, state), details: { ...run.details, error } });
+    });
   }
   return ended;
 }

@@ -137,6 +137,14 @@ export function updateRun(db: SqliteDatabase, runId: string, expectedRevision: n
   });
 }
 
+/** Updates the run as it is now (read and written in one transaction: no stale revision to race). */
+export function patchRun(db: SqliteDatabase, runId: string, patch: RunPatch | ((run: Run) => RunPatch)): Run {
+  return writeTransaction(db, () => {
+    const current = getRun(db, runId);
+    return updateRun(db, runId, current.revision, typeof patch === "function" ? patch(current) : patch);
+  });
+}
+
 export function runRevisions(db: SqliteDatabase, runId: string): Run[] {
   const rows = db.prepare("SELECT snapshot FROM run_revisions WHERE run_id = ? ORDER BY revision").all(runId) as {
     snapshot: string;

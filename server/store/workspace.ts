@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, promises as fsp, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { EmberscopeError } from "../domain/errors";
 import { newId, nowIso } from "../domain/ids";
@@ -99,42 +99,4 @@ export function initWorkspace(projectRoot: string): Workspace {
 
 export function workspaceCreatedAt(ws: Workspace): string {
   return readMeta(ws.db, "created_at") ?? "";
-}
-
-/** Staging files older than this were abandoned by a crashed writer. */
-export const STALE_TMP_MS = 60 * 60 * 1000;
-
-/** Names of files in tmp/ older than `olderThanMs` (by default: abandoned by a crashed writer). */
-export async function staleTmpFiles(
-  ws: Workspace,
-  { olderThanMs = STALE_TMP_MS, now = Date.now() }: { olderThanMs?: number; now?: number } = {},
-): Promise<string[]> {
-  const names = await fsp.readdir(ws.layout.tmp).catch(() => [] as string[]);
-  const stale: string[] = [];
-  for (const name of names) {
-    const stat = await fsp.stat(path.join(ws.layout.tmp, name)).catch(() => null);
-    if (stat && now - stat.mtimeMs >= olderThanMs) stale.push(name);
-  }
-  return stale.sort();
-}
-
-/**
- * Removes staging files and directories (a Parquet writer's, a reader's spill) abandoned by
- * crashed processes (run when the server starts).
- */
-export async function sweepStaleTmp(ws: Workspace): Promise<number> {
-  const stale = await staleTmpFiles(ws);
-  for (const name of stale) await fsp.rm(path.join(ws.layout.tmp, name), { recursive: true, force: true });
-  return stale.length;
-}
-
-/** Bytes of a file, or of the files under a directory. */
-export async function storedBytes(target: string): Promise<number> {
-  const stat = await fsp.stat(target);
-  if (!stat.isDirectory()) return stat.size;
-  let bytes = 0;
-  for (const entry of await fsp.readdir(target, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) bytes += (await fsp.stat(path.join(entry.parentPath, entry.name))).size;
-  }
-  return bytes;
 }

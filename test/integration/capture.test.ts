@@ -249,7 +249,7 @@ describe("operations and the worker pool", () => {
     const run = await waitFor(() => callService(showRun, ctx, { run_id: started.run_id }), (r) => typeof r.details.pid === "number", 20_000);
     process.kill(op.worker!.pid!, "SIGKILL");
     const ended = await waitFor(() => callService(showOperation, ctx, { operation_id: started.operation_id }), (o) => o.state !== "running", 20_000);
-    expect(ended).toMatchObject({ state: "failed", error: { code: "PROCESS_FAILED" } });
+    expect(ended).toMatchObject({ state: "failed", error: { code: "INTERRUPTED" } });
     await waitFor(() => groupAlive(run.details.pid as number), (alive) => !alive, 5000);
     expect((await callService(showRun, ctx, { run_id: started.run_id })).status).toBe("failed");
 

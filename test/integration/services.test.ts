@@ -18,7 +18,8 @@ import {
   type ServiceContext,
 } from "../../server/services";
 import { createRun } from "../../server/store/runs";
-import { initWorkspace, sweepStaleTmp } from "../../server/store/workspace";
+import { sweepStaleStaging } from "../../server/store/staging";
+import { initWorkspace } from "../../server/store/workspace";
 import { tempProject, withWorkspace } from "../helpers/project";
 import { seedImport } from "../helpers/seed";
 
@@ -128,7 +129,7 @@ describe("services", () => {
       mkdirSync(freshDir);
       utimesSync(staleFile, old, old);
       utimesSync(staleDir, old, old);
-      expect(await sweepStaleTmp(ws)).toBe(2);
+      expect((await sweepStaleStaging(ws)).entries).toBe(2);
       expect(readdirSync(ws.layout.tmp)).toEqual(["extract-2-running"]);
     });
   });
