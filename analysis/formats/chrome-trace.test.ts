@@ -181,7 +181,7 @@ describe("chrome-trace importer", () => {
     ];
     const result = await importToMemory(chromeTraceImporter, JSON.stringify(trace));
     expect(result.summary.limitations.map((l) => l.code).sort()).toEqual(
-      ["END_BEFORE_BEGIN", "INVALID_EVENT", "MISSING_DURATION", "MISSING_TIMESTAMP", "OUT_OF_ORDER_EVENTS", "OVERLAPPING_SLICES", "UNFINISHED_SLICE", "UNMATCHED_ASYNC_END", "UNMATCHED_END", "UNSUPPORTED_PHASE"].sort(),
+      ["END_BEFORE_BEGIN", "INVALID_EVENT", "MISSING_DURATION", "MISSING_TIMESTAMP", "OUT_OF_ORDER_EVENTS", "OVERLAPPING_SLICES", "SAMPLES_FROM_SPANS", "UNFINISHED_SLICE", "UNMATCHED_ASYNC_END", "UNMATCHED_END", "UNSUPPORTED_PHASE"].sort(),
     );
     const byName = new Map(spans(result).map((s) => [s.name, s]));
     // The unfinished slice runs to the last timestamp of the trace (41 µs).
