@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { appendFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -122,6 +123,19 @@ describe("import service", () => {
     const error = await failure(callService(importArtifact, ctx, { path: file("notes.bin", Buffer.from([0, 1, 2, 3, 250, 251, 252, 7, 8, 9])) }));
     expect(error.code).toBe("UNSUPPORTED_FORMAT");
     expect((error.details.supported as { format: string }[]).map((s) => s.format)).toContain("pprof");
+    expect((await callService(listArtifacts, ctx, {})).items).toEqual([]);
+  });
+
+  it("says what a file no importer reads looks like: a ZIP archive, written by zip, is named as one", async () => {
+    const { root, ctx, file } = setup();
+    file("app.folded", FOLDED);
+    execFileSync("zip", ["-q", "profiles.zip", "app.folded"], { cwd: root });
+    const error = await failure(callService(importArtifact, ctx, { path: path.join(root, "profiles.zip") }));
+    expect(error.code).toBe("UNSUPPORTED_FORMAT");
+    expect(error.message).toMatch(/^This looks like a ZIP archive, which Emberscope cannot import \(extract the profile from it and import that\)\. Supported formats: /);
+    expect(error.details.recognised).toEqual({ id: "zip", title: "a ZIP archive", hint: "extract the profile from it and import that" });
+    const unknown = await failure(callService(importArtifact, ctx, { path: file("notes.bin", Buffer.from([0, 1, 2, 3, 250, 251, 252, 7, 8, 9])) }));
+    expect(unknown.details.recognised).toBeNull();
     expect((await callService(listArtifacts, ctx, {})).items).toEqual([]);
   });
 
