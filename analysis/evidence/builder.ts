@@ -533,6 +533,11 @@ export class EvidenceBuilder {
     return this.trackRows.length;
   }
 
+  /** Stack nodes so far; ids run from 0 to this, less one. */
+  get stackCount(): number {
+    return this.stackParent.length;
+  }
+
   sample(stackId: number, trackId: number | null, timeNs: number | null, metricId: number, value: number): void {
     let self = this.selfByMetric[metricId];
     if (self === undefined || stackId >= self.length) {

@@ -157,24 +157,46 @@ export class SpanFlameRecorder {
       return nodes[id];
     };
 
-    const totals = new Map<number, number>();
-    let trackCount = 1;
-    for (let id = 0; id < n; id++) if (names[id] !== NOT_RECORDED && tracks[id] >= trackCount) trackCount = tracks[id] + 1;
-    for (let id = 0; id < n; id++) {
-      if (names[id] === NOT_RECORDED || self[id] <= 0 || tracks[id] < 0) continue;
-      const key = nodeOf(id) * trackCount + tracks[id];
-      totals.set(key, (totals.get(key) ?? 0) + self[id]);
-    }
+    for (let id = 0; id < n; id++) if (names[id] !== NOT_RECORDED && self[id] > 0 && tracks[id] >= 0) nodeOf(id);
     this.release();
-    if (totals.size === 0) return 0;
+    // Self time per stack node and track: in arrays by node while a node has one track (most
+    // have), in a map for the pairs beyond that.
+    const nodeCount = builder.stackCount;
+    const selfByNode = new Float64Array(nodeCount);
+    const trackOfNode = new Int32Array(nodeCount).fill(-1);
+    const others = new Map<string, number>();
+    let rows = 0;
+    for (let id = 0; id < n; id++) {
+      const node = nodes[id];
+      if (node < 0) continue;
+      const value = self[id] > 0 ? self[id] : 0;
+      if (value === 0) continue;
+      const track = tracks[id];
+      if (trackOfNode[node] < 0) {
+        trackOfNode[node] = track;
+        rows++;
+      }
+      if (trackOfNode[node] === track) selfByNode[node] += value;
+      else {
+        const key = `${node}/${track}`;
+        const known = others.get(key);
+        if (known === undefined) rows++;
+        others.set(key, (known ?? 0) + value);
+      }
+    }
+    if (rows === 0) return 0;
     const metric = builder.metric({ name: "wall_ns", unit: "ns", kind: "temporal" });
-    for (const [key, value] of totals) builder.sample(Math.floor(key / trackCount), key % trackCount, null, metric, value);
+    for (let node = 0; node < nodeCount; node++) if (selfByNode[node] > 0) builder.sample(node, trackOfNode[node], null, metric, selfByNode[node]);
+    for (const [key, value] of others) {
+      const slash = key.indexOf("/");
+      builder.sample(Number(key.slice(0, slash)), Number(key.slice(slash + 1)), null, metric, value);
+    }
     builder.limit(
       "SAMPLES_FROM_SPANS",
       "The input has no samples: its flame graph is derived from its spans. Each span's self time (its duration minus its children's on the same track) is wall_ns on the path of span names from its root, per track, as Perfetto and speedscope draw span-only traces.",
     );
     if (clamped > 0) builder.limit("SPAN_CHILDREN_OUTLAST_PARENT", "In some spans the children on the same track took longer than the span itself (they overlap or run concurrently); those spans' derived self time is 0.", clamped);
     if (cycles > 0) builder.limit("SPAN_PARENT_CYCLE", "Some spans' parent links form a loop; for the derived flame graph the loop was cut.", cycles);
-    return totals.size;
+    return rows;
   }
 }
