@@ -1,4 +1,5 @@
 import { stableKey } from "./hash";
+import { MAX_SPAN_FLAME_NAMES, SpanFlameRecorder } from "./span-flame";
 import { AsciiBytes, TextCoder, TextDecoding, isCodedText, type CodedText } from "./text-coding";
 import { col, FIELD_LIMITS, TABLES, type ColumnSpec, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
 
@@ -413,6 +414,8 @@ export class EvidenceBuilder {
   /** Per draft id: none, drafted, or placed. Each draft is placed exactly once, so sinks join them one to one. */
   private draftStates = new Uint8Array(1024);
   private openDrafts = 0;
+  /** Every span's name, parent, track and duration, for a flame graph of spans should no sample come (see span-flame.ts). */
+  private readonly spanFlame = new SpanFlameRecorder();
   readonly metadata: Record<string, string> = {};
 
   constructor(
@@ -530,6 +533,11 @@ export class EvidenceBuilder {
     return this.trackRows.length;
   }
 
+  /** Stack nodes so far; ids run from 0 to this, less one. */
+  get stackCount(): number {
+    return this.stackParent.length;
+  }
+
   sample(stackId: number, trackId: number | null, timeNs: number | null, metricId: number, value: number): void {
     let self = this.selfByMetric[metricId];
     if (self === undefined || stackId >= self.length) {
@@ -567,6 +575,7 @@ export class EvidenceBuilder {
   span(input: SpanInput): number {
     const id = input.spanId ?? this.allocateSpanId();
     const args = this.argsText(input.args);
+    this.spanFlame.span(id, input.name, input.parentSpanId ?? null, input.trackId, Math.max(0, Math.round(input.durNs)));
     this.buffers.spans.push([
       id,
       input.trackId,
@@ -590,6 +599,7 @@ export class EvidenceBuilder {
     if (this.draftState(draftId) !== DRAFT_NONE) throw new Error(`span draft ${draftId} was drafted twice`);
     this.draftStates[draftId] = DRAFT_OPEN;
     this.openDrafts++;
+    this.spanFlame.draft(draftId, input.name);
     // Cell by cell, as places are: a trace drafts millions of spans.
     const drafts = this.buffers.span_drafts;
     const row = drafts.reserve();
@@ -615,8 +625,10 @@ export class EvidenceBuilder {
     places.column(2)[row] = place.trackId;
     places.column(3)[row] = place.parentSpanId ?? NaN;
     places.column(4)[row] = Math.round(place.startNs);
-    places.column(5)[row] = Math.max(0, Math.round(place.durNs));
+    const durNs = Math.max(0, Math.round(place.durNs));
+    places.column(5)[row] = durNs;
     places.column(6)[row] = place.depth;
+    this.spanFlame.placeDraft(draftId, place.spanId, place.parentSpanId, place.trackId, durNs);
   }
 
   /** Where a draft id stands; ids are the importer's own, non-negative integers below 2^31. */
@@ -727,11 +739,42 @@ export class EvidenceBuilder {
     }
   }
 
+  /** Whether any sample row was written (derived ones included). */
+  get hasSamples(): boolean {
+    return this.buffers.samples.total > 0;
+  }
+
+  /** Whether the import yielded anything to look at: samples, spans or measurements. */
+  get hasEvidence(): boolean {
+    return this.hasSamples || this.buffers.spans.total + this.buffers.span_places.total + this.buffers.measurements.total > 0;
+  }
+
+  /** The limitations recorded so far. */
+  get limitationList(): Limitation[] {
+    return [...this.limitations.values()];
+  }
+
+  /** Spans without any sample get a flame graph of their own (see span-flame.ts). */
+  private deriveSpanSamples(): void {
+    const recorder = this.spanFlame;
+    if (this.hasSamples) {
+      recorder.release();
+      return;
+    }
+    if (recorder.overflowed) {
+      this.limit("SPAN_FLAME_TOO_MANY_NAMES", `The input has no samples, and its spans have more than ${MAX_SPAN_FLAME_NAMES} distinct names: no flame graph was derived from them.`);
+      return;
+    }
+    if (recorder.count === 0) return;
+    if (recorder.derive(this) > 0) this.metadata.wall_ns_source = "spans: self time (duration minus the children's on the same track) by the path of span names";
+  }
+
   /** Writes everything still buffered and returns row counts and limitations. */
   async finish(): Promise<EvidenceSummary> {
+    if (this.openDrafts !== 0) throw new Error(`${this.openDrafts} span drafts were never placed`);
+    this.deriveSpanSamples();
     // No stack is added after this point: the child lookup's memory goes before the totals' comes.
     this.stackChildren.release();
-    if (this.openDrafts !== 0) throw new Error(`${this.openDrafts} span drafts were never placed`);
     this.trackRows.forEach((row, id) => this.buffers.tracks.push([id, ...row]));
     const complete = (Object.keys(this.buffers) as StagingTableName[]).filter((t) => !DERIVED_TABLES.includes(t));
     for (const table of complete) {

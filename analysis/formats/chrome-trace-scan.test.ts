@@ -28,6 +28,7 @@ function expectedFromJson(bytes: Uint8Array): Omit<ScannedEvent, "ph"> & { ph: u
     cat: event.cat as string | undefined,
     ts: event.ts as number | undefined,
     dur: event.dur as number | undefined,
+    tdur: event.tdur as number | undefined,
     pid: event.pid as number | string | undefined,
     tid: event.tid as number | string | undefined,
     s: event.s as string | undefined,
@@ -75,7 +76,7 @@ describe("TraceEventScanner", () => {
       expect(event, text).not.toBeNull();
       expect(event, text).toEqual(expectedFromJson(encode(text)));
       // Numbers keep their sign and rounding (toEqual alone would not tell -0 from 0).
-      for (const key of ["ts", "dur", "pid", "tid"] as const) expect(Object.is(event![key], expectedFromJson(encode(text))[key]), `${text} ${key}`).toBe(true);
+      for (const key of ["ts", "dur", "tdur", "pid", "tid"] as const) expect(Object.is(event![key], expectedFromJson(encode(text))[key]), `${text} ${key}`).toBe(true);
     }
   });
 

@@ -16,6 +16,8 @@ export interface ScannedEvent {
   cat: string | undefined;
   ts: number | undefined;
   dur: number | undefined;
+  /** Thread duration: an X event's length when it has no dur. */
+  tdur: number | undefined;
   pid: number | string | undefined;
   tid: number | string | undefined;
   s: string | undefined;
@@ -182,7 +184,7 @@ export class ScanBudget {
 export class TraceEventScanner {
   /** The args of the last event read, when given as their bytes (see ScannedEvent.args). */
   private readonly argsBytes = new AsciiBytes();
-  readonly event: ScannedEvent = { ph: "X", name: undefined, cat: undefined, ts: undefined, dur: undefined, pid: undefined, tid: undefined, s: undefined, args: null };
+  readonly event: ScannedEvent = { ph: "X", name: undefined, cat: undefined, ts: undefined, dur: undefined, tdur: undefined, pid: undefined, tid: undefined, s: undefined, args: null };
 
   // ignoreBOM: a string that starts with U+FEFF keeps it, as in JSON.parse.
   private readonly utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -243,7 +245,7 @@ export class TraceEventScanner {
     if (buf[start] !== OPEN_BRACE || maxNesting < 1) return -1;
     this.maxNesting = maxNesting;
     const event = this.event;
-    event.ts = event.dur = undefined;
+    event.ts = event.dur = event.tdur = undefined;
     event.pid = event.tid = undefined;
     // Strings are made once the phase is known (see text).
     let nameStart = -1;
@@ -350,6 +352,7 @@ export class TraceEventScanner {
           if (i < 0) return -1;
           if (key === TS) event.ts = this.number;
           else if (key === DUR) event.dur = this.number;
+          else if (key === TDUR) event.tdur = this.number;
           else if (key === PID) event.pid = this.number;
           else if (key === TID) event.tid = this.number;
           break;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
+import { parseErrorOf, peerFixture, sampleRows } from "../../test/helpers/evidence-rows";
 import { EvidenceBuilder, MemorySink } from "../evidence/builder";
 import { gunzip, isGzip } from "../io/bytes";
 import { chromeTraceImporter, FileOrder, sortNearlySorted } from "./chrome-trace";
@@ -181,7 +181,7 @@ describe("chrome-trace importer", () => {
     ];
     const result = await importToMemory(chromeTraceImporter, JSON.stringify(trace));
     expect(result.summary.limitations.map((l) => l.code).sort()).toEqual(
-      ["END_BEFORE_BEGIN", "INVALID_EVENT", "MISSING_DURATION", "MISSING_TIMESTAMP", "OUT_OF_ORDER_EVENTS", "OVERLAPPING_SLICES", "UNFINISHED_SLICE", "UNMATCHED_ASYNC_END", "UNMATCHED_END", "UNSUPPORTED_PHASE"].sort(),
+      ["END_BEFORE_BEGIN", "INVALID_EVENT", "MISSING_DURATION", "MISSING_TIMESTAMP", "OUT_OF_ORDER_EVENTS", "OVERLAPPING_SLICES", "SAMPLES_FROM_SPANS", "UNFINISHED_SLICE", "UNMATCHED_ASYNC_END", "UNMATCHED_END", "UNSUPPORTED_PHASE"].sort(),
     );
     const byName = new Map(spans(result).map((s) => [s.name, s]));
     // The unfinished slice runs to the last timestamp of the trace (41 µs).
@@ -281,6 +281,106 @@ describe("chrome-trace importer", () => {
     // Node names its threads with M events; they reach the tracks.
     expect(result.tables.tracks.some((t) => typeof t.thread_name === "string")).toBe(true);
     expect(result.tables.spans.every((s) => (s.start_ns as number) >= 0)).toBe(true);
+  });
+
+  it("imports the CPU profiles Chrome 65 and 66 timelines keep in CpuProfile instant events, on their threads, and keeps no payload as a span", async () => {
+    for (const [file, expectedSamples] of [
+      ["Chrome/65/simple-timeline.json", 4081],
+      ["Chrome/66/worker.json", 8239],
+    ] as const) {
+      const bytes = peerFixture(file);
+      // The file's own account: per CpuProfile event, its samples' root-first paths ("(root)" left out).
+      type Node = { id: number; callFrame: { functionName: string }; children?: number[] };
+      type Event = { name: string; ph: string; pid: number; tid: number; args: { data: { cpuProfile: { nodes: Node[]; samples: number[] } } } };
+      const events = (JSON.parse(new TextDecoder().decode(bytes)) as Event[]).filter((e) => e.name === "CpuProfile");
+      const expected = new Map<string, number>();
+      for (const event of events) {
+        const { nodes, samples } = event.args.data.cpuProfile;
+        const byId = new Map(nodes.map((n) => [n.id, n]));
+        const parent = new Map<number, number>();
+        for (const n of nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+        const pathOf = (id: number): string[] => {
+          const names: string[] = [];
+          for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) names.unshift(byId.get(at)!.callFrame.functionName || "(anonymous)");
+          return names[0] === "(root)" && names.length > 1 ? names.slice(1) : names;
+        };
+        for (const id of samples) {
+          const key = `${event.pid}/${event.tid} ${pathOf(id).join(";")}`;
+          expected.set(key, (expected.get(key) ?? 0) + 1);
+        }
+      }
+      expect([...expected.values()].reduce((a, b) => a + b, 0), file).toBe(expectedSamples);
+
+      const result = await importToMemory(chromeTraceImporter, bytes, { fileName: file });
+      const threadOf = new Map(result.tables.tracks.map((t) => [t.track_id, `${t.process_id}/${t.thread_id}`]));
+      const got = new Map<string, number>();
+      for (const r of sampleRows(result).filter((r) => r.metric === "samples")) {
+        const key = `${threadOf.get(r.track)} ${r.stack}`;
+        got.set(key, (got.get(key) ?? 0) + r.value);
+      }
+      expect(got, file).toEqual(expected);
+      expect(sampleRows(result).filter((r) => r.metric === "wall_ns")).toHaveLength(expectedSamples);
+      // The payload was read, not kept: no CpuProfile span, no args cut to their bound.
+      expect(result.tables.spans.some((s) => s.name === "CpuProfile"), file).toBe(false);
+      expect(result.summary.limitations.map((l) => l.code), file).not.toContain("FIELD_TRUNCATED");
+    }
+  });
+
+  it("gives a trace of slices only a flame graph of its spans: self = duration - children, per track", async () => {
+    // Thread 1: A [0, 100) holds B [10, 40) and C [50, 70); B holds D [20, 30). Thread 2: A again
+    // [0, 10), its own track. An instant and an empty X add nothing.
+    const trace = [
+      { name: "A", ph: "B", pid: 1, tid: 1, ts: 0 },
+      { name: "B", ph: "X", pid: 1, tid: 1, ts: 10, dur: 30 },
+      { name: "D", ph: "X", pid: 1, tid: 1, ts: 20, dur: 10 },
+      { name: "C", ph: "B", pid: 1, tid: 1, ts: 50 },
+      { name: "C", ph: "E", pid: 1, tid: 1, ts: 70 },
+      { name: "A", ph: "E", pid: 1, tid: 1, ts: 100 },
+      { name: "A", ph: "X", pid: 1, tid: 2, ts: 0, dur: 10 },
+      { name: "mark", ph: "i", s: "t", pid: 1, tid: 1, ts: 25 },
+      { name: "empty", ph: "X", pid: 1, tid: 1, ts: 60, dur: 0 },
+    ];
+    const result = await importToMemory(chromeTraceImporter, JSON.stringify(trace));
+    const threadOf = new Map(result.tables.tracks.map((t) => [t.track_id, t.thread_id]));
+    const rows = sampleRows(result).map((r) => [threadOf.get(r.track), r.stack, r.metric, r.value, r.time]);
+    expect(rows.sort()).toEqual(
+      [
+        ["1", "A", "wall_ns", 50_000, null],
+        ["1", "A;B", "wall_ns", 20_000, null],
+        ["1", "A;B;D", "wall_ns", 10_000, null],
+        ["1", "A;C", "wall_ns", 20_000, null],
+        ["2", "A", "wall_ns", 10_000, null],
+      ].sort(),
+    );
+    // A frame's total is the time its spans cover, once under recursion: A = 100 + 10 µs.
+    const frameName = new Map(result.tables.frames.map((f) => [f.frame_id, f.name]));
+    const totals = Object.fromEntries(result.tables.frame_totals.map((t) => [frameName.get(t.frame_id), [t.self, t.total]]));
+    expect(totals).toEqual({ A: [60_000, 110_000], B: [20_000, 30_000], D: [10_000, 10_000], C: [20_000, 20_000] });
+    expect(result.summary.limitations.map((l) => l.code)).toEqual(["SAMPLES_FROM_SPANS"]);
+    expect(result.summary.metadata.wall_ns_source).toMatch(/^spans/);
+  });
+
+  it("reads X events with only tdur, string timestamps and E events named otherwise than their B, each with a limitation where it guessed", async () => {
+    const trace = [
+      { name: "Outer", ph: "B", pid: 1, tid: 1, ts: "1000" },
+      { name: "Inner", ph: "B", pid: 1, tid: 1, ts: "1010.5" },
+      // Ends Inner, the innermost open B, though it names Outer (as Chrome's trace viewer reads it).
+      { name: "Outer", ph: "E", pid: 1, tid: 1, ts: "1020.5" },
+      { ph: "E", pid: 1, tid: 1, ts: 1040 },
+      { name: "ThreadTimed", ph: "X", pid: 1, tid: 2, ts: 1000, tdur: 7, tts: 5 },
+      { name: "Bad", ph: "X", pid: 1, tid: 2, ts: "soon", dur: 1 },
+    ];
+    for (const scan of [true, false]) {
+      // The same events written by JSON.stringify are read from their bytes; spaced out, they are not.
+      const text = scan ? JSON.stringify(trace) : JSON.stringify(trace, null, 2);
+      const result = await importToMemory(chromeTraceImporter, text);
+      expect(spans(result).map((s) => [s.name, s.start_ns, s.dur_ns, s.depth])).toEqual([
+        ["Outer", 0, 40_000, 0],
+        ["ThreadTimed", 0, 7_000, 0],
+        ["Inner", 10_500, 10_000, 1],
+      ]);
+      expect(result.summary.limitations.map((l) => l.code).sort()).toEqual(["DURATION_FROM_TDUR", "MISMATCHED_END", "MISSING_TIMESTAMP", "SAMPLES_FROM_SPANS"]);
+    }
   });
 
   it("rejects a truncated, a corrupted and an empty file with EvidenceParseError and an offset", async () => {

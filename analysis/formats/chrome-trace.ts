@@ -3,12 +3,16 @@
  * as an array of events or `{traceEvents: […]}`. Slices (X, B/E, instants) become spans on one
  * thread track per pid+tid, async b/e/n spans go on a track per pid+cat+id, flows (s/t/f and
  * bind_id) become `flow` edges between the slices they bind to, counters (C) become measurements,
- * and V8 Profile/ProfileChunk events become frames, stacks and samples. Times: µs → ns from the
- * earliest event. Events are kept compactly and nested per track at the end, so order does not matter.
+ * and V8's CPU profiles (Profile/ProfileChunk events, and the CpuProfile instant events of Chrome
+ * 65/66 timelines) become frames, stacks and samples, as do the top-level `samples` and
+ * `stackFrames` of Hermes / React Native traces (chrome-trace-samples.ts). Times: µs → ns from the
+ * earliest event; numbers written as strings (Hermes) are read as numbers. Events are kept
+ * compactly and nested per track at the end, so order does not matter.
  */
 import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
 import { AsciiBytes } from "../evidence/text-coding";
 import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
+import { numberValue, TraceSamples } from "./chrome-trace-samples";
 import { ScanBudget, TraceEventScanner, type ScannedEvent } from "./chrome-trace-scan";
 import { isJsonObject, V8NodeTree, writeV8Samples } from "./cpuprofile";
 import { EvidenceParseError } from "./errors";
@@ -158,6 +162,8 @@ class TraceCollector {
   private readonly counterSeries = new NumberColumn();
   private readonly counterPid = new NumberColumn();
   private readonly profiles = new Map<string, ProfileState>();
+  /** Top-level `samples` and `stackFrames` (Hermes). */
+  readonly traceSamples = new TraceSamples();
   private readonly processNames = new Map<string | null, string>();
   private readonly threadNames = new Map<string, string>();
   private minTs = Infinity;
@@ -181,18 +187,23 @@ class TraceCollector {
       this.metadataEvent(event, idText(event.pid), idText(event.tid));
       return;
     }
-    const ts = event.ts;
-    if (!this.timestamp(ts)) return;
+    const ts = this.timestamp(event.ts);
+    if (ts === undefined) return;
     switch (ph) {
       case "X":
       case "B":
-        this.bindFlow(event, this.slice(ph, event.pid, event.tid, ts, event.dur, event.name, event.cat, event.s, argsObject(event.args)));
+        this.bindFlow(event, this.slice(ph, event.pid, event.tid, ts, event.dur, event.tdur, event.name, event.cat, event.s, argsObject(event.args)));
         break;
-      case "E":
       case "i":
       case "I":
+        if (event.name === "CpuProfile") {
+          this.cpuProfileEvent(argsObject(event.args), idText(event.pid), idText(event.tid), offset);
+          break;
+        }
+      // falls through: an instant
+      case "E":
       case "R":
-        this.slice(ph, event.pid, event.tid, ts, event.dur, event.name, event.cat, event.s, argsObject(event.args));
+        this.slice(ph, event.pid, event.tid, ts, event.dur, event.tdur, event.name, event.cat, event.s, argsObject(event.args));
         break;
       case "b":
       case "S":
@@ -226,17 +237,28 @@ class TraceCollector {
   /** An X, B, E, i or I event read from its bytes (chrome-trace-scan.ts): what `event` does with it. */
   scannedEvent(event: ScannedEvent): void {
     this.events++;
-    if (this.timestamp(event.ts)) this.slice(event.ph, event.pid, event.tid, event.ts, event.dur, event.name, event.cat, event.s, event.args);
+    const ts = this.timestamp(event.ts);
+    if (ts === undefined) return;
+    // A Chrome 65/66 timeline keeps its whole CPU profile in the args of one instant event.
+    if (event.name === "CpuProfile" && (event.ph === "I" || event.ph === "i")) this.cpuProfileEvent(argsValue(event.args), idText(event.pid), idText(event.tid), 0);
+    else this.slice(event.ph, event.pid, event.tid, ts, event.dur, event.tdur, event.name, event.cat, event.s, event.args);
   }
 
-  /** Whether `ts` is a usable timestamp (noted as one); a limitation if not. */
-  private timestamp(ts: JsonValue | undefined): ts is number {
-    if (typeof ts !== "number" || !Number.isFinite(ts)) {
+  /** `ts` as a usable timestamp (noted as one), a number or a string holding one (Hermes); undefined, with a limitation, if not. */
+  private timestamp(ts: JsonValue | undefined): number | undefined {
+    const value = typeof ts === "number" && Number.isFinite(ts) ? ts : numberValue(ts);
+    if (value === undefined) {
       this.builder.limit("MISSING_TIMESTAMP", "Some trace events have no numeric ts; they were skipped.");
-      return false;
+      return undefined;
     }
-    this.noteTime(ts);
-    return true;
+    this.noteTime(value);
+    return value;
+  }
+
+  /** An entry of the top-level `samples` array (Hermes): its thread track, and its time noted. */
+  sampleEntry(value: JsonValue): void {
+    const ts = this.traceSamples.sample(this.builder, value, (pid, tid) => this.eventThreadTrack(pid, tid));
+    if (ts !== undefined) this.noteTime(ts);
   }
 
   /**
@@ -249,6 +271,7 @@ class TraceCollector {
     tid: JsonValue | undefined,
     ts: number,
     dur: JsonValue | undefined,
+    tdur: JsonValue | undefined,
     name: JsonValue | undefined,
     cat: JsonValue | undefined,
     scope: JsonValue | undefined,
@@ -256,12 +279,20 @@ class TraceCollector {
   ): number {
     switch (ph) {
       case "X": {
-        if (typeof dur !== "number" || !(dur >= 0)) {
-          this.builder.limit("MISSING_DURATION", "Some complete (X) events have no valid dur; they were kept with duration 0.");
-          dur = 0;
+        let length = typeof dur === "number" ? dur : numberValue(dur);
+        if (length === undefined || !(length >= 0)) {
+          // Without dur, the thread time tdur is the only length the event has (speedscope reads it too).
+          const threadLength = numberValue(tdur);
+          if (threadLength !== undefined && threadLength >= 0) {
+            this.builder.limit("DURATION_FROM_TDUR", "Some complete (X) events have no dur, only tdur (thread time); tdur was used as their duration.");
+            length = threadLength;
+          } else {
+            this.builder.limit("MISSING_DURATION", "Some complete (X) events have no valid dur; they were kept with duration 0.");
+            length = 0;
+          }
         }
-        this.noteTime(ts + dur);
-        return this.addSlice(this.eventThreadTrack(pid, tid), ts, dur, name, cat, this.argsText(args));
+        this.noteTime(ts + length);
+        return this.addSlice(this.eventThreadTrack(pid, tid), ts, length, name, cat, this.argsText(args));
       }
       case "B": {
         const track = this.eventThreadTrack(pid, tid);
@@ -275,7 +306,13 @@ class TraceCollector {
         this.checkOrder(track, ts);
         const open = this.openByTrack.get(track)?.pop();
         if (!open) this.builder.limit("UNMATCHED_END", "Some E events have no open B event on their thread; they were skipped.");
-        else this.close(open, ts, args);
+        else {
+          // An E ends the innermost open B whatever its name, as Chrome's trace viewer reads it.
+          if (typeof name === "string" && name !== open.name) {
+            this.builder.limit("MISMATCHED_END", "Some E events name another slice than the innermost open B on their thread; each ended that innermost B.");
+          }
+          this.close(open, ts, args);
+        }
         return -1;
       }
       default:
@@ -489,6 +526,30 @@ class TraceCollector {
     if (typeof endTime === "number") profile.endUs = endTime;
   }
 
+  /**
+   * A Chrome 65/66 timeline's CPU profile: one instant event whose args.data.cpuProfile is a whole
+   * .cpuprofile (nodes, samples, timeDeltas, startTime and endTime on the trace's clock).
+   */
+  private cpuProfileEvent(args: JsonObject | null, pid: string | null, tid: string | null, offset: number): void {
+    const data = args && isJsonObject(args.data) ? args.data : null;
+    const cpuProfile = data && isJsonObject(data.cpuProfile) ? data.cpuProfile : null;
+    if (!cpuProfile) {
+      this.builder.limit("CPU_PROFILE_WITHOUT_DATA", "Some CpuProfile events carry no args.data.cpuProfile; they were skipped.");
+      return;
+    }
+    const profile: ProfileState = { trackId: this.threadTrack(pid, tid), startUs: null, endUs: null, tree: new V8NodeTree(this.builder, FORMAT, this.maxDepth), nodeIds: new NumberColumn(), timeDeltas: new NumberColumn() };
+    this.profiles.set(`CpuProfile\u0000${this.profiles.size}`, profile);
+    if (Array.isArray(cpuProfile.nodes)) for (const node of cpuProfile.nodes) profile.tree.add(node, offset);
+    if (Array.isArray(cpuProfile.samples)) for (const id of cpuProfile.samples) if (typeof id === "number") profile.nodeIds.push(id);
+    const deltas = Array.isArray(cpuProfile.timeDeltas) ? cpuProfile.timeDeltas : Array.isArray(data!.timeDeltas) ? data!.timeDeltas : [];
+    for (const delta of deltas) if (typeof delta === "number") profile.timeDeltas.push(delta);
+    if (typeof cpuProfile.startTime === "number") {
+      profile.startUs = cpuProfile.startTime;
+      this.noteTime(cpuProfile.startTime);
+    }
+    if (typeof cpuProfile.endTime === "number") profile.endUs = cpuProfile.endTime;
+  }
+
   private metadataEvent(event: JsonObject, pid: string | null, tid: string | null): void {
     const args = isJsonObject(event.args) ? event.args : {};
     if (event.name === "process_name" && typeof args.name === "string") this.processNames.set(pid, args.name);
@@ -567,6 +628,7 @@ class TraceCollector {
         trackId: profile.trackId,
       });
     }
+    await this.traceSamples.write(builder, origin, this.maxDepth);
     this.nameTracks();
   }
 
@@ -687,7 +749,7 @@ class TraceCollector {
 function selectTraceEvents(path: JsonPath): JsonSelection {
   if (path.length === 0) return "stream";
   if (typeof path[0] === "number") return "materialize";
-  if (path[0] === "traceEvents") return path.length === 1 ? "stream" : "materialize";
+  if (path[0] === "traceEvents" || path[0] === "samples" || path[0] === "stackFrames") return path.length === 1 ? "stream" : "materialize";
   return "skip";
 }
 
@@ -718,15 +780,18 @@ export async function parseChromeTrace(ctx: ImportContext, scan: "adaptive" | "a
       },
       onValue: (path, value, offset) => {
         if (path.length === 0) throw new EvidenceParseError(FORMAT, "the top-level value is neither an array of events nor an object", { offset });
-        if (path[0] === "traceEvents" && path.length === 1) throw new EvidenceParseError(FORMAT, "traceEvents is not an array", { offset });
-        collector.event(value, offset);
+        const top = path[0];
+        if (typeof top === "string" && path.length === 1) throw new EvidenceParseError(FORMAT, `${top} is not ${top === "stackFrames" ? "an object" : "an array"}`, { offset });
+        if (top === "samples") collector.sampleEntry(value);
+        else if (top === "stackFrames") collector.traceSamples.stackFrame(ctx.builder, String(path[1]), value);
+        else collector.event(value, offset);
       },
-      // Offered only events: the elements of the top-level array or of traceEvents, where onValue hears them.
+      // Offered the elements of the top-level array, of traceEvents and of samples: events only are scanned.
       rawElement:
         scan === "never"
           ? undefined
-          : (_path, bytes, start, limit, maxNesting) => {
-              if (scan === "adaptive" && !budget.shouldScan()) return -1;
+          : (path, bytes, start, limit, maxNesting) => {
+              if (path[0] === "samples" || (scan === "adaptive" && !budget.shouldScan())) return -1;
               const end = scanner.scan(bytes, start, limit, maxNesting);
               if (end >= 0) collector.scannedEvent(scanner.event);
               if (scan === "adaptive") budget.record(end >= 0);
@@ -747,7 +812,7 @@ export const chromeTraceImporter: FormatImporter = {
   id: "chrome-trace",
   title: "Chrome Trace Event Format (JSON)",
   extensions: ["json", "trace", "log"],
-  version: "2",
+  version: "3",
   sniff(_head, headText, fileName) {
     const text = headText.trimStart();
     const named = fileName !== null && /\.(json|trace|log)$/i.test(fileName);

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cpuprofileImporter } from "./cpuprofile";
-import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
+import { parseErrorOf, peerFixture, sampleRows } from "../../test/helpers/evidence-rows";
 import { importToMemory } from "./run";
 
 const HAND_WRITTEN = {
@@ -112,6 +112,38 @@ describe("cpuprofile importer", () => {
     const lastWeight = wall.at(-1)?.value ?? 0;
     expect(wall.reduce((a, r) => a + r.value, 0)).toBe(Math.round((deltaSum - raw.timeDeltas[0]) * 1000) + lastWeight);
     expect(result.summary.metadata.time_origin_us).toBe(String(raw.startTime));
+  });
+
+  it("imports the legacy layout (head tree, samples, timestamps): each sample on its node's path, at its timestamp", async () => {
+    const bytes = peerFixture("node/10.11.0/example.cpuprofile");
+    // The file's own account: node paths from the nested head tree ("(root)" left out), and per
+    // sample its timestamp (absolute µs); startTime is in seconds.
+    type Node = { id: number; functionName: string; children: Node[] };
+    const file = JSON.parse(new TextDecoder().decode(bytes)) as { head: Node; samples: number[]; timestamps: number[]; startTime: number };
+    const paths = new Map<number, string>();
+    const walk = (node: Node, path: string[]) => {
+      const here = node === file.head ? path : [...path, node.functionName || "(anonymous)"];
+      paths.set(node.id, here.join(";"));
+      for (const child of node.children) walk(child, here);
+    };
+    walk(file.head, []);
+    const origin = Math.min(file.startTime * 1e6, file.timestamps[0]);
+    const expected = file.samples.map((id, k) => ({ stack: paths.get(id), time: (file.timestamps[k] - origin) * 1000 }));
+    expect(expected).toHaveLength(29);
+
+    expect(cpuprofileImporter.sniff(bytes, new TextDecoder().decode(bytes), "example.cpuprofile")).toBe(1);
+    expect(cpuprofileImporter.sniff(bytes, new TextDecoder().decode(bytes), null)).toBeGreaterThan(0.5);
+    const result = await importToMemory(cpuprofileImporter, bytes, { fileName: "example.cpuprofile" });
+    const rows = sampleRows(result);
+    expect(rows.filter((r) => r.metric === "samples").map((r) => ({ stack: r.stack, time: r.time }))).toEqual(expected);
+    // Each sample weighs the time to the next one; the last, the mean interval (endTime, in whole seconds, is before it).
+    const walls = rows.filter((r) => r.metric === "wall_ns").map((r) => r.value);
+    const times = file.timestamps.slice(0, file.samples.length);
+    const mean = (times[times.length - 1] - times[0]) / (times.length - 1);
+    expect(walls).toEqual(times.map((t, k) => Math.round(((k + 1 < times.length ? times[k + 1] : t + mean) - t) * 1000)));
+    expect(result.tables.frames.find((f) => f.name === "b")).toMatchObject({ line: 6, kind: "native" });
+    // 30 timestamps for 29 samples: said, not guessed at.
+    expect(result.summary.limitations.map((l) => l.code)).toEqual(["TIMESTAMPS_MISMATCH"]);
   });
 
   it("rejects a truncated, a corrupted and an empty file with EvidenceParseError and an offset", async () => {

@@ -4,6 +4,9 @@
  * itself is left out, as DevTools and speedscope do). Each entry of `samples` becomes two sample
  * rows on one thread track: `samples` (1) and `wall_ns` (the time until the next sample).
  * positionTicks become `line_ticks` measurements. The V8 helpers here also serve chrome-trace.
+ * The legacy layout (DevTools before 2016, v8-profiler) is read too: a `head` call tree of nested
+ * nodes with the callFrame's fields on the node itself, `samples`, and `timestamps` (absolute µs,
+ * one per sample) with startTime and endTime in seconds.
  */
 import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
@@ -199,8 +202,32 @@ const FORMAT = "cpuprofile";
 function selectCpuprofile(path: JsonPath): JsonSelection {
   if (path.length === 0) return "stream";
   const top = path[0];
-  if (top === "nodes" || top === "samples" || top === "timeDeltas") return path.length === 1 ? "stream" : "materialize";
+  if (top === "nodes" || top === "samples" || top === "timeDeltas" || top === "timestamps") return path.length === 1 ? "stream" : "materialize";
+  // The legacy call tree is small and built whole.
+  if (top === "head") return "materialize";
   return path.length === 1 && (top === "startTime" || top === "endTime") ? "materialize" : "skip";
+}
+
+/**
+ * The nodes of a legacy `head` tree, parent first, as the current layout writes them: an id (made
+ * up, negative, when a node has none) and the callFrame its fields form. Walked without recursion;
+ * the JSON depth limit bounds it.
+ */
+function legacyNodes(head: JsonValue): { node: JsonObject; parentId: number | undefined }[] {
+  const out: { node: JsonObject; parentId: number | undefined }[] = [];
+  let madeUp = 0;
+  const pending: { value: JsonValue; parentId: number | undefined }[] = [{ value: head, parentId: undefined }];
+  while (pending.length > 0) {
+    const { value, parentId } = pending.pop()!;
+    if (!isJsonObject(value)) continue;
+    const id = typeof value.id === "number" ? value.id : -++madeUp;
+    const callFrame = isJsonObject(value.callFrame)
+      ? value.callFrame
+      : { functionName: value.functionName ?? "", url: value.url ?? "", scriptId: value.scriptId ?? 0, lineNumber: value.lineNumber ?? -1, columnNumber: value.columnNumber ?? -1 };
+    out.push({ node: { id, callFrame, hitCount: value.hitCount ?? 0 }, parentId });
+    if (Array.isArray(value.children)) for (let k = value.children.length - 1; k >= 0; k--) pending.push({ value: value.children[k], parentId: id });
+  }
+  return out;
 }
 
 async function parseCpuprofile(ctx: ImportContext): Promise<void> {
@@ -208,16 +235,21 @@ async function parseCpuprofile(ctx: ImportContext): Promise<void> {
   const tree = new V8NodeTree(builder, FORMAT, ctx.limits.maxDepth);
   const nodeIds = new NumberColumn();
   const timeDeltas = new NumberColumn();
+  const timestamps = new NumberColumn();
   const hitCounts = new Map<number, number>();
-  const seen = { object: false, samples: false, timeDeltas: false, startTime: null as number | null, endTime: null as number | null };
+  const seen = { object: false, samples: false, timeDeltas: false, timestamps: false, head: null as JsonValue | null, headOffset: 0, startTime: null as number | null, endTime: null as number | null };
 
   const onValue = (path: JsonPath, value: JsonValue, offset: number): void => {
     if (path.length === 0) throw new EvidenceParseError(FORMAT, "the top-level value is not a profile object", { offset });
     const top = path[0];
-    if (top === "samples" || top === "timeDeltas") {
+    if (top === "samples" || top === "timeDeltas" || top === "timestamps") {
       if (typeof value !== "number") throw new EvidenceParseError(FORMAT, `${top} holds a non-number`, { offset });
       if (top === "samples") nodeIds.push(value);
-      else timeDeltas.push(value);
+      else if (top === "timeDeltas") timeDeltas.push(value);
+      else timestamps.push(value);
+    } else if (top === "head") {
+      seen.head = value;
+      seen.headOffset = offset;
     } else if (top === "nodes") {
       const frameId = tree.add(value, offset);
       const node = value as JsonObject;
@@ -245,6 +277,7 @@ async function parseCpuprofile(ctx: ImportContext): Promise<void> {
         if (typeof path[0] === "string") seen.object = true;
         if (path.length === 1 && path[0] === "samples") seen.samples = true;
         if (path.length === 1 && path[0] === "timeDeltas") seen.timeDeltas = true;
+        if (path.length === 1 && path[0] === "timestamps") seen.timestamps = true;
         return selectCpuprofile(path);
       },
       onValue,
@@ -252,14 +285,27 @@ async function parseCpuprofile(ctx: ImportContext): Promise<void> {
     () => builder.checkpoint(),
   );
 
-  if (!seen.object || tree.size === 0) throw new EvidenceParseError(FORMAT, "the input is not a V8 CPU profile (no `nodes`)", { offset: 0 });
+  const legacy = tree.size === 0 && seen.head !== null;
+  if (legacy) {
+    for (const { node, parentId } of legacyNodes(seen.head!)) {
+      tree.add(node, seen.headOffset, parentId);
+      if (typeof node.hitCount === "number" && node.hitCount > 0) hitCounts.set(node.id as number, node.hitCount);
+    }
+  }
+  if (!seen.object || tree.size === 0) throw new EvidenceParseError(FORMAT, "the input is not a V8 CPU profile (no `nodes`, nor a legacy `head` tree)", { offset: 0 });
   const trackId = builder.track({ kind: "thread" });
   if (seen.samples) {
-    if (seen.startTime === null) builder.limit("MISSING_START_TIME", "The profile has no startTime; sample times count from 0.");
-    const startUs = seen.startTime ?? 0;
-    builder.metadata.time_origin_us = String(startUs);
+    let startUs = seen.startTime;
+    let endUs = seen.endTime;
+    let deltas = seen.timeDeltas ? timeDeltas : null;
+    if (legacy) {
+      builder.metadata.layout = "legacy (head tree, timestamps)";
+      ({ startUs, endUs, deltas } = legacyTimes(builder, nodeIds.length, timestamps, seen));
+    }
+    if (startUs === null) builder.limit("MISSING_START_TIME", "The profile has no startTime; sample times count from 0.");
+    builder.metadata.time_origin_us = String(startUs ?? 0);
     builder.metadata.wall_ns_weighting = "time until the next sample; the last sample: endTime minus its time (mean interval if unknown)";
-    await writeV8Samples(builder, { tree, nodeIds, timeDeltas: seen.timeDeltas ? timeDeltas : null, startUs, endUs: seen.endTime, originUs: startUs, trackId });
+    await writeV8Samples(builder, { tree, nodeIds, timeDeltas: deltas, startUs: startUs ?? 0, endUs, originUs: startUs ?? 0, trackId });
   } else {
     // Old profiles carry only per-node hit counts: aggregate samples without times.
     builder.limit("NO_SAMPLES", "The profile has no samples array; per-node hitCount was used, without times.");
@@ -268,11 +314,40 @@ async function parseCpuprofile(ctx: ImportContext): Promise<void> {
   }
 }
 
+/**
+ * A legacy profile's times in the current layout's terms: startTime and endTime are in seconds,
+ * `timestamps` the absolute µs of each sample, turned into deltas from the start. A start later
+ * than the first sample (seconds written as a whole number) gives way to that sample's time.
+ */
+function legacyTimes(
+  builder: EvidenceBuilder,
+  count: number,
+  timestamps: NumberColumn,
+  seen: { timestamps: boolean; startTime: number | null; endTime: number | null },
+): { startUs: number | null; endUs: number | null; deltas: NumberColumn | null } {
+  const firstUs = timestamps.length > 0 ? timestamps.get(0) : null;
+  let startUs = seen.startTime === null ? firstUs : seen.startTime * 1e6;
+  if (startUs !== null && firstUs !== null && startUs > firstUs) startUs = firstUs;
+  const lastUs = count > 0 && timestamps.length > 0 ? timestamps.get(Math.min(count, timestamps.length) - 1) : null;
+  const endUs = seen.endTime !== null && lastUs !== null && seen.endTime * 1e6 >= lastUs ? seen.endTime * 1e6 : null;
+  if (!seen.timestamps) return { startUs, endUs, deltas: null };
+  if (timestamps.length > count) {
+    builder.limit("TIMESTAMPS_MISMATCH", `The profile has ${timestamps.length} timestamps for ${count} samples; each sample took the timestamp at its position, the rest were left out.`);
+  }
+  if (timestamps.length < count) {
+    builder.limit("TIMESTAMPS_MISMATCH", `The profile has ${timestamps.length} timestamps for ${count} samples; samples were kept without times.`);
+    return { startUs, endUs, deltas: null };
+  }
+  const deltas = new NumberColumn();
+  for (let k = 0; k < count; k++) deltas.push(timestamps.get(k) - (k === 0 ? (startUs ?? 0) : timestamps.get(k - 1)));
+  return { startUs, endUs, deltas };
+}
+
 export const cpuprofileImporter: FormatImporter = {
   id: "cpuprofile",
   title: "V8 CPU profile (.cpuprofile)",
   extensions: ["cpuprofile"],
-  version: "1",
+  version: "2",
   sniff(_head, headText, fileName) {
     const text = headText.trimStart();
     const named = fileName !== null && fileName.toLowerCase().endsWith(".cpuprofile");
@@ -280,6 +355,9 @@ export const cpuprofileImporter: FormatImporter = {
     if (/"traceEvents"\s*:|"ph"\s*:|"selfSize"\s*:/.test(text)) return 0;
     const looksLike = /"nodes"\s*:/.test(text) && /"callFrame"\s*:/.test(text);
     if (looksLike) return named ? 1 : 0.9;
+    // The legacy layout: a head tree whose nodes carry functionName and hitCount themselves.
+    const legacy = /"head"\s*:/.test(text) && /"functionName"\s*:/.test(text) && /"hitCount"\s*:/.test(text);
+    if (legacy) return named ? 1 : 0.85;
     return named && /"(samples|startTime|timeDeltas)"\s*:/.test(text) ? 0.6 : 0;
   },
   parse: parseCpuprofile,

@@ -24,3 +24,18 @@ export class InputBoundError extends Error {
     this.name = "InputBoundError";
   }
 }
+
+/**
+ * An input that was read without error but yielded nothing to look at: no samples, spans or
+ * measurements. The import service maps it to ARTIFACT_EMPTY; nothing is published. `skipped`:
+ * the limitations the importer recorded, which say what it passed over.
+ */
+export class EmptyEvidenceError extends Error {
+  constructor(
+    readonly format: string,
+    readonly skipped: { code: string; message: string; count: number }[],
+  ) {
+    super(`${format}: the input holds no samples, spans or measurements`);
+    this.name = "EmptyEvidenceError";
+  }
+}

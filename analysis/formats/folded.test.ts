@@ -3,7 +3,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { fixtureWriter, parseErrorOf, totalsByStack } from "../../test/helpers/evidence-rows";
+import { fixtureWriter, parseErrorOf, peerFixture, totalsByStack } from "../../test/helpers/evidence-rows";
+import { detectFormat } from "./index";
 import { foldedFrameHash, foldedImporter, sameBytes } from "./folded";
 import { splittableBytes } from "./ranges";
 import { importToMemory } from "./run";
@@ -314,6 +315,29 @@ describe("folded stacks importer", () => {
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919 + 13) & 0xff;
     const error = await expectParseError(fixture("corrupt.folded", bytes));
     expect(error.at.line).toBeGreaterThan(0);
+  });
+
+  it("recognises a real folded file with comment lines and a bad line, skips the comments and counts the bad line, quoting none of it", async () => {
+    const bytes = peerFixture("stackcollapse/simple-with-invalids.txt");
+    const text = new TextDecoder().decode(bytes);
+    // The file's own account: lines `stack COUNT`; comments start with # or //; the rest are bad.
+    const lines = text.split("\n").map((line, i) => ({ line, no: i + 1 })).filter(({ line }) => line.trim() !== "");
+    const kind = (line: string) => (/^\s*(#|\/\/)/.test(line) ? "comment" : /^\S.*\s\d+$/.test(line) ? "stack" : "bad");
+    const [comments, stacks, bad] = (["comment", "stack", "bad"] as const).map((k) => lines.filter(({ line }) => kind(line) === k));
+    expect([comments.length, stacks.length, bad.length]).toEqual([2, 5, 1]);
+    const expected: Record<string, number> = {};
+    for (const { line } of stacks) {
+      const [, stack, count] = /^(.*)\s(\d+)$/.exec(line)!;
+      expected[stack] = (expected[stack] ?? 0) + Number(count);
+    }
+
+    expect(detectFormat(bytes, text, "simple-with-invalids.txt")?.id).toBe("folded");
+    expect(detectFormat(bytes, text, null)?.id).toBe("folded");
+    const result = await importToMemory(foldedImporter, bytes, { fileName: "simple-with-invalids.txt" });
+    expect(totalsByStack(result)).toEqual({ samples: expected });
+    expect(result.summary.limitations).toEqual([{ code: "FOLDED_INVALID_LINES", count: bad.length, message: expect.stringContaining(`line ${bad[0].no} (no count)`) }]);
+    // The bad line is told by its number, never by its text.
+    expect(result.summary.limitations[0].message).not.toContain(bad[0].line);
   });
 
   it("sniffs folded text, but not JSON or garbage", () => {

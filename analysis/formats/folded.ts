@@ -4,6 +4,8 @@
  * `_[k]`/`_[j]` suffixes → kind kernel/js, dtrace's `module`func` → module, py-spy's `f (a.py:3)` → python.
  * difffolded.pl's `stack BEFORE AFTER` (decided by the first valid line) → `samples` = AFTER, which
  * flamegraph.pl draws, plus `samples_base` = BEFORE, and metadata differential = "true".
+ * Comment lines (`#` or `//` first) are skipped; other lines that are no folded stack are skipped
+ * and counted in a limitation, with the first few line numbers (never their text).
  */
 import { frameKey, IntList, NumberColumn, StackChildren, type EvidenceBuilder, type FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
@@ -19,6 +21,13 @@ const NO_STACK = -1;
 const FIRST_INVALID_LINES_SHOWN = 5;
 
 const isBlank = (byte: number) => byte === SPACE || byte === TAB || byte === 0x0d;
+
+/** Whether the line [start, end) is a comment: `#` or `//` after any blanks (some tools head their output with them). */
+function isComment(bytes: Uint8Array, start: number, end: number): boolean {
+  let at = start;
+  while (at < end && isBlank(bytes[at])) at++;
+  return at < end && (bytes[at] === 0x23 || (bytes[at] === 0x2f && at + 1 < end && bytes[at + 1] === 0x2f));
+}
 
 /** A non-negative integer written only with digits, or -1 ("not a count"). */
 function parseCount(bytes: Uint8Array, start: number, end: number): number {
@@ -359,7 +368,7 @@ class FoldedLines {
   /** Line `lineNo`, at `offset` in the input: `bytes[start, lineEnd)` of the current batch, without its line ending. */
   line(bytes: Uint8Array, start: number, lineEnd: number, lineNo: number, offset: number): void {
     const end = skipBlanksBack(bytes, start, lineEnd);
-    if (end === start) return;
+    if (end === start || isComment(bytes, start, end)) return;
     const countStart = tokenStart(bytes, start, end);
     const count = parseCount(bytes, countStart, end);
     if (count < 0) return this.invalid(countProblem(bytes, countStart, end), lineNo, offset);
@@ -667,7 +676,7 @@ export const foldedImporter: FormatImporter = {
   id: "folded",
   title: "Folded stacks (flamegraph.pl / stackcollapse)",
   extensions: ["folded", "collapsed", "stacks", "txt"],
-  version: "1",
+  version: "2",
 
   sniff(head, headText, fileName) {
     try {
@@ -680,15 +689,20 @@ export const foldedImporter: FormatImporter = {
       let checked = 0;
       for (const raw of lines) {
         const line = raw.replace(/\r$/, "");
-        if (line.trim() === "") continue;
+        // Blank and comment lines say nothing either way.
+        if (line.trim() === "" || /^\s*(#|\/\/)/.test(line)) continue;
         if (++checked > 50) break;
-        if (/^\S.*\s\d+$/.test(line)) valid++;
+        if (!/^\S.*\s\d+$/.test(line)) continue;
+        valid++;
         if (line.includes(";")) withSeparator++;
       }
       const named = /\.(folded|collapsed)$/i.test(fileName ?? "");
-      if (checked === 0) return 0;
-      if (valid < checked * 0.9) return named && valid > 0 ? 0.3 : 0;
+      if (checked === 0 || valid === 0) return 0;
+      // A few bad lines (a truncated last line, a stray message) do not make it another format;
+      // mostly bad lines do, unless the name says folded.
+      if (valid < checked * 0.5) return named ? 0.3 : 0;
       if (withSeparator === 0) return named ? 0.6 : 0.1;
+      if (valid < checked * 0.9) return named ? 0.9 : 0.6;
       return named ? 0.95 : 0.8;
     } catch {
       return 0;

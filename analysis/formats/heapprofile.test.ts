@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseErrorOf, sampleRows } from "../../test/helpers/evidence-rows";
+import { parseErrorOf, peerFixture, sampleRows } from "../../test/helpers/evidence-rows";
 import { heapprofileImporter } from "./heapprofile";
 import { importToMemory } from "./run";
 
@@ -90,6 +90,32 @@ describe("heapprofile importer", () => {
     // V8 sometimes lists samples whose node it left out of the tree; those are reported, not fatal.
     const unknown = result.summary.limitations.find((l) => l.code === "UNKNOWN_NODE");
     expect(unknown === undefined).toBe(expectedCount === raw.samples.length);
+  });
+
+  it("imports older heap profiles without node ids (Chrome 69, Node 10): alloc_bytes per stack as the file's tree gives it", async () => {
+    for (const file of ["Chrome/69/Heap-20181005T144546.heapprofile", "node/10.11.0/Heap-20181003T105432.heapprofile"]) {
+      const bytes = peerFixture(file);
+      // The file's own account: each node's selfSize on its root-first path ("(root)" left out).
+      type Node = { callFrame: { functionName: string }; selfSize: number; children: Node[]; id?: number };
+      const head = (JSON.parse(new TextDecoder().decode(bytes)) as { head: Node }).head;
+      expect(head.id).toBeUndefined();
+      const expected = new Map<string, number>();
+      const walk = (node: Node, path: string[]) => {
+        const here = node === head ? path : [...path, node.callFrame.functionName || "(anonymous)"];
+        if (node.selfSize > 0) expected.set(here.join(";"), (expected.get(here.join(";")) ?? 0) + node.selfSize);
+        for (const child of node.children) walk(child, here);
+      };
+      walk(head, []);
+      const result = await importToMemory(heapprofileImporter, bytes, { fileName: path.basename(file) });
+      const got = new Map<string, number>();
+      for (const r of sampleRows(result)) {
+        expect(r.metric).toBe("alloc_bytes");
+        got.set(r.stack, (got.get(r.stack) ?? 0) + r.value);
+      }
+      expect(got, file).toEqual(expected);
+      expect([...got.values()].reduce((a, b) => a + b, 0), file).toBe(file.startsWith("Chrome") ? 10_030_888 : 525_704);
+      expect(result.summary.limitations.map((l) => l.code), file).toEqual(["NO_SAMPLES"]);
+    }
   });
 
   it("rejects a truncated, a corrupted and an empty file with EvidenceParseError and an offset", async () => {

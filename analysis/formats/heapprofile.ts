@@ -3,6 +3,8 @@
  * sampling"). `head` is the allocation call tree: each node's callFrame becomes a frame and its
  * root path a stack ("(root)" left out). Each node with selfSize > 0 becomes one aggregate sample
  * row (no time, no track) of `alloc_bytes`; nodes named by `samples` also get an `alloc_count` row.
+ * Older profiles (Chrome 69, Node 10) have no node ids and no `samples`: their nodes get ids of
+ * their own (negative, so that none is a real id) and alloc_count is unknown.
  */
 import type { JsonPath, JsonSelection, JsonValue } from "../io/json-stream";
 import { parseJsonStream } from "../io/json-stream";
@@ -57,8 +59,10 @@ async function parseHeapprofile(ctx: ImportContext): Promise<void> {
   const tree = new V8NodeTree(builder, FORMAT, ctx.limits.maxDepth);
   const selfSizes = new Map<number, number>();
   const pending: { node: JsonValue; parentId?: number }[] = [{ node: state.head }];
+  let madeUpIds = 0;
   while (pending.length > 0) {
-    const { node, parentId } = pending.pop() as { node: JsonValue; parentId?: number };
+    const { node: value, parentId } = pending.pop() as { node: JsonValue; parentId?: number };
+    const node = isJsonObject(value) && typeof value.id !== "number" ? { ...value, id: -++madeUpIds } : value;
     tree.add(node, state.headOffset, parentId);
     const { id, selfSize, children } = node as { id: number; selfSize?: JsonValue; children?: JsonValue };
     if (typeof selfSize === "number" && selfSize > 0) selfSizes.set(id, selfSize);
@@ -84,7 +88,7 @@ export const heapprofileImporter: FormatImporter = {
   id: "heapprofile",
   title: "V8 sampling heap profile (.heapprofile)",
   extensions: ["heapprofile"],
-  version: "1",
+  version: "2",
   sniff(_head, headText, fileName) {
     const text = headText.trimStart();
     if (!text.startsWith("{")) return 0;

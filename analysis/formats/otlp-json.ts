@@ -277,7 +277,7 @@ export const otlpJsonImporter: FormatImporter = {
   id: "otlp-json",
   title: "OpenTelemetry traces (OTLP/JSON)",
   extensions: ["otlp.json", "json", "jsonl", "ndjson"],
-  version: "1",
+  version: "2",
 
   sniff(_head, headText, fileName) {
     try {

@@ -1,6 +1,17 @@
 import { EvidenceBuilder, MemorySink, type EvidenceSummary } from "../evidence/builder";
 import type { TableName } from "../evidence/schema";
-import { DEFAULT_IMPORT_LIMITS, type FormatImporter, type ImportLimits, type ImportSource, type SplittableInput } from "./types";
+import { EmptyEvidenceError } from "./errors";
+import { DEFAULT_IMPORT_LIMITS, type FormatImporter, type ImportContext, type ImportLimits, type ImportSource, type SplittableInput } from "./types";
+
+/**
+ * Runs an importer over its input: the one way every import parses (server and memory alike). An
+ * input that yields no samples, spans or measurements fails with EmptyEvidenceError, whatever the
+ * importer, so that no run succeeds silently empty.
+ */
+export async function parseEvidence(importer: FormatImporter, ctx: ImportContext): Promise<void> {
+  await importer.parse(ctx);
+  if (!ctx.builder.hasEvidence) throw new EmptyEvidenceError(importer.id, ctx.builder.limitationList);
+}
 
 /** An in-memory input, handed out in chunks like a file would be. */
 export function sourceFromBytes(input: Uint8Array | string, fileName: string | null = null, chunkSize = 64 * 1024): ImportSource {
@@ -39,7 +50,7 @@ export async function importToMemory(
 ): Promise<MemoryImport> {
   const sink = new MemorySink();
   const builder = new EvidenceBuilder(sink, 1024);
-  await importer.parse({
+  await parseEvidence(importer, {
     source: sourceFromBytes(input, options.fileName ?? null, options.chunkSize),
     builder,
     limits: { ...DEFAULT_IMPORT_LIMITS, ...options.limits },

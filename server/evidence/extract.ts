@@ -1,5 +1,6 @@
 import { EvidenceBuilder, type EvidenceSummary } from "../../analysis/evidence/builder";
-import { EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
+import { EmptyEvidenceError, EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
+import { parseEvidence } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS, type FormatImporter } from "../../analysis/formats/types";
 import { EmberscopeError } from "../domain/errors";
 import type { Limitation } from "../domain/models";
@@ -286,7 +287,7 @@ export async function extractArtifactFile(
     lease,
     onPublish: request.onPublish,
     produce: (builder) =>
-      importer.parse({
+      parseEvidence(importer, {
         source: { fileName: request.fileName, chunks: (options) => watchedChunks(decompressedChunks(request.file, request.bounds, options?.reuse), signal, lease, inputBytes) },
         builder,
         limits: DEFAULT_IMPORT_LIMITS,
@@ -312,6 +313,13 @@ export function extractionFailure(error: unknown, format: string, runId: string,
   if (error instanceof EvidenceParseError) {
     return new EmberscopeError("ARTIFACT_PARSE_FAILED", `The ${error.format} input is malformed: ${error.reason}.`, {
       details: { format: error.format, offset: error.at.offset ?? null, line: error.at.line ?? null, reason: error.reason, run_id: runId, artifact_id: artifactId },
+    });
+  }
+  if (error instanceof EmptyEvidenceError) {
+    const skipped = error.skipped.map((l) => ({ code: l.code, message: l.message, count: l.count }));
+    const why = skipped.length > 0 ? ` What the importer passed over: ${skipped.map((l) => (l.count > 1 ? `${l.message} (${l.count}×)` : l.message)).join(" ")}` : "";
+    return new EmberscopeError("ARTIFACT_EMPTY", `The ${error.format} input was read, but it holds no samples, spans or measurements: there is nothing to show, so the run failed instead of succeeding empty.${why}`, {
+      details: { format: error.format, reason: "no samples, spans or measurements", skipped, run_id: runId, artifact_id: artifactId },
     });
   }
   if (error instanceof InputBoundError) {

@@ -2,6 +2,7 @@ import { promises as fsp, type Stats } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { detectFormat, IMPORTERS, importerFor } from "../../analysis/formats/index";
+import { recogniseFormat, type Recognition } from "../../analysis/formats/recognise";
 import { FORMAT_IDS, type FormatImporter } from "../../analysis/formats/types";
 import { headText } from "../../analysis/io/text";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
@@ -52,10 +53,18 @@ function resolveInputPath(ctx: ServiceContext, ws: Workspace, requested: string)
   return resolved;
 }
 
-function unsupported(reason: string): EmberscopeError {
+function unsupported(reason: string, recognised: Recognition | null = null): EmberscopeError {
   return new EmberscopeError("UNSUPPORTED_FORMAT", `${reason} Supported formats: ${FORMAT_IDS.join(", ")}.`, {
-    details: { argument: "format", supported: IMPORTERS.map((i) => ({ format: i.id, title: i.title, extensions: i.extensions })) },
+    details: { argument: "format", recognised, supported: IMPORTERS.map((i) => ({ format: i.id, title: i.title, extensions: i.extensions })) },
   });
+}
+
+/** Why no importer took the file: what it looks like, when that is known (analysis/formats/recognise.ts). */
+function unrecognised(head: Uint8Array, text: string): EmberscopeError {
+  const recognised = recogniseFormat(head, text);
+  if (!recognised) return unsupported("The file's format was not recognised; name it with --format.");
+  const hint = recognised.hint ? ` (${recognised.hint})` : "";
+  return unsupported(`This looks like ${recognised.title}, which Emberscope cannot import${hint}.`, recognised);
 }
 
 async function chooseImporter(file: string, fileName: string, format: string | undefined, bounds: InputBounds): Promise<FormatImporter> {
@@ -64,8 +73,9 @@ async function chooseImporter(file: string, fileName: string, format: string | u
   if (head.length === 0) {
     throw new EmberscopeError("ARTIFACT_PARSE_FAILED", "The file is empty.", { details: { format: null, offset: 0, reason: "empty input" } });
   }
-  const found = detectFormat(head, headText(head), fileName);
-  if (!found) throw unsupported("The file's format was not recognised; name it with --format.");
+  const text = headText(head);
+  const found = detectFormat(head, text, fileName);
+  if (!found) throw unrecognised(head, text);
   return found;
 }
 

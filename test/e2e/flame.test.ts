@@ -299,6 +299,43 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     await page.close();
   });
 
+  it("a trace of spans only draws the flame graph of its spans, with the self and total times its spans give", async () => {
+    // A [0, 100 µs) holds B [10, 40) and C [50, 70); B holds D [20, 30): self A 50, B 20, C 20, D 10 µs.
+    const trace = [
+      { name: "A", ph: "B", pid: 1, tid: 1, ts: 0 },
+      { name: "B", ph: "X", pid: 1, tid: 1, ts: 10, dur: 30 },
+      { name: "D", ph: "X", pid: 1, tid: 1, ts: 20, dur: 10 },
+      { name: "C", ph: "X", pid: 1, tid: 1, ts: 50, dur: 20 },
+      { name: "A", ph: "E", pid: 1, tid: 1, ts: 100 },
+    ];
+    const file = path.join(root, "spans-only.json");
+    writeFileSync(file, JSON.stringify(trace));
+    const spansRun = (await callService(importArtifact, ctx, { path: file })).run_id;
+    const tree = await callService(flameTree, ctx, { run_id: spansRun });
+    expect(tree.metric).toBe("wall_ns");
+    const built = buildFlameTree(tree.nodes);
+    const layout = layoutFlame(built);
+    const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 800 } });
+    await page.goto(`${server.url}/runs/${spansRun}`);
+    await page.locator("[data-testid=flame-canvas]").waitFor();
+    const tip = page.locator("[data-testid=flame-tooltip]");
+    for (const [name, self, total] of [
+      ["A", 50_000, 100_000],
+      ["B", 20_000, 30_000],
+      ["D", 10_000, 10_000],
+    ] as const) {
+      const i = built.names.indexOf(name);
+      const centre = await nodeCentre(page, built.depth[i], layout.x[i] + layout.w[i] / 2);
+      await page.mouse.move(centre.x, centre.y);
+      await expect.poll(() => tip.locator("[data-testid=tooltip-name]").innerText()).toBe(name);
+      expect(await tip.locator("[data-testid=tooltip-self]").innerText()).toBe(formatValue(self, "ns", "wall_ns"));
+      expect(await tip.locator("[data-testid=tooltip-total]").innerText()).toBe(formatValue(total, "ns", "wall_ns"));
+    }
+    await page.screenshot({ path: screenshotPath("flame-from-spans") });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("an unknown run says so and points at the runs list", async () => {
     const page = await browser.newPage();
     await page.goto(`${server.url}/runs/run_doesnotexist`);

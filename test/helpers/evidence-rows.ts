@@ -1,5 +1,5 @@
 // Reading an importer's output back in tests: sample rows with stacks as "root;…;leaf" and metrics
-// by name, totals per stack, fixture files, and the EvidenceParseError a malformed input must throw.
+// by name, totals per stack, fixture files (and the real ones in fixtures/peer), and the EvidenceParseError a malformed input must throw.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -51,6 +51,11 @@ export function totalsByStack(result: MemoryImport): Record<string, Record<strin
     stacks[stack] = (stacks[stack] ?? 0) + value;
   }
   return out;
+}
+
+/** A real file from test/fixtures/peer (speedscope's sample corpus), by its path there. */
+export function peerFixture(relativePath: string): Uint8Array {
+  return new Uint8Array(readFileSync(path.join(import.meta.dirname, "..", "fixtures", "peer", relativePath)));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { appendFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -58,15 +59,39 @@ describe("import service", () => {
     expect(summary.metrics).toEqual([expect.objectContaining({ name: "samples", total: 180 })]);
   });
 
-  it("summarizes a trace, whose evidence is spans without any metric, as available", async () => {
+  it("summarizes a trace of spans only with the wall_ns its spans' self times give", async () => {
     const { ctx, file } = setup();
     const trace = [
       { name: "Task", ph: "X", pid: 1, tid: 1, ts: 0, dur: 10 },
       { name: "Inner", ph: "X", pid: 1, tid: 1, ts: 2, dur: 3 },
     ];
     const result = await callService(importArtifact, ctx, { path: file("app.json", JSON.stringify(trace)) });
+    expect(result.limitations.map((l) => l.code)).toEqual(["SAMPLES_FROM_SPANS"]);
     const summary = await callService(summarizeRun, ctx, { run_id: result.run_id });
-    expect(summary).toMatchObject({ metrics: [], primary_metric: null, spans: { spans: 2, edges: 0, measurements: 0 }, status: { state: "available" } });
+    // Partial: its samples are derived, which the limitation says.
+    expect(summary).toMatchObject({ spans: { spans: 2, edges: 0, measurements: 0 }, status: { state: "partial" } });
+    // Task's self time is 10 - 3 µs, Inner's 3 µs: together the 10 µs the trace spans.
+    expect(summary.metrics).toEqual([expect.objectContaining({ name: "wall_ns", total: 10_000 })]);
+    const hotspots = await callService(analyzeHotspots, ctx, { run_id: result.run_id, metric: "wall_ns" });
+    expect(hotspots.rows.map((r) => [r.name, r.self, r.total])).toEqual([
+      ["Task", 7_000, 10_000],
+      ["Inner", 3_000, 3_000],
+    ]);
+  });
+
+  it("fails an import that yields no samples, spans or measurements with ARTIFACT_EMPTY, naming what was passed over, and publishes nothing", async () => {
+    const { ctx, file } = setup();
+    const before = await callService(showHead, ctx, {});
+    // Metadata and an object snapshot: a valid trace with nothing this importer shows.
+    const trace = { traceEvents: [{ name: "process_name", ph: "M", pid: 1, args: { name: "p" } }, { name: "Snap", ph: "O", id: 1, pid: 1, tid: 1, ts: 5 }] };
+    const error = await failure(callService(importArtifact, ctx, { path: file("nothing.json", JSON.stringify(trace)) }));
+    expect(error.toDocument()).toMatchObject({ code: "ARTIFACT_EMPTY", retryable: false, details: { format: "chrome-trace", reason: "no samples, spans or measurements", skipped: [expect.objectContaining({ code: "UNSUPPORTED_PHASE", count: 1 })] } });
+    expect(error.message).toMatch(/holds no samples, spans or measurements/);
+    expect((await callService(showHead, ctx, {})).commit_id).toBe(before.commit_id);
+    const runs = await callService(listRuns, ctx, {});
+    expect(runs.items[0]).toMatchObject({ status: "failed", extraction_state: "failed", details: { error: { code: "ARTIFACT_EMPTY" } } });
+    // The artifact stays with the failed run, as for a malformed input.
+    expect((await callService(listArtifacts, ctx, {})).items).toHaveLength(1);
   });
 
   it("reuses identical bytes and their generation, but records a new run", async () => {
@@ -98,6 +123,19 @@ describe("import service", () => {
     const error = await failure(callService(importArtifact, ctx, { path: file("notes.bin", Buffer.from([0, 1, 2, 3, 250, 251, 252, 7, 8, 9])) }));
     expect(error.code).toBe("UNSUPPORTED_FORMAT");
     expect((error.details.supported as { format: string }[]).map((s) => s.format)).toContain("pprof");
+    expect((await callService(listArtifacts, ctx, {})).items).toEqual([]);
+  });
+
+  it("says what a file no importer reads looks like: a ZIP archive, written by zip, is named as one", async () => {
+    const { root, ctx, file } = setup();
+    file("app.folded", FOLDED);
+    execFileSync("zip", ["-q", "profiles.zip", "app.folded"], { cwd: root });
+    const error = await failure(callService(importArtifact, ctx, { path: path.join(root, "profiles.zip") }));
+    expect(error.code).toBe("UNSUPPORTED_FORMAT");
+    expect(error.message).toMatch(/^This looks like a ZIP archive, which Emberscope cannot import \(extract the profile from it and import that\)\. Supported formats: /);
+    expect(error.details.recognised).toEqual({ id: "zip", title: "a ZIP archive", hint: "extract the profile from it and import that" });
+    const unknown = await failure(callService(importArtifact, ctx, { path: file("notes.bin", Buffer.from([0, 1, 2, 3, 250, 251, 252, 7, 8, 9])) }));
+    expect(unknown.details.recognised).toBeNull();
     expect((await callService(listArtifacts, ctx, {})).items).toEqual([]);
   });
 
