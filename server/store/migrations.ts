@@ -182,6 +182,21 @@ CREATE TABLE workers (
 CREATE INDEX operations_by_idempotency ON operations (intent_digest);
 `,
   },
+  {
+    version: 3,
+    name: "server registry",
+    sql: `
+CREATE TABLE servers (
+  launch_id TEXT PRIMARY KEY,
+  pid INTEGER NOT NULL,
+  process_start TEXT,
+  url TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  sign_in_code_hash TEXT,
+  sign_in_code_expires_at TEXT
+) STRICT;
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
