@@ -42,12 +42,24 @@ export const MAX_TRPC_BODY_BYTES = 1024 * 1024;
 /** Pages and the other routes take no body worth the name. */
 export const MAX_APP_BODY_BYTES = 64 * 1024;
 
+const POLICIES: Readonly<Record<RouteKind, RoutePolicy>> = {
+  mcp: { kind: "mcp", maxBodyBytes: MAX_MCP_BODY_BYTES, streamsBody: true },
+  upload: { kind: "upload", maxBodyBytes: DEFAULT_INPUT_BOUNDS.maxBytes, streamsBody: true },
+  trpc: { kind: "trpc", maxBodyBytes: MAX_TRPC_BODY_BYTES, streamsBody: false },
+  app: { kind: "app", maxBodyBytes: MAX_APP_BODY_BYTES, streamsBody: false },
+};
+
+/** Whether a path is `prefix` itself or below it. */
+function under(pathname: string, prefix: string): boolean {
+  return pathname.startsWith(prefix) && (pathname.length === prefix.length || pathname[prefix.length] === "/");
+}
+
 export function routePolicy(pathname: string): RoutePolicy {
-  const under = (prefix: string) => pathname === prefix || pathname.startsWith(`${prefix}/`) || pathname.startsWith(`${prefix}?`);
-  if (under("/api/mcp")) return { kind: "mcp", maxBodyBytes: MAX_MCP_BODY_BYTES, streamsBody: true };
-  if (under("/api/imports")) return { kind: "upload", maxBodyBytes: DEFAULT_INPUT_BOUNDS.maxBytes, streamsBody: true };
-  if (under("/api/trpc")) return { kind: "trpc", maxBodyBytes: MAX_TRPC_BODY_BYTES, streamsBody: false };
-  return { kind: "app", maxBodyBytes: MAX_APP_BODY_BYTES, streamsBody: false };
+  if (!pathname.startsWith("/api/")) return POLICIES.app;
+  if (under(pathname, "/api/mcp")) return POLICIES.mcp;
+  if (under(pathname, "/api/imports")) return POLICIES.upload;
+  if (under(pathname, "/api/trpc")) return POLICIES.trpc;
+  return POLICIES.app;
 }
 
 /** What the boundary answers instead of the route. */
@@ -75,15 +87,44 @@ function refused(status: Refusal["status"], code: "UNAUTHORIZED" | "INVALID_ARGU
   return { status, error: new EmberscopeError(code, message, { details }) };
 }
 
-/** A host as a URL would read it (lower case, IPv4 and IPv6 in their canonical forms), or null when it is not a bare host[:port]. */
-function parseAuthority(authority: string): { hostname: string; port: number } | null {
-  if (!authority || !/^[A-Za-z0-9.\-:[\]]+$/.test(authority)) return null;
+interface Authority {
+  hostname: string;
+  port: number;
+}
+
+/** Host and Origin values seen, as parsed: they repeat on every request, and a URL parse costs microseconds. */
+const seenHosts = new Map<string, Authority | null>();
+const seenOrigins = new Map<string, Authority | null>();
+const MAX_SEEN = 256;
+
+function keep(seen: Map<string, Authority | null>, key: string, value: Authority | null): Authority | null {
+  if (seen.size >= MAX_SEEN) seen.delete(seen.keys().next().value!);
+  seen.set(key, value);
+  return value;
+}
+
+function authorityOfUrl(text: string, originOnly: boolean): Authority | null {
   try {
-    const url = new URL(`http://${authority}`);
+    const url = new URL(text);
+    if (originOnly && (url.protocol !== "http:" || url.pathname !== "/" || url.username || url.password)) return null;
     return { hostname: url.hostname, port: url.port === "" ? 80 : Number(url.port) };
   } catch {
     return null;
   }
+}
+
+/** A host as a URL would read it (lower case, IPv4 and IPv6 in their canonical forms), or null when it is not a bare host[:port]. */
+function parseAuthority(authority: string): Authority | null {
+  const seen = seenHosts.get(authority);
+  if (seen !== undefined) return seen;
+  const valid = authority !== "" && /^[A-Za-z0-9.\-:[\]]+$/.test(authority);
+  return keep(seenHosts, authority, valid ? authorityOfUrl(`http://${authority}`, false) : null);
+}
+
+/** An Origin header's host and port, or null unless it is a plain `http://host[:port]`. */
+function originOf(value: string): Authority | null {
+  const seen = seenOrigins.get(value);
+  return seen !== undefined ? seen : keep(seenOrigins, value, authorityOfUrl(value, true));
 }
 
 export function isLoopbackName(hostname: string): boolean {
@@ -92,16 +133,6 @@ export function isLoopbackName(hostname: string): boolean {
 
 function hostAllowed(hostname: string, session: LaunchSession): boolean {
   return isLoopbackName(hostname) || session.extraHosts.includes(hostname);
-}
-
-function originOf(value: string): { hostname: string; port: number; origin: string } | null {
-  try {
-    const url = new URL(value);
-    if (url.protocol !== "http:" || url.pathname !== "/" || url.username || url.password) return null;
-    return { hostname: url.hostname, port: url.port === "" ? 80 : Number(url.port), origin: url.origin };
-  } catch {
-    return null;
-  }
 }
 
 /** The Host check alone (every route, pages too): a loopback name or address, and the served port. */
@@ -180,19 +211,20 @@ export function refusalOf(facts: RequestFacts, session = launchSession()): Refus
 /** The body's bound, by its declared length: 413 before a byte is read, 411 for a chunked body where one is required. */
 export function bodyRefusal(headers: HeaderReader, policy: RoutePolicy): Refusal | null {
   const length = headers.get("content-length");
-  const tooLarge = () =>
-    policy.kind === "upload"
-      ? refused(413, "ARTIFACT_TOO_LARGE", `The file is larger than the ${policy.maxBodyBytes}-byte import limit.`, { bound: "size", limit: policy.maxBodyBytes })
-      : refused(413, "REQUEST_TOO_LARGE", `The request body exceeds ${policy.maxBodyBytes} bytes.`, { limit: policy.maxBodyBytes });
   if (length !== null) {
     if (!/^\d+$/.test(length.trim())) return refused(400, "INVALID_ARGUMENTS", "The Content-Length header is not a number.", { argument: "content-length" });
-    if (Number(length) > policy.maxBodyBytes) return tooLarge();
-    return null;
+    return Number(length) > policy.maxBodyBytes ? tooLarge(policy) : null;
   }
   if (headers.get("transfer-encoding") !== null && !policy.streamsBody) {
     return refused(411, "INVALID_ARGUMENTS", "This route needs the body's Content-Length.", { argument: "content-length", limit: policy.maxBodyBytes });
   }
   return null;
+}
+
+function tooLarge(policy: RoutePolicy): Refusal {
+  return policy.kind === "upload"
+    ? refused(413, "ARTIFACT_TOO_LARGE", `The file is larger than the ${policy.maxBodyBytes}-byte import limit.`, { bound: "size", limit: policy.maxBodyBytes })
+    : refused(413, "REQUEST_TOO_LARGE", `The request body exceeds ${policy.maxBodyBytes} bytes.`, { limit: policy.maxBodyBytes });
 }
 
 /** tRPC's JSON-RPC code and name for each status the boundary answers with. */
