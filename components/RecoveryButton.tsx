@@ -1,7 +1,7 @@
 "use client";
 
-import { createTRPCUntypedClient, httpLink } from "@trpc/client";
 import { useState } from "react";
+import { workbenchTrpcClient } from "./trpc-client";
 
 /**
  * Runs a typed error's recovery operation through tRPC (recovery operations are named by their
@@ -11,7 +11,7 @@ export function RecoveryButton(props: { operation: string; arguments: Record<str
   const [state, setState] = useState<{ busy: boolean; error?: string }>({ busy: false });
   const run = async () => {
     setState({ busy: true });
-    const client = createTRPCUntypedClient({ links: [httpLink({ url: "/api/trpc" })] });
+    const client = workbenchTrpcClient();
     try {
       if (props.kind === "mutation") await client.mutation(props.operation, props.arguments);
       else await client.query(props.operation, props.arguments);

@@ -1,3 +1,4 @@
+import { headers } from "next/headers";
 import { TypedErrorPanel } from "../../components/TypedErrorPanel";
 import { AppShell } from "../../components/AppShell";
 import { agentAccessStatus, callService, listAuditEvents, workspaceStatus } from "../../server/services";
@@ -19,9 +20,32 @@ function resultClass(code: string): string {
   return code === "OK" ? "status status-succeeded" : "status status-failed";
 }
 
+/** Why the switches are locked in this browser, and the three ways to unlock them. */
+function SignInHelp(props: { refused: boolean }) {
+  return (
+    <div className="empty" data-testid="sign-in-help">
+      <strong>{props.refused ? "That sign-in link was used already or has expired." : "This browser is not signed in as you."}</strong> Only the person at this
+      machine may change agent access and what agents see — not a web page, not an agent, whatever token it holds. To change them here:
+      <ol>
+        <li>
+          open the one-time sign-in link <span className="command mono">emberscope serve</span> printed when it started (…<span className="mono">/sign-in?code=…</span>),
+        </li>
+        <li>
+          or make a new one: <span className="command mono">npx emberscope serve link</span>,
+        </li>
+        <li>
+          or use the CLI instead: <span className="command mono">npx emberscope agent-access on</span> (<span className="mono">off</span>,{" "}
+          <span className="mono">--detail full</span>).
+        </li>
+      </ol>
+    </div>
+  );
+}
+
 /** Settings: agent access (a person's decision, off at every launch), detail level, and the audit log. */
-export default async function SettingsPage() {
-  const ctx = webServiceContext();
+export default async function SettingsPage(props: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const ctx = webServiceContext(await headers());
+  const signInRefused = (await props.searchParams).sign_in === "refused";
   try {
     const status = await callService(workspaceStatus, ctx, {});
     const access = await callService(agentAccessStatus, ctx, {});
@@ -35,7 +59,8 @@ export default async function SettingsPage() {
           <span className="command mono">npx emberscope mcp token</span> prints. Access is off each time the server starts; switch it
           on here or with <span className="command mono">npx emberscope agent-access on</span>. An agent cannot change these settings.
         </p>
-        <AgentAccessControls enabled={access.enabled} detail={access.detail} />
+        {ctx.person ? null : <SignInHelp refused={signInRefused} />}
+        <AgentAccessControls enabled={access.enabled} detail={access.detail} person={ctx.person === true} />
         <dl className="facts">
           <div className="fact">
             <dt>Access</dt>
@@ -53,7 +78,17 @@ export default async function SettingsPage() {
             <dt>On since</dt>
             <dd className="mono">{access.enabled && access.enabled_at ? access.enabled_at : "—"}</dd>
           </div>
+          <div className="fact">
+            <dt>This browser</dt>
+            <dd data-testid="person-session">{ctx.person ? "signed in as you" : "not signed in"}</dd>
+          </div>
         </dl>
+        {access.servers.length > 1 ? (
+          <p className={styles.lead}>
+            {access.servers.length} servers run for this workspace:{" "}
+            {access.servers.map((s) => `${s.url} (pid ${s.pid}, agents ${s.agent_access ? "answered" : "refused"})`).join(", ")}.
+          </p>
+        ) : null}
         <h2 id="audit">Audit log</h2>
         {audit.items.length === 0 ? (
           <div className="empty" data-testid="audit-empty">

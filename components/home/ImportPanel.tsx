@@ -4,7 +4,9 @@ import { useRouter } from "next/navigation";
 import { useRef, useState } from "react";
 import type { ErrorDocument } from "../../server/domain/errors";
 import type { ImportResult } from "../../server/services/imports";
+import { CSRF_HEADER } from "../../server/http/header-names";
 import { ErrorPanel } from "../ErrorPanel";
+import { csrfToken } from "../trpc-client";
 
 type State =
   | { phase: "idle" }
@@ -20,11 +22,20 @@ function formatBytes(n: number): string {
   return `${(n / 1024 ** 3).toFixed(2)} GB`;
 }
 
-/** Uploads one file to /api/imports (the import service), reporting upload progress. */
-function upload(file: File, onProgress: (loaded: number) => void): Promise<{ ok: true; result: ImportResult } | { ok: false; error: ErrorDocument }> {
-  return new Promise((resolve) => {
+/** Uploads one file to /api/imports (the import service) with the CSRF token, reporting upload progress. */
+type UploadAnswer = { ok: true; result: ImportResult } | { ok: false; error: ErrorDocument };
+
+async function upload(file: File, onProgress: (loaded: number) => void, refreshToken = false): Promise<UploadAnswer> {
+  let token: string;
+  try {
+    token = await csrfToken(refreshToken);
+  } catch {
+    return { ok: false, error: { code: "INTERNAL_ERROR", message: "The server did not answer: is emberscope serve still running?", retryable: true, details: {} } };
+  }
+  const answer = await new Promise<UploadAnswer>((resolve) => {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", `/api/imports?name=${encodeURIComponent(file.name)}`);
+    xhr.setRequestHeader(CSRF_HEADER, token);
     xhr.upload.onprogress = (e) => onProgress(e.loaded);
     xhr.onload = () => {
       try {
@@ -37,6 +48,9 @@ function upload(file: File, onProgress: (loaded: number) => void): Promise<{ ok:
     xhr.onerror = () => resolve({ ok: false, error: { code: "INTERNAL_ERROR", message: "The upload failed: is emberscope serve still running?", retryable: true, details: {} } });
     xhr.send(file);
   });
+  // The server restarted since the page loaded: once more with its new token.
+  if (!answer.ok && answer.error.details?.reason === "csrf_token_invalid" && !refreshToken) return upload(file, onProgress, true);
+  return answer;
 }
 
 /** Import by drag-and-drop or file picker: upload → imports.import → the new run is listed. */

@@ -1,11 +1,12 @@
 "use client";
 
-import { createTRPCUntypedClient, httpLink, TRPCClientError } from "@trpc/client";
+import { TRPCClientError } from "@trpc/client";
 import type { z } from "zod";
 import type { ErrorDocument } from "../../server/domain/errors";
 import type { ServiceDef } from "../../server/services/service";
+import { workbenchTrpcClient } from "../trpc-client";
 
-const client = createTRPCUntypedClient({ links: [httpLink({ url: "/api/trpc" })] });
+const client = workbenchTrpcClient();
 
 /**
  * Calls a service operation through tRPC (its path is the service name), typed by the service's

@@ -1,5 +1,5 @@
 import { EmberscopeError } from "../domain/errors";
-import { agentAccessStatus, agentToken, callService, setAgentAccess, setAgentDetail, type ServiceDef } from "../services";
+import { agentAccessStatus, agentToken, callService, setAgentAccess, setAgentDetail, signInLink, type ServiceDef } from "../services";
 import { recoverWorkspaceAt } from "../services/operations";
 import { stringFlag } from "./args";
 import { keyValues, table } from "./render";
@@ -96,14 +96,36 @@ export const MCP_COMMANDS: CliCommand[] = [
       if (detail !== undefined) await callService(setAgentDetail, env.ctx, { detail });
       const state =
         action === "status" ? await callService(agentAccessStatus, env.ctx, {}) : await callService(setAgentAccess, env.ctx, { enabled: action === "on" });
+      const servers = state.servers.length
+        ? state.servers.map((s) => `${s.url} (pid ${s.pid}, since ${s.started_at}): agents ${s.agent_access ? "answered" : "refused"}`).join("; ")
+        : "none running (a server launched later starts with access off)";
       return {
         document: state,
         human: keyValues([
-          ["agent access", state.enabled ? "on (for servers running now; a new launch starts off)" : "off"],
+          ["agent access", state.enabled ? "on (for servers running now; a new launch starts off)" : state.enabled_at && !state.servers.length ? "off (no server is running)" : "off"],
+          ["servers", servers],
           ["detail", state.detail],
           ["switched on at", state.enabled_at ?? "never"],
           ["token", state.token_generation ? `generation ${state.token_generation}, created ${state.token_created_at}` : "none yet (emberscope mcp token)"],
         ]),
+        exitCode: 0,
+      };
+    },
+  },
+  {
+    path: ["serve", "link"],
+    summary: "Print a one-time sign-in link for each running `emberscope serve` of this project: opened in a browser, it signs that browser in as you (Settings' agent switches).",
+    options: {},
+    positionals: [],
+    services: [signInLink as unknown as ServiceDef],
+    execute: async (args, env) => {
+      requirePositionals(args, []);
+      const r = await callService(signInLink, env.ctx, {});
+      return {
+        document: r,
+        human: r.servers.length
+          ? r.servers.map((s) => `${s.url} (pid ${s.pid}), usable once until ${s.expires_at}:\n${s.sign_in_url}`).join("\n")
+          : "No server is running for this project: start one with `emberscope serve` (it prints its own sign-in link).",
         exitCode: 0,
       };
     },

@@ -1,4 +1,5 @@
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { networkInterfaces } from "node:os";
 import { EmberscopeError } from "../domain/errors";
 import { locateWorkspace, projectRootForInit, displayPath } from "../store/layout";
 import { initWorkspace, openWorkspace } from "../store/workspace";
@@ -9,6 +10,12 @@ import { layoutFor } from "../store/layout";
 import { integerFlag, stringFlag } from "./args";
 import type { CliCommand, CliEnv } from "./service-command";
 import { isAppBuilt, PACKAGE_ROOT } from "../package-root";
+import { admitNodeRequest, lingerOnClose } from "../http/node-gate";
+import { SIGN_IN_PATH } from "../http/header-names";
+import { launchSession, mintLaunchSignInCode } from "../http/session";
+import { PROCESS_STARTED_AT } from "../services/agent-access";
+import { writeTransaction } from "../store/control-store";
+import { pruneDeadServers, registerServer, unregisterServer } from "../store/servers";
 
 /** How long requests still being answered at SIGTERM/SIGINT may take before their connections are cut. */
 const STOP_GRACE_MS = 2000;
@@ -53,6 +60,71 @@ function hasWorkspace(projectRoot: string): boolean {
   return existsSync(layoutFor(projectRoot).database);
 }
 
+/** How often a server started before its workspace existed looks again, to register once it does. */
+const REGISTER_RETRY_MS = 2000;
+
+/**
+ * Registers this server in the workspace's control store (so `agent-access status` reports what
+ * it does) and removes the registration at stop; a server started before `init` registers as
+ * soon as the workspace exists. Registrations of dead processes are removed on the way.
+ */
+function registerWhileServing(projectRoot: string, url: string): { stop: () => void } {
+  const launchId = launchSession().launchId;
+  let registered = false;
+  const attempt = () => {
+    if (registered || !hasWorkspace(projectRoot)) return;
+    try {
+      const ws = openWorkspace({ cwd: projectRoot, projectRoot });
+      try {
+        writeTransaction(ws.db, () => {
+          pruneDeadServers(ws.db);
+          registerServer(ws.db, { launch_id: launchId, pid: process.pid, url, started_at: PROCESS_STARTED_AT });
+        });
+        registered = true;
+      } finally {
+        ws.close();
+      }
+    } catch {
+      // The workspace is being created or is unusable: try again at the next tick.
+    }
+  };
+  attempt();
+  const timer = registered ? null : setInterval(() => (attempt(), registered && timer && clearInterval(timer)), REGISTER_RETRY_MS);
+  timer?.unref();
+  return {
+    stop: () => {
+      if (timer) clearInterval(timer);
+      if (!registered) return;
+      try {
+        const ws = openWorkspace({ cwd: projectRoot, projectRoot });
+        try {
+          unregisterServer(ws.db, launchId);
+        } finally {
+          ws.close();
+        }
+      } catch {
+        // A workspace removed meanwhile has no registration left to remove.
+      }
+    },
+  };
+}
+
+/**
+ * The host names beside loopback that address this server: a non-loopback --host itself, or for
+ * a wildcard address every interface address (IP literals only: a name could be rebound).
+ */
+function extraHostsFor(host: string): string[] {
+  const wildcard = host === "0.0.0.0" || host === "::" || host === "[::]";
+  const addresses = wildcard ? Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address)) : [host.replace(/^\[|\]$/g, "")];
+  return addresses.map((a) => {
+    try {
+      return new URL(`http://${a.includes(":") ? `[${a}]` : a}`).hostname;
+    } catch {
+      return "";
+    }
+  }).filter((a) => a !== "" && !isLoopbackHost(a));
+}
+
 export const serveCommand: CliCommand = {
   path: ["serve"],
   summary: "Serve the workbench for this project on http://127.0.0.1:3000 (loopback only).",
@@ -90,14 +162,21 @@ export const serveCommand: CliCommand = {
     process.env.NEXT_TELEMETRY_DISABLED = "1";
     // stdout carries only the result document; Next's own logging goes to stderr.
     console.log = console.info = (...parts: unknown[]) => console.error(...parts);
-    const { default: next } = await import("next");
-    const app = next({ dev: false, dir: PACKAGE_ROOT, hostname: host, port, quiet: flags.quiet });
-    await app.prepare();
-    const handle = app.getRequestHandler();
+    const session = launchSession();
     // MCP is answered ahead of Next's router (same handler as app/api/mcp/route.ts; see server/mcp/node-http.ts).
     const { handleMcpNodeRequest, isMcpRequest } = await import("../mcp/node-http");
     const mcpLocator = { cwd: projectRoot, projectRoot };
-    const server = createServer((req, res) => void (isMcpRequest(req.url) ? handleMcpNodeRequest(req, res, mcpLocator) : handle(req, res)));
+    let handle: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
+    let appReady: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (appReady = resolve));
+    // Every request passes the boundary (server/http/guard.ts) first: pages, route handlers and MCP alike.
+    const server = createServer((req, res) => {
+      if (!admitNodeRequest(req, res)) return;
+      if (isMcpRequest(req.url)) return void handleMcpNodeRequest(req, res, mcpLocator);
+      void (handle ? handle(req, res) : ready.then(() => handle!(req, res)));
+    });
+    // A connection closed after a refused upload keeps reading briefly, so the client sees the answer.
+    server.on("connection", lingerOnClose);
     await new Promise<void>((resolve, reject) => {
       server.once("error", (error: NodeJS.ErrnoException) =>
         reject(
@@ -109,11 +188,23 @@ export const serveCommand: CliCommand = {
       server.listen(port, host, () => resolve());
     });
     const bound = server.address();
-    const boundUrl = typeof bound === "object" && bound ? url.replace(/:\d+$/, `:${bound.port}`) : url;
+    const boundPort = typeof bound === "object" && bound ? bound.port : port;
+    const boundUrl = url.replace(/:\d+$/, `:${boundPort}`);
+    session.servedPort = boundPort;
+    session.extraHosts = isLoopbackHost(host) ? [] : extraHostsFor(host);
+    const { default: next } = await import("next");
+    // Next learns the bound port (not 0): its proxy and route handlers see it as the request URL's port.
+    const app = next({ dev: false, dir: PACKAGE_ROOT, hostname: host, port: boundPort, quiet: flags.quiet });
+    await app.prepare();
+    handle = app.getRequestHandler();
+    appReady();
+    const registration = registerWhileServing(projectRoot, boundUrl);
+    const signInUrl = `${boundUrl}${SIGN_IN_PATH}?code=${mintLaunchSignInCode(session)}`;
     const workerCount = integerFlag(args.values, "workers") ?? defaultWorkerCount();
     const supervisor = hasWorkspace(projectRoot) && workerCount > 0 ? startSupervisor(projectRoot, workerCount, env.log) : null;
     env.log(`Emberscope is serving ${shownRoot} at ${boundUrl}${supervisor ? ` with ${workerCount} pool worker(s)` : ""}`);
-    env.announce?.({ url: boundUrl, project_root: shownRoot, pid: process.pid });
+    env.log(`Sign this browser in as you (a one-time link; Settings' agent switches need it): ${signInUrl}`);
+    env.announce?.({ url: boundUrl, sign_in_url: signInUrl, project_root: shownRoot, pid: process.pid });
     await new Promise<void>((resolve) => {
       // close() waits for every open connection: idle keep-alive sockets are closed now, and
       // those still answering get a grace period before they are cut.
@@ -125,6 +216,7 @@ export const serveCommand: CliCommand = {
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });
+    registration.stop();
     await supervisor?.stop();
     await app.close?.();
     return { document: { url: boundUrl, stopped: true }, human: "Server stopped.", exitCode: 0 };

@@ -27,6 +27,7 @@ interface ErrorSpec {
 
 export const ERROR_CATALOG = {
   INVALID_ARGUMENTS: { family: "usage", retryable: false, description: "An argument is missing, unknown or malformed; `details` names it." },
+  REQUEST_TOO_LARGE: { family: "usage", retryable: false, description: "An HTTP request body exceeds its route's bound (HTTP 413, refused before it is read); `details.limit` gives the bound. Files go through /api/imports." },
   CONFIG_INVALID: { family: "usage", retryable: false, description: "emberscope.toml is malformed or has an unknown key; `details.path` names it." },
   WORKLOAD_NOT_FOUND: { family: "not_found", retryable: false, description: "No workload of that name is declared in emberscope.toml." },
   WORKSPACE_NOT_FOUND: { family: "workspace", retryable: false, description: "No `.emberscope/` workspace was found; run `emberscope init`." },
@@ -62,6 +63,7 @@ export const ERROR_CATALOG = {
   },
   POLICY_DENIED: { family: "access", retryable: false, description: "Workspace policy forbids the request." },
   AGENT_ACCESS_DISABLED: { family: "access", retryable: true, description: "Agent access is off; a person must switch it on." },
+  PERSON_SESSION_REQUIRED: { family: "access", retryable: false, description: "Only the person may do this (agent access, detail level, the token): from a browser signed in with the link `emberscope serve` prints (or `emberscope serve link`), or with the CLI." },
   UNAUTHORIZED: { family: "access", retryable: false, description: "Missing or wrong credentials." },
   QUERY_BUDGET_EXCEEDED: { family: "resource", retryable: true, description: "A query exceeded its time or memory budget." },
   LOCK_TIMEOUT: { family: "resource", retryable: true, description: "The control store stayed locked by another writer too long." },

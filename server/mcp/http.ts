@@ -1,6 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { EmberscopeError, toEmberscopeError } from "../domain/errors";
-import { checkLoopbackRequest } from "../http/guard";
+import { EmberscopeError } from "../domain/errors";
+import { MAX_MCP_BODY_BYTES, refusalBody, refusalOf, type HeaderReader } from "../http/guard";
+import { readBoundedBody } from "../http/bounded-body";
 import type { WorkspaceLocator } from "../store/layout";
 import { createHash } from "node:crypto";
 import { verifyAgentToken } from "../services/agent-access";
@@ -11,14 +12,13 @@ import type { Workspace } from "../store/workspace";
 
 /**
  * The Streamable HTTP endpoint (/api/mcp), stateless: a new server and transport per request.
- * Before any MCP processing it refuses a foreign Host or Origin (403) and a missing or wrong
- * bearer token (401). Agent access (off at launch) is then checked per tool call.
+ * Before any MCP processing the boundary (`server/http/guard.ts`) refuses a foreign Host, a
+ * `null` or foreign Origin, another site's page (403) and a declared body over the bound (413);
+ * then a missing or wrong bearer token is refused (401). Agent access (off at launch) is then
+ * checked per tool call.
  */
 
-/** A request's headers as the checks read them: a Web `Headers`, or a Node request's raw headers. */
-export interface HeaderReader {
-  get(name: string): string | null;
-}
+export { MAX_MCP_BODY_BYTES, type HeaderReader };
 
 /** A whole (not streamed) answer: status, headers (lower-case names) and a body, or none. */
 export interface McpReply {
@@ -74,28 +74,16 @@ export function wantsProgress(body: unknown): boolean {
   return messages.some((m) => (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined);
 }
 
-/** JSON-RPC messages are small; a larger body is refused before it is parsed. */
-export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
-
 /** The body of a Web request as JSON, refused (BodyTooLarge) past MAX_MCP_BODY_BYTES. */
 async function readLimitedJson(req: Request): Promise<unknown> {
-  if (Number(req.headers.get("content-length") ?? 0) > MAX_MCP_BODY_BYTES) throw new BodyTooLarge(MAX_MCP_BODY_BYTES);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (req.body) {
-    const reader = req.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > MAX_MCP_BODY_BYTES) {
-        await reader.cancel();
-        throw new BodyTooLarge(MAX_MCP_BODY_BYTES);
-      }
-      chunks.push(value);
-    }
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBoundedBody(req, MAX_MCP_BODY_BYTES);
+  } catch (error) {
+    if (error instanceof EmberscopeError && error.code === "REQUEST_TOO_LARGE") throw new BodyTooLarge(MAX_MCP_BODY_BYTES);
+    throw error;
   }
-  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  return JSON.parse(Buffer.from(bytes).toString("utf8"));
 }
 
 /** A request that passed the Host/Origin and token checks: the workspace it may use, and who asks. */
@@ -106,14 +94,15 @@ export interface Admitted {
 }
 
 /**
- * Host/Origin (403), then the bearer token (401): run on every request before its body is read.
- * The token is checked against the hash stored now, so a rotation applies to the next request.
+ * The boundary (Host, Origin, fetch metadata, declared body size), then the bearer token (401):
+ * run on every request before its body is read. The token is checked against the hash stored
+ * now, so a rotation applies to the next request. `servedPort` is the port the request came to
+ * (null where the launch session knows it: on `emberscope serve`).
  */
-export function admitMcpRequest(headers: HeaderReader, locator: WorkspaceLocator): { admitted: Admitted } | { refused: McpReply } {
-  try {
-    checkLoopbackRequest(headers);
-  } catch (error) {
-    return { refused: refusal(403, toEmberscopeError(error)) };
+export function admitMcpRequest(headers: HeaderReader, locator: WorkspaceLocator, method = "POST", servedPort: number | null = null): { admitted: Admitted } | { refused: McpReply } {
+  const boundary = refusalOf({ method, path: "/api/mcp", headers, servedPort });
+  if (boundary) {
+    return { refused: jsonReply(boundary.status, refusalBody(boundary, "mcp"), boundary.status === 403 ? {} : { connection: "close" }) };
   }
   const token = bearerOf(headers);
   const ws = heldWorkspace(locator);
@@ -136,7 +125,8 @@ export async function readMcpBody(readBody: () => Promise<unknown>): Promise<{ b
     return { body: await readBody() };
   } catch (error) {
     if (error instanceof BodyTooLarge) {
-      return { refused: jsonReply(413, { jsonrpc: "2.0", id: null, error: { code: -32600, message: `The request body exceeds ${error.limit} bytes.` } }) };
+      const doc = new EmberscopeError("REQUEST_TOO_LARGE", `The request body exceeds ${error.limit} bytes.`, { details: { limit: error.limit } }).toDocument();
+      return { refused: jsonReply(413, { jsonrpc: "2.0", id: null, error: { code: -32600, message: doc.message, data: doc } }, { connection: "close" }) };
     }
     return { refused: jsonReply(400, { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body must be JSON-RPC." } }) };
   }
@@ -172,7 +162,8 @@ export function mcpServerForRequest(locator: WorkspaceLocator, admitted: Admitte
  * after the Host/Origin and token checks have passed.
  */
 export async function handleMcpHttpRequest(req: Request, locator: WorkspaceLocator, readBody: () => Promise<unknown> = () => readLimitedJson(req)): Promise<Response> {
-  const admission = admitMcpRequest(req.headers, locator);
+  const url = new URL(req.url);
+  const admission = admitMcpRequest(req.headers, locator, req.method, url.port ? Number(url.port) : null);
   if ("refused" in admission) return toWebResponse(admission.refused);
   let body: unknown;
   if (req.method === "POST") {

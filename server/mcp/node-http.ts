@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { WorkspaceLocator } from "../store/layout";
-import { admitMcpRequest, BodyTooLarge, handleMcpHttpRequest, MAX_MCP_BODY_BYTES, mcpServerForRequest, NO_STORE, readMcpBody, wantsProgress, type HeaderReader, type McpReply } from "./http";
+import { headerReader, pathOf } from "../http/node-gate";
+import { admitMcpRequest, BodyTooLarge, handleMcpHttpRequest, MAX_MCP_BODY_BYTES, mcpServerForRequest, NO_STORE, readMcpBody, wantsProgress, type McpReply } from "./http";
 import { answerJsonPost } from "./json-post";
 
 /**
@@ -16,11 +17,10 @@ import { answerJsonPost } from "./json-post";
 export const MCP_PATH = "/api/mcp";
 
 export function isMcpRequest(url: string | undefined): boolean {
-  if (!url) return false;
-  const query = url.indexOf("?");
-  return (query < 0 ? url : url.slice(0, query)) === MCP_PATH;
+  return !!url && pathOf(url) === MCP_PATH;
 }
 
+/** The body as JSON; past MAX_MCP_BODY_BYTES it is refused (the answer closes the connection, which cuts the upload). */
 function readJson(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -74,17 +74,6 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
   if (!closed) res.end();
 }
 
-/** A Node request's headers read as a Web `Headers` reads them: any case, repeated ones joined by ", ". */
-function headerReader(rawHeaders: string[]): HeaderReader {
-  const values = new Map<string, string>();
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i].toLowerCase();
-    const seen = values.get(name);
-    values.set(name, seen === undefined ? rawHeaders[i + 1] : `${seen}, ${rawHeaders[i + 1]}`);
-  }
-  return { get: (name) => values.get(name.toLowerCase()) ?? null };
-}
-
 function writeReply(reply: McpReply, res: ServerResponse): void {
   const body = reply.body === null ? Buffer.alloc(0) : Buffer.from(reply.body);
   res.writeHead(reply.status, { ...reply.headers, "content-length": String(body.length) });
@@ -105,7 +94,7 @@ export async function handleMcpNodeRequest(req: IncomingMessage, res: ServerResp
   try {
     if (req.method !== "POST") return await answerWeb(req, res, locator, () => readJson(req));
     const headers = headerReader(req.rawHeaders);
-    const admission = admitMcpRequest(headers, locator);
+    const admission = admitMcpRequest(headers, locator, "POST");
     if ("refused" in admission) return writeReply(admission.refused, res);
     const read = await readMcpBody(() => readJson(req));
     if ("refused" in read) return writeReply(read.refused, res);

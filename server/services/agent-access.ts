@@ -1,18 +1,21 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limit, pageOf } from "../domain/models";
 import { nowIso } from "../domain/ids";
 import { recordAudit } from "../store/audit";
 import { writeTransaction } from "../store/control-store";
+import { liveServers, offerSignInCode, pruneDeadServers, takeSignInCode, type ServerRegistration } from "../store/servers";
 import type { Workspace } from "../store/workspace";
+import { SIGN_IN_PATH } from "../http/header-names";
 import { keysetPage } from "./pagination";
 import { defineService, type ServiceContext } from "./service";
 
 /**
  * Agent access to one workspace, decided by a person: whether agents may call tools on the
  * running server, how much detail they see, and the bearer token of the HTTP endpoint.
- * The state is kept in `workspace_meta`; nothing here is reachable by an agent.
+ * The state is kept in `workspace_meta`; nothing here is reachable by an agent, and from the web
+ * only with the person's session cookie (`requirePerson`).
  */
 
 export const AgentDetail = z.enum(["redacted", "full"]);
@@ -50,9 +53,19 @@ export function agentAccessEnabled(ws: Workspace, launchedAt = PROCESS_STARTED_A
   return !!at && at >= launchedAt;
 }
 
-function refusePeopleOnly(ctx: ServiceContext, what: string): void {
+/**
+ * What only the person may do (agent access, detail level, the token; later approvals and
+ * reviews): the CLI is the person at this machine; a web request must carry the person's session
+ * cookie of this launch; an agent never may, whatever token it holds.
+ */
+export function requirePerson(ctx: ServiceContext, what: string): void {
   if (ctx.actor === "agent") {
     throw new EmberscopeError("POLICY_DENIED", `Only a person can ${what}; agents cannot widen their own access.`, { details: { actor: ctx.actor } });
+  }
+  if (ctx.actor === "web" && ctx.person !== true) {
+    throw new EmberscopeError("PERSON_SESSION_REQUIRED", `Only the person can ${what}: sign this browser in with the link \`emberscope serve\` printed (or a new one from \`emberscope serve link\`), or use the CLI.`, {
+      details: { reason: "person_session_missing", sign_in: "emberscope serve link" },
+    });
   }
 }
 
@@ -74,22 +87,33 @@ export function verifyAgentToken(ws: Workspace, presented: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+const RunningServer = z.object({
+  pid: z.number().int(),
+  url: z.string(),
+  started_at: z.string(),
+  agent_access: z.boolean().describe("Whether this server answers agents' tool calls now (access switched on since it started)."),
+});
+
 const AccessState = z.object({
-  enabled: z.boolean().describe("Whether agents may call tools on servers running now."),
+  enabled: z.boolean().describe("Whether agents are answered now: on a server, by this server; elsewhere (the CLI), by any server running for this workspace."),
   enabled_at: z.string().nullable().describe("When a person last switched access on (servers launched later start OFF)."),
   detail: AgentDetail.describe("redacted (default): paths, names, addresses and secrets become typed tokens; full: only instruction-like text is neutralized."),
   token_created_at: z.string().nullable(),
   token_generation: z.number().int(),
+  servers: z.array(RunningServer).describe("The `emberscope serve` processes running for this workspace now (registrations of dead processes are left out)."),
 });
 
-function stateOf(ws: Workspace): z.infer<typeof AccessState> {
+function stateOf(ws: Workspace, ctx: ServiceContext): z.infer<typeof AccessState> {
   const enabledAt = readMeta(ws, META.enabledAt) || null;
+  const servers = liveServers(ws.db).map((s: ServerRegistration) => ({ pid: s.pid, url: s.url, started_at: s.started_at, agent_access: agentAccessEnabled(ws, s.started_at) }));
   return {
-    enabled: agentAccessEnabled(ws),
+    // A server process answers for itself; any other process reports what the running servers do.
+    enabled: ctx.actor === "web" || ctx.actor === "agent" ? agentAccessEnabled(ws) : servers.some((s) => s.agent_access),
     enabled_at: enabledAt,
     detail: agentDetail(ws),
     token_created_at: readMeta(ws, META.tokenCreatedAt) ?? null,
     token_generation: Number(readMeta(ws, META.tokenGeneration) ?? 0),
+    servers,
   };
 }
 
@@ -99,7 +123,7 @@ export const agentAccessStatus = defineService({
   kind: "query",
   input: z.object({}).strict(),
   output: AccessState,
-  handler: (_input, { ws }) => stateOf(ws),
+  handler: (_input, { ws, ctx }) => stateOf(ws, ctx),
 });
 
 export const setAgentAccess = defineService({
@@ -109,12 +133,13 @@ export const setAgentAccess = defineService({
   input: z.object({ enabled: z.boolean() }).strict(),
   output: AccessState,
   handler: (input, { ws, ctx }) => {
-    refusePeopleOnly(ctx, "switch agent access");
+    requirePerson(ctx, "switch agent access");
     writeTransaction(ws.db, () => {
       writeMeta(ws, META.enabledAt, input.enabled ? nowIso() : "");
+      pruneDeadServers(ws.db);
       recordAudit(ws.db, { actor: ctx.actor, action: input.enabled ? "agent.access_on" : "agent.access_off", resultCode: "OK" });
     });
-    return stateOf(ws);
+    return stateOf(ws, ctx);
   },
 });
 
@@ -125,12 +150,12 @@ export const setAgentDetail = defineService({
   input: z.object({ detail: AgentDetail }).strict(),
   output: AccessState,
   handler: (input, { ws, ctx }) => {
-    refusePeopleOnly(ctx, "change the detail agents see");
+    requirePerson(ctx, "change the detail agents see");
     writeTransaction(ws.db, () => {
       writeMeta(ws, META.detail, input.detail);
       recordAudit(ws.db, { actor: ctx.actor, action: "agent.set_detail", target: input.detail, resultCode: "OK" });
     });
-    return stateOf(ws);
+    return stateOf(ws, ctx);
   },
 });
 
@@ -141,7 +166,7 @@ export const agentToken = defineService({
   input: z.object({ rotate: z.boolean().default(false) }).strict(),
   output: z.object({ token: z.string(), generation: z.number().int(), created_at: z.string(), rotated: z.boolean() }),
   handler: (input, { ws, ctx }) => {
-    refusePeopleOnly(ctx, "read or rotate the agent token");
+    requirePerson(ctx, "read or rotate the agent token");
     return writeTransaction(ws.db, () => {
       const current = Number(readMeta(ws, META.tokenGeneration) ?? 0);
       const rotate = input.rotate || current === 0;
@@ -157,6 +182,46 @@ export const agentToken = defineService({
     });
   },
 });
+
+/** How long a sign-in link made by `agent.sign_in_link` stays usable (the one `serve` announces lasts until used). */
+export const SIGN_IN_LINK_TTL_MS = 15 * 60 * 1000;
+
+export const signInLink = defineService({
+  name: "agent.sign_in_link",
+  summary: "Make a one-time sign-in link for each server running for this workspace: opened in a browser, it gives that browser the person's session (Settings' switches).",
+  kind: "mutation",
+  input: z.object({}).strict(),
+  output: z.object({
+    servers: z.array(z.object({ pid: z.number().int(), url: z.string(), sign_in_url: z.string(), expires_at: z.string() })),
+  }),
+  handler: (_input, { ws, ctx }) => {
+    requirePerson(ctx, "make a sign-in link");
+    const expiresAt = nowIso(Date.now() + SIGN_IN_LINK_TTL_MS);
+    return writeTransaction(ws.db, () => {
+      pruneDeadServers(ws.db);
+      const servers = liveServers(ws.db).map((s) => {
+        const code = randomBytes(32).toString("base64url");
+        offerSignInCode(ws.db, s.launch_id, hashToken(code), expiresAt);
+        return { pid: s.pid, url: s.url, sign_in_url: `${s.url}${SIGN_IN_PATH}?code=${code}`, expires_at: expiresAt };
+      });
+      recordAudit(ws.db, { actor: ctx.actor, action: "agent.sign_in_link", resultCode: "OK", details: { servers: servers.length } });
+      return { servers };
+    });
+  },
+});
+
+/**
+ * Takes a sign-in code a person's CLI left with this server (`agent.sign_in_link`), once, and
+ * records the sign-in. The code the server announced itself is held in memory (server/http/session.ts).
+ */
+export function redeemStoredSignInCode(ws: Workspace, launchId: string, code: string): boolean {
+  return writeTransaction(ws.db, () => takeSignInCode(ws.db, launchId, hashToken(code)));
+}
+
+/** Records a browser's sign-in as the person (either kind of code) in the audit log. */
+export function recordSignIn(ws: Workspace): void {
+  recordAudit(ws.db, { actor: "web", action: "session.sign_in", resultCode: "OK" });
+}
 
 export const AuditEvent = z.object({
   seq: z.number().int(),

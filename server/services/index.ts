@@ -1,4 +1,4 @@
-import { agentAccessStatus, agentToken, listAuditEvents, setAgentAccess, setAgentDetail } from "./agent-access";
+import { agentAccessStatus, agentToken, listAuditEvents, setAgentAccess, setAgentDetail, signInLink } from "./agent-access";
 import { listArtifacts, showArtifact } from "./artifacts";
 import { listCommits, showCommit, showHead } from "./commits";
 import { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
@@ -13,7 +13,7 @@ import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
 
-export { agentAccessStatus, agentToken, listAuditEvents, setAgentAccess, setAgentDetail } from "./agent-access";
+export { agentAccessStatus, agentToken, listAuditEvents, recordSignIn, redeemStoredSignInCode, requirePerson, setAgentAccess, setAgentDetail, signInLink } from "./agent-access";
 export { listArtifacts, showArtifact } from "./artifacts";
 export { listCommits, showCommit, showHead } from "./commits";
 export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
@@ -69,5 +69,6 @@ export const SERVICES: readonly ServiceDef[] = [
   setAgentAccess,
   setAgentDetail,
   agentToken,
+  signInLink,
   listAuditEvents,
 ] as unknown as ServiceDef[];

@@ -10,6 +10,12 @@ export interface ServiceContext {
   locator: WorkspaceLocator;
   actor: Actor;
   /**
+   * For actor "web": the request carried the person's session cookie of this server launch
+   * (server/http/session.ts). What only a person may do asks for it (`requirePerson`); the CLI
+   * is the person by definition, an agent never is.
+   */
+  person?: boolean;
+  /**
    * A workspace handle the caller keeps open for its whole life (a long-lived server), used
    * instead of opening and closing one per call; null when there is no workspace (yet).
    */

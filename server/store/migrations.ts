@@ -192,6 +192,21 @@ ALTER TABLE operations ADD COLUMN claim TEXT;
 CREATE UNIQUE INDEX operations_by_live_claim ON operations (claim) WHERE claim IS NOT NULL AND state IN ('queued', 'running', 'cancelling');
 `,
   },
+  {
+    version: 4,
+    name: "server registry",
+    sql: `
+CREATE TABLE servers (
+  launch_id TEXT PRIMARY KEY,
+  pid INTEGER NOT NULL,
+  process_start TEXT,
+  url TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  sign_in_code_hash TEXT,
+  sign_in_code_expires_at TEXT
+) STRICT;
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -30,11 +30,33 @@ export function toTrpcError(thrown: unknown): TRPCError {
   return new TRPCError({ code: trpcCodeFor(error), message: error.message, cause: error });
 }
 
+/**
+ * tRPC's own refusals (no such procedure, a mutation asked by GET, a body that is not JSON) as
+ * typed errors: the caller's mistake, not an INTERNAL_ERROR. Anything else keeps its typed cause.
+ */
+function typedErrorOf(error: TRPCError): EmberscopeError {
+  if (error.cause instanceof EmberscopeError) return error.cause;
+  const invalid = (message: string, argument: string) => new EmberscopeError("INVALID_ARGUMENTS", message, { details: { argument } });
+  switch (error.code) {
+    case "PARSE_ERROR":
+    case "BAD_REQUEST":
+      return invalid("The request could not be parsed.", "(input)");
+    case "UNSUPPORTED_MEDIA_TYPE":
+      return new EmberscopeError("INVALID_ARGUMENTS", "tRPC bodies must be JSON (Content-Type: application/json).", { details: { argument: "content-type", expected: "application/json" } });
+    case "METHOD_NOT_SUPPORTED":
+      return invalid("Queries are called with GET and mutations with POST.", "method");
+    case "NOT_FOUND":
+      return invalid("No operation has that path.", "path");
+    case "PAYLOAD_TOO_LARGE":
+      return new EmberscopeError("REQUEST_TOO_LARGE", "The request body is too large.", { details: {} });
+    default:
+      return toEmberscopeError(error.cause ?? error);
+  }
+}
+
 const t = initTRPC.context<TrpcContext>().create({
   errorFormatter({ shape, error }) {
-    const typed = toEmberscopeError(error.cause instanceof EmberscopeError ? error.cause : error.code === "PARSE_ERROR" || error.code === "BAD_REQUEST"
-      ? new EmberscopeError("INVALID_ARGUMENTS", "The request could not be parsed.", { details: { argument: "(input)" } })
-      : error.cause ?? error);
+    const typed = typedErrorOf(error);
     return {
       ...shape,
       message: typed.message,

@@ -1,13 +1,17 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { request } from "node:http";
 import { CLI } from "./cli";
 
 export interface RunningServer {
   url: string;
+  /** The one-time sign-in link `serve` announced: opened in a browser, it makes that browser the person. */
+  signInUrl: string;
+  pid: number;
   process: ChildProcess;
   stop: () => Promise<void>;
 }
 
-/** Starts the real built app with `emberscope serve --port 0 --json` and waits for its address. */
+/** Starts the real built app with `emberscope serve --port 0 --json` and waits for its announce document. */
 export async function startServer(projectRoot: string, extraArgs: string[] = []): Promise<RunningServer> {
   const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--json", "--project-root", projectRoot, ...extraArgs], {
     cwd: projectRoot,
@@ -17,14 +21,14 @@ export async function startServer(projectRoot: string, extraArgs: string[] = [])
   let stdout = "";
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
-  const url = await new Promise<string>((resolve, reject) => {
+  const announced = await new Promise<{ url: string; sign_in_url: string; pid: number }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 30_000);
     child.stdout!.on("data", (d) => {
       stdout += d;
       try {
-        const doc = JSON.parse(stdout) as { url?: string; code?: string };
+        const doc = JSON.parse(stdout) as { url?: string; sign_in_url?: string; pid?: number; code?: string };
         clearTimeout(timer);
-        if (doc.url) resolve(doc.url);
+        if (doc.url && doc.sign_in_url && doc.pid) resolve(doc as { url: string; sign_in_url: string; pid: number });
         else reject(new Error(`server refused to start: ${stdout}`));
       } catch {
         // the document is not complete yet
@@ -37,10 +41,44 @@ export async function startServer(projectRoot: string, extraArgs: string[] = [])
   });
   const stop = () =>
     new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once("exit", () => resolve());
       child.kill("SIGTERM");
       setTimeout(() => child.kill("SIGKILL"), 5000).unref();
     });
-  return { url, process: child, stop };
+  return { url: announced.url, signInUrl: announced.sign_in_url, pid: announced.pid, process: child, stop };
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One HTTP request with exactly the headers given (Host, Origin and Sec-Fetch-* included, which fetch() would not send as given). */
+export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: options.method ?? "GET", headers: options.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (d: Buffer) => chunks.push(d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+    });
+    req.on("error", reject);
+    req.end(options.body);
+  });
+}
+
+/** The CSRF token a page of this server gets (GET /api/session). */
+export async function csrfTokenOf(baseUrl: string): Promise<string> {
+  const answer = await rawRequest(`${baseUrl}/api/session`);
+  if (answer.status !== 200) throw new Error(`GET /api/session answered ${answer.status}: ${answer.body}`);
+  return (JSON.parse(answer.body) as { csrf_token: string }).csrf_token;
+}
+
+/** Opens a sign-in link as a browser would (without following the redirect) and returns the person's cookie it sets ("name=value"). */
+export async function signIn(signInUrl: string): Promise<{ cookie: string | null; answer: RawAnswer }> {
+  const answer = await rawRequest(signInUrl);
+  const setCookie = answer.headers["set-cookie"];
+  const first = Array.isArray(setCookie) ? setCookie[0] : setCookie;
+  return { cookie: first ? first.split(";")[0] : null, answer };
 }

@@ -3,6 +3,8 @@ import type { ErrorDocument } from "../../server/domain/errors";
 import { callService, SERVICES } from "../../server/services";
 import { toEmberscopeError } from "../../server/domain/errors";
 import { runCli } from "./cli";
+import { CSRF_HEADER } from "../../server/http/header-names";
+import { csrfTokenOf } from "./server";
 
 export type Outcome = { ok: true; value: any } | { ok: false; error: ErrorDocument };
 
@@ -27,8 +29,11 @@ export function directTransport(projectRoot: string): Transport {
   };
 }
 
+/** tRPC as the workbench's pages call it: mutations carry the CSRF token the server gives its pages. */
 export function trpcTransport(baseUrl: string): Transport {
-  const client = createTRPCUntypedClient({ links: [httpLink({ url: `${baseUrl}/api/trpc` })] });
+  const client = createTRPCUntypedClient({
+    links: [httpLink({ url: `${baseUrl}/api/trpc`, headers: async () => ({ [CSRF_HEADER]: await csrfTokenOf(baseUrl) }) })],
+  });
   return {
     name: "tRPC over HTTP",
     async call(operation, input) {

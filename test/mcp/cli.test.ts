@@ -25,7 +25,8 @@ describe("MCP commands of the CLI", () => {
     const status = await runCli(["agent-access", "status", "--json"], { cwd: root });
     expect(status.json).toMatchObject({ enabled: false, detail: "redacted", token_generation: 0 });
     const on = await runCli(["agent-access", "on", "--detail", "full", "--json"], { cwd: root });
-    expect(on.json).toMatchObject({ enabled: true, detail: "full" });
+    // No server runs for this project, so none answers agents (a server launched later starts off).
+    expect(on.json).toMatchObject({ enabled: false, enabled_at: expect.any(String), detail: "full", servers: [] });
     const off = await runCli(["agent-access", "off"], { cwd: root });
     expect(off.stdout).toMatch(/agent access\s+off/);
     const bad = await runCli(["agent-access", "maybe", "--json"], { cwd: root });

@@ -95,9 +95,11 @@ describe("MCP over Streamable HTTP at /api/mcp (the built app via `emberscope se
     });
     expect(huge.status).toBe(413);
     expect((await huge.json()).error.message).toMatch(/exceeds/);
-    // Without a token the body is never read: 401 whatever its size.
+    // Without a token the body is never read either: its declared size is refused first, and a small one gets 401.
     const anonymous = await fetch(`${server.url}/api/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(5 * 1024 * 1024) });
-    expect(anonymous.status).toBe(401);
+    expect(anonymous.status).toBe(413);
+    const small = await fetch(`${server.url}/api/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(1024) });
+    expect(small.status).toBe(401);
   });
 
   it("answers AGENT_ACCESS_DISABLED until a person switches access on, then the agent walkthrough succeeds", async () => {
@@ -151,6 +153,14 @@ describe("MCP over Streamable HTTP at /api/mcp (the built app via `emberscope se
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
       await page.goto(`${server.url}/settings`);
+      // Until this browser is signed in as the person, the switches are locked and the page says how.
+      await page.getByTestId("sign-in-help").waitFor();
+      expect(await page.getByTestId("agent-access-toggle").isDisabled()).toBe(true);
+      // The way a person gets the credential: the one-time link `emberscope serve` announced.
+      await page.goto(server.signInUrl);
+      expect(new URL(page.url()).search).toBe("");
+      await page.goto(`${server.url}/settings`);
+      expect(await page.getByTestId("person-session").textContent()).toBe("signed in as you");
       await page.getByTestId("audit-table").waitFor();
       expect(await page.getByTestId("agent-access-state").textContent()).toBe("on");
       const text = await page.getByTestId("audit-table").textContent();

@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { EmberscopeError } from "../../../server/domain/errors";
 import { DEFAULT_INPUT_BOUNDS } from "../../../server/evidence/input";
-import { checkLoopbackRequest } from "../../../server/http/guard";
+import { refusalOfWebRequest, refusalResponse } from "../../../server/http/guard";
 import { callService, importArtifact } from "../../../server/services";
 import { locateWorkspace } from "../../../server/store/layout";
 import { webServiceContext } from "../../../server/trpc/context";
@@ -22,16 +22,20 @@ function safeFileName(raw: string | null): string {
 }
 
 /**
- * Upload transport for imports.import: streams the request body into the workspace's tmp/
- * (bounded by the import size limit), calls the import service as the web actor, removes the copy.
+ * Upload transport for imports.import: after the boundary (server/http/guard.ts: Host, Origin,
+ * fetch metadata, the CSRF token, the declared size), streams the request body into the
+ * workspace's tmp/ (cut with 413 once it passes the import size limit), calls the import service
+ * as the web actor, removes the copy.
  * POST /api/imports?name=FILE[&format=F] with the file's bytes as the body.
  */
 export async function POST(req: Request): Promise<Response> {
+  const refusal = refusalOfWebRequest(req);
+  if (refusal) return refusalResponse(refusal, "upload");
   let staging: string | null = null;
+  let overflowed: EmberscopeError | null = null;
   try {
-    checkLoopbackRequest(req.headers, { sameOrigin: true });
     const url = new URL(req.url);
-    const ctx = webServiceContext();
+    const ctx = webServiceContext(req.headers);
     const layout = locateWorkspace(ctx.locator);
     if (!req.body) throw new EmberscopeError("INVALID_ARGUMENTS", "The request has no body; send the file's bytes.", { details: { argument: "body" } });
     staging = path.join(/*turbopackIgnore: true*/ layout.tmp, `upload-${process.pid}-${randomBytes(8).toString("hex")}`);
@@ -45,7 +49,8 @@ export async function POST(req: Request): Promise<Response> {
         for await (const chunk of chunks) {
           size += chunk.length;
           if (size > limit) {
-            throw new EmberscopeError("ARTIFACT_TOO_LARGE", `The file is larger than the ${limit}-byte import limit.`, { details: { bound: "size", limit } });
+            overflowed = new EmberscopeError("ARTIFACT_TOO_LARGE", `The file is larger than the ${limit}-byte import limit.`, { details: { bound: "size", limit } });
+            throw overflowed;
           }
           yield chunk;
         }
@@ -56,6 +61,8 @@ export async function POST(req: Request): Promise<Response> {
     const result = await callService(importArtifact, ctx, { path: file, ...(format ? { format } : {}) });
     return Response.json(result, { headers: { "Cache-Control": "no-store" } });
   } catch (error) {
+    // The rest of an oversized body is never read: the answer closes the connection.
+    if (overflowed) return refusalResponse({ status: 413, error: overflowed }, "upload");
     return errorResponse(error);
   } finally {
     if (staging) await fsp.rm(staging, { recursive: true, force: true }).catch(() => undefined);

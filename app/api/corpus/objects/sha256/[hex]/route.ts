@@ -1,5 +1,4 @@
 import { Readable } from "node:stream";
-import { checkLoopbackRequest } from "../../../../../../server/http/guard";
 import { readCorpusObject } from "../../../../../../server/services/corpus";
 import { webServiceContext } from "../../../../../../server/trpc/context";
 import { errorResponse } from "../../../errors";
@@ -26,10 +25,10 @@ function parseRange(header: string | null, size: number): { start: number; end: 
 /**
  * One evidence file's bytes by content hash, for DuckDB-WASM in the browser: immutable (the URL
  * is the hash), with range requests so Parquet footers and row groups are read on demand.
+ * Host and Origin are checked by the boundary ahead of it (proxy.ts, or `emberscope serve`).
  */
 export async function GET(req: Request, { params }: { params: Promise<{ hex: string }> }): Promise<Response> {
   try {
-    checkLoopbackRequest(req.headers, { sameOrigin: true });
     const { hex } = await params;
     const object = await readCorpusObject(webServiceContext(), hex);
     const etag = `"sha256-${hex}"`;
