@@ -6,7 +6,7 @@ import { pipeline } from "node:stream/promises";
 import { EmberscopeError } from "../../../server/domain/errors";
 import { DEFAULT_INPUT_BOUNDS } from "../../../server/evidence/input";
 import { checkLoopbackRequest } from "../../../server/http/guard";
-import { callService, importArtifact } from "../../../server/services";
+import { importUploadedFile } from "../../../server/services";
 import { locateWorkspace } from "../../../server/store/layout";
 import { webServiceContext } from "../../../server/trpc/context";
 import { errorResponse } from "../corpus/errors";
@@ -23,7 +23,8 @@ function safeFileName(raw: string | null): string {
 
 /**
  * Upload transport for imports.import: streams the request body into the workspace's tmp/
- * (bounded by the import size limit), calls the import service as the web actor, removes the copy.
+ * (bounded by the import size limit), imports that staged file as the web actor
+ * (importUploadedFile), removes the copy.
  * POST /api/imports?name=FILE[&format=F] with the file's bytes as the body.
  */
 export async function POST(req: Request): Promise<Response> {
@@ -53,7 +54,8 @@ export async function POST(req: Request): Promise<Response> {
       createWriteStream(file, { mode: 0o600 }),
     );
     const format = url.searchParams.get("format");
-    const result = await callService(importArtifact, ctx, { path: file, ...(format ? { format } : {}) });
+    // Handed over in-process: no request may name a path inside the workspace folder.
+    const result = await importUploadedFile(ctx, file, format ? { format } : {});
     return Response.json(result, { headers: { "Cache-Control": "no-store" } });
   } catch (error) {
     return errorResponse(error);
