@@ -302,7 +302,9 @@ calls=1 1
       const corrupted = DEMO.replace("51 100 10", "51 1#0 1\u0001");
       const error = await parseError(corrupted);
       expect(error.at.line).toBe(DEMO.slice(0, DEMO.indexOf("51 100 10")).split("\n").length);
-      expect((await parseError(DEMO.replace("fn=(2)\n", "fn=(9)\n"))).reason).toMatch(/\(9\)/);
+      const undefinedName = await parseError(DEMO.replace("fn=(2)\n", "fn=(9)\n"));
+      expect(undefinedName.reason).toBe("a compressed fn= name is used before it is defined");
+      expect(undefinedName.at.line).toBe(DEMO.slice(0, DEMO.indexOf("fn=(2)\n")).split("\n").length);
     });
 
     it("rejects an empty file", async () => {

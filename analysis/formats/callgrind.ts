@@ -112,13 +112,13 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
       return named[2];
     }
     const known = names[space].get(named[1]);
-    if (known === undefined) fail(`${space} name (${named[1]}) is used before it is defined`, line);
+    if (known === undefined) fail(`a compressed ${space}= name is used before it is defined`, line);
     return known as string;
   };
   const unknownName = (name: string) => (name === "???" || name === "" ? null : name);
   const numbers = (text: string, line: number): number[] => {
     const out = text.trim().split(/\s+/).filter(Boolean);
-    return out.map((t) => (COST.test(t) ? Number(t) : fail(`"${t}" is not a cost`, line)));
+    return out.map((t) => (COST.test(t) ? Number(t) : fail("a cost is not a whole number", line)));
   };
 
   // Nothing is emitted while reading (stacks need the whole call graph), so there is nothing to checkpoint here.
@@ -137,13 +137,13 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
       if (fn < 0) fail("a cost line comes before any fn=", line);
       const tokens = text.split(/\s+/);
       for (let p = 0; p < header.positions; p++) {
-        if (p >= tokens.length || !POSITION.test(tokens[p])) fail(`"${tokens[p] ?? ""}" is not a position`, line);
+        if (p >= tokens.length || !POSITION.test(tokens[p])) fail("a cost line does not start with its positions", line);
       }
-      if (tokens.length - header.positions > g.events) fail(`the line has ${tokens.length - header.positions} costs for ${g.events} events`, line);
+      if (tokens.length - header.positions > g.events) fail("a cost line has more costs than `events:` names", line);
       const cost = new Array(g.events).fill(0);
       for (let i = header.positions; i < tokens.length; i++) {
         const token = tokens[i];
-        if (!COST.test(token)) fail(`"${token}" is not a cost`, line);
+        if (!COST.test(token)) fail("a cost is not a whole number", line);
         cost[i - header.positions] = Number(token);
       }
       if (callee !== null && callee.count >= 0) {
@@ -195,7 +195,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
           const [count] = value.trim().split(/\s+/);
           const call: PendingCall | null = callee;
           if (call === null || call.name === null) return fail("calls= without a cfn= naming the called function", line);
-          if (!/^\d+$/.test(count ?? "")) fail(`"${count ?? ""}" is not a call count`, line);
+          if (!/^\d+$/.test(count ?? "")) fail("calls= does not start with a call count", line);
           if (fn < 0) fail("calls= comes before any fn=", line);
           call.count = Number(count);
           call.line = line;
@@ -229,7 +229,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
         }
         case "positions": {
           const kinds = value.trim().split(/\s+/).filter(Boolean);
-          if (kinds.length === 0 || kinds.some((k) => k !== "line" && k !== "instr")) fail(`unknown positions "${value}"`, line);
+          if (kinds.length === 0 || kinds.some((k) => k !== "line" && k !== "instr")) fail("`positions:` names a kind other than line and instr", line);
           header.positions = kinds.length;
           header.meta.positions = kinds.join(" ");
           break;
@@ -490,10 +490,10 @@ export const callgrindImporter: FormatImporter = {
     const lastLine = header.totals ?? header.summary;
     // callgrind writes summary: first and totals: last; a file cut before its end sums short of its summary.
     if (header.totals === null && header.summary !== null && header.summary.some((v, e) => totals[e] < v)) {
-      throw new EvidenceParseError(FORMAT, `the costs sum to ${totals.join(" ")} but summary: says ${header.summary.join(" ")}: truncated`, { line: 1 });
+      throw new EvidenceParseError(FORMAT, "the costs sum to less than `summary:` says: truncated", { line: 1 });
     }
     if (lastLine !== null && lastLine.some((v, e) => v !== totals[e])) {
-      builder.limit("CALLGRIND_TOTALS_MISMATCH", `The self costs sum to ${totals.join(" ")}, the file's totals say ${lastLine.join(" ")}.`);
+      builder.limit("CALLGRIND_TOTALS_MISMATCH", "The self costs do not sum to what the file's `totals:` (or `summary:`) line says; the run's totals are the sums of the self costs.");
     }
 
     const metricIds = header.events.map((event) => builder.metric({ name: event, unit: event === "Ir" ? "instructions" : "events", kind: "counted" }));

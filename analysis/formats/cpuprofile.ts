@@ -115,7 +115,7 @@ export class V8NodeTree {
     while (at !== undefined && this.frames.has(at) && !this.stacks.has(at)) {
       chain.push(at);
       if (chain.length > this.maxDepth) {
-        if (chain.indexOf(at) < chain.length - 1) throw new EvidenceParseError(this.format, `the parent links of profile node ${nodeId} form a cycle`, { offset: 0 });
+        if (chain.indexOf(at) < chain.length - 1) throw new EvidenceParseError(this.format, "the parent links of the profile's nodes form a cycle", { offset: 0 });
         throw new InputBoundError("depth", this.maxDepth, `${this.format}: a stack is deeper than ${this.maxDepth} frames`);
       }
       at = this.parents.get(at);

@@ -1,6 +1,9 @@
 /**
  * Failures an importer reports. The import service maps them to the typed errors
  * ARTIFACT_PARSE_FAILED and ARTIFACT_TOO_LARGE; nothing is published when one is thrown.
+ * A reason names the kind of problem ("a cost is not a whole number") and never quotes the input,
+ * not even a byte or a number read from it: the error reaches callers who may not read the file
+ * (an agent), and `at` says where to look. Limitations follow the same rule.
  */
 export class EvidenceParseError extends Error {
   constructor(

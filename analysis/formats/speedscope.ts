@@ -251,7 +251,7 @@ export const speedscopeImporter: FormatImporter = {
     const unitOf = (profile: Record<string, unknown>): UnitMapping => {
       const unit = UNITS[String(profile.unit)];
       if (unit) return unit;
-      builder.limit("SPEEDSCOPE_UNKNOWN_UNIT", `A profile has the unknown unit "${String(profile.unit)}"; its values were read as plain counts.`);
+      builder.limit("SPEEDSCOPE_UNKNOWN_UNIT", "A profile has a unit that is not in speedscope's list; its values were read as plain counts.");
       return UNITS.none;
     };
     // One time origin for the file: the earliest startValue of its time-based profiles, in ns.
