@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EvidenceBuilder, MemorySink, StackChildren, type RowBatch, type StagingTableName } from "./builder";
 import type { CodedText } from "./text-coding";
+import type { EvidenceParseError } from "../formats/errors";
 
 /** Deterministic pseudo-random integers in [0, n). */
 function randomInts(seed: number): (n: number) => number {
@@ -178,6 +179,30 @@ describe("EvidenceBuilder", () => {
     await builder.finish();
     const totals = new Map(sink.tables.frame_totals.map((row) => [row.frame_id as number, row.total as number]));
     expect(totals).toEqual(expectedTotal);
+  });
+
+  it("refuses a sample or span value that no int64 cell holds, naming its column and the builder's format, and keeps one just inside", () => {
+    const builder = new EvidenceBuilder(new MemorySink(), 1024, "some-format");
+    const stack = builder.stack(null, builder.frame({ name: "f", kind: "native" }));
+    const metric = builder.metric({ name: "samples", unit: "count", kind: "counted" });
+    const track = builder.track({ kind: "thread" });
+    const refused = (call: () => void) => {
+      try {
+        call();
+      } catch (error) {
+        return error as EvidenceParseError;
+      }
+      throw new Error("expected a parse error");
+    };
+    // 2^63 is the first double past the int64 range; 2^63 − 1024 the last inside it.
+    expect(refused(() => builder.sample(stack, null, null, metric, 2 ** 63))).toMatchObject({ format: "some-format", at: { field: "samples.value" } });
+    expect(refused(() => builder.sample(stack, null, -(2 ** 63) - 2048, metric, 1)).at.field).toBe("samples.time_ns");
+    expect(refused(() => builder.sample(stack, null, null, metric, NaN)).at.field).toBe("samples.value");
+    expect(refused(() => builder.span({ trackId: track, name: "s", startNs: Infinity, durNs: 0, depth: 0 })).at.field).toBe("spans.start_ns");
+    expect(refused(() => builder.span({ trackId: track, name: "s", startNs: 0, durNs: 1e19, depth: 0 })).at.field).toBe("spans.dur_ns");
+    builder.spanDraft(0, { name: "s" });
+    expect(refused(() => builder.placeSpan(0, { spanId: 0, trackId: track, parentSpanId: null, startNs: 1e19, durNs: 0, depth: 0 })).at.field).toBe("spans.start_ns");
+    expect(() => builder.sample(stack, null, 2 ** 63 - 1024, metric, -(2 ** 63))).not.toThrow();
   });
 
   it("reuses a batch's arrays once a sink that copies is done with them, and sends the same rows as without", async () => {

@@ -1,4 +1,5 @@
 import { stableKey } from "./hash";
+import { isInt64, outOfInt64Range } from "./int64";
 import { AsciiBytes, TextCoder, TextDecoding, isCodedText, type CodedText } from "./text-coding";
 import { col, FIELD_LIMITS, TABLES, type ColumnSpec, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
 
@@ -418,6 +419,8 @@ export class EvidenceBuilder {
   constructor(
     private readonly sink: BatchSink,
     private readonly batchRows = DEFAULT_BATCH_ROWS,
+    /** The input's format, named by errors about values no int64 cell holds (see int64.ts). */
+    private readonly format = "evidence",
   ) {
     const capacity = Math.min(batchRows, 4096);
     this.buffers = Object.fromEntries(Object.keys(STAGING_TABLES).map((t) => [t, new TableBuffer(t as StagingTableName, capacity)])) as Record<StagingTableName, TableBuffer>;
@@ -545,13 +548,21 @@ export class EvidenceBuilder {
       if (stats.first === null || timeNs < stats.first) stats.first = timeNs;
       if (stats.last === null || timeNs > stats.last) stats.last = timeNs;
     }
+    const time = timeNs === null ? NaN : Math.round(timeNs);
+    const rounded = Math.round(value);
+    if ((timeNs !== null && !isInt64(time)) || !isInt64(rounded)) this.outOfRange(timeNs !== null && !isInt64(time) ? "samples.time_ns" : "samples.value");
     const samples = this.buffers.samples;
     const row = samples.reserve();
     samples.column(0)[row] = stackId;
     samples.column(1)[row] = trackId === null ? NaN : trackId;
-    samples.column(2)[row] = timeNs === null ? NaN : Math.round(timeNs);
+    samples.column(2)[row] = time;
     samples.column(3)[row] = metricId;
-    samples.column(4)[row] = Math.round(value);
+    samples.column(4)[row] = rounded;
+  }
+
+  /** A value for an int64 column that none holds: the import fails as for malformed input (the importer did not name its field). */
+  private outOfRange(column: string): never {
+    throw outOfInt64Range(this.format, column);
   }
 
   allocateSpanId(): number {
@@ -567,14 +578,17 @@ export class EvidenceBuilder {
   span(input: SpanInput): number {
     const id = input.spanId ?? this.allocateSpanId();
     const args = this.argsText(input.args);
+    const start = Math.round(input.startNs);
+    const dur = Math.max(0, Math.round(input.durNs));
+    if (!isInt64(start) || !isInt64(dur)) this.outOfRange(isInt64(start) ? "spans.dur_ns" : "spans.start_ns");
     this.buffers.spans.push([
       id,
       input.trackId,
       input.parentSpanId ?? null,
       this.bound(input.name, "name"),
       this.bound(input.category, "category"),
-      Math.round(input.startNs),
-      Math.max(0, Math.round(input.durNs)),
+      start,
+      dur,
       input.depth,
       input.status ?? null,
       args,
@@ -605,6 +619,9 @@ export class EvidenceBuilder {
   /** The place of a drafted span: its id, track, parent, times and depth. */
   placeSpan(draftId: number, place: { spanId: number; trackId: number; parentSpanId: number | null; startNs: number; durNs: number; depth: number }): void {
     if (this.draftState(draftId) !== DRAFT_OPEN) throw new Error(`span ${draftId} placed without a draft, or twice`);
+    const start = Math.round(place.startNs);
+    const dur = Math.max(0, Math.round(place.durNs));
+    if (!isInt64(start) || !isInt64(dur)) this.outOfRange(isInt64(start) ? "spans.dur_ns" : "spans.start_ns");
     this.draftStates[draftId] = DRAFT_PLACED;
     this.openDrafts--;
     // Written into the columns, as samples are: a trace places millions of spans in a row at its end.
@@ -614,8 +631,8 @@ export class EvidenceBuilder {
     places.column(1)[row] = place.spanId;
     places.column(2)[row] = place.trackId;
     places.column(3)[row] = place.parentSpanId ?? NaN;
-    places.column(4)[row] = Math.round(place.startNs);
-    places.column(5)[row] = Math.max(0, Math.round(place.durNs));
+    places.column(4)[row] = start;
+    places.column(5)[row] = dur;
     places.column(6)[row] = place.depth;
   }
 

@@ -8,6 +8,7 @@
  */
 import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
+import { int64 } from "../evidence/int64";
 import { readLines } from "../io/text";
 import { EvidenceParseError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
@@ -144,7 +145,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
       for (let i = header.positions; i < tokens.length; i++) {
         const token = tokens[i];
         if (!COST.test(token)) fail("a cost is not a whole number", line);
-        cost[i - header.positions] = Number(token);
+        cost[i - header.positions] = int64(Number(token), FORMAT, "costs", { line });
       }
       if (callee !== null && callee.count >= 0) {
         const target = g.fn(callee.name as string, callee.file, callee.object);
@@ -444,14 +445,14 @@ async function emitSamples(
       if (weights.every((w) => w <= 0)) weights = nodes.map((n) => paths.share[n].reduce((a, b) => a + b, 0));
       if (weights.every((w) => w <= 0)) {
         unexpanded++;
-        builder.sample(fallbackOf(fn, 0), track, null, metricIds[e], self[e]);
+        builder.sample(fallbackOf(fn, 0), track, null, metricIds[e], int64(self[e], FORMAT, "costs"));
         emitted++;
         continue;
       }
       const values = apportion(self[e], weights);
       for (let i = 0; i < nodes.length; i++) {
         if (values[i] === 0) continue;
-        builder.sample(stackOf(nodes[i]), track, null, metricIds[e], values[i]);
+        builder.sample(stackOf(nodes[i]), track, null, metricIds[e], int64(values[i], FORMAT, "costs"));
         if (++emitted % SAMPLES_PER_CHECKPOINT === 0) await builder.checkpoint();
       }
     }

@@ -7,6 +7,7 @@
  * earliest event. Events are kept compactly and nested per track at the end, so order does not matter.
  */
 import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
+import { int64 } from "../evidence/int64";
 import { AsciiBytes } from "../evidence/text-coding";
 import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
 import { ScanBudget, TraceEventScanner, type ScannedEvent } from "./chrome-trace-scan";
@@ -260,6 +261,7 @@ class TraceCollector {
           this.builder.limit("MISSING_DURATION", "Some complete (X) events have no valid dur; they were kept with duration 0.");
           dur = 0;
         }
+        int64(dur * 1000, FORMAT, "dur");
         this.noteTime(ts + dur);
         return this.addSlice(this.eventThreadTrack(pid, tid), ts, dur, name, cat, this.argsText(args));
       }
@@ -504,6 +506,8 @@ class TraceCollector {
     const { builder, slices } = this;
     if (this.events === 0) builder.limit("NO_EVENTS", "The trace holds no events.");
     const origin = Number.isFinite(this.minTs) ? this.minTs : 0;
+    // Every time is placed in ns from the earliest: the latest (an end, too) must still fit.
+    if (Number.isFinite(this.maxTs)) int64((this.maxTs - origin) * 1000, FORMAT, "ts");
     builder.metadata.time_origin_us = String(origin);
     this.finishOpenSlices();
 
@@ -558,6 +562,7 @@ class TraceCollector {
     await this.writeCounters(origin);
     for (const profile of this.profiles.values()) {
       await writeV8Samples(builder, {
+        format: FORMAT,
         tree: profile.tree,
         nodeIds: profile.nodeIds,
         timeDeltas: profile.timeDeltas,

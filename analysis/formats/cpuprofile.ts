@@ -6,6 +6,7 @@
  * positionTicks become `line_ticks` measurements. The V8 helpers here also serve chrome-trace.
  */
 import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
+import { int64 } from "../evidence/int64";
 import type { FrameKind } from "../evidence/schema";
 import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
 import { EvidenceParseError, InputBoundError } from "./errors";
@@ -137,6 +138,8 @@ export class V8NodeTree {
 }
 
 export interface V8Samples {
+  /** The importer, named by errors about its times. */
+  format: string;
   tree: V8NodeTree;
   /** Node id per sample, in time order. */
   nodeIds: NumberColumn;
@@ -183,9 +186,9 @@ export async function writeV8Samples(builder: EvidenceBuilder, input: V8Samples)
         builder.limit("NEGATIVE_TIME_DELTA", "Some samples are out of time order; their wall_ns weight is 0.");
         weight = 0;
       }
-      const timeNs = (time - input.originUs) * 1000;
+      const timeNs = int64((time - input.originUs) * 1000, input.format, "timeDeltas");
       builder.sample(stack, input.trackId, timeNs, samplesMetric, 1);
-      builder.sample(stack, input.trackId, timeNs, wallMetric, weight * 1000);
+      builder.sample(stack, input.trackId, timeNs, wallMetric, int64(weight * 1000, input.format, "timeDeltas"));
     } else {
       builder.sample(stack, input.trackId, null, samplesMetric, 1);
     }
@@ -259,12 +262,12 @@ async function parseCpuprofile(ctx: ImportContext): Promise<void> {
     const startUs = seen.startTime ?? 0;
     builder.metadata.time_origin_us = String(startUs);
     builder.metadata.wall_ns_weighting = "time until the next sample; the last sample: endTime minus its time (mean interval if unknown)";
-    await writeV8Samples(builder, { tree, nodeIds, timeDeltas: seen.timeDeltas ? timeDeltas : null, startUs, endUs: seen.endTime, originUs: startUs, trackId });
+    await writeV8Samples(builder, { format: FORMAT, tree, nodeIds, timeDeltas: seen.timeDeltas ? timeDeltas : null, startUs, endUs: seen.endTime, originUs: startUs, trackId });
   } else {
     // Old profiles carry only per-node hit counts: aggregate samples without times.
     builder.limit("NO_SAMPLES", "The profile has no samples array; per-node hitCount was used, without times.");
     const samplesMetric = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
-    for (const [nodeId, hits] of hitCounts) builder.sample(tree.stackOf(nodeId) as number, trackId, null, samplesMetric, hits);
+    for (const [nodeId, hits] of hitCounts) builder.sample(tree.stackOf(nodeId) as number, trackId, null, samplesMetric, int64(hits, FORMAT, "hitCount"));
   }
 }
 

@@ -9,8 +9,8 @@ export class EvidenceParseError extends Error {
   constructor(
     readonly format: string,
     readonly reason: string,
-    /** Where the problem is: a byte offset into the (decompressed) input, and/or a 1-based line. */
-    readonly at: { offset?: number; line?: number } = {},
+    /** Where the problem is: a byte offset into the (decompressed) input, and/or a 1-based line, and/or the input's field. */
+    readonly at: { offset?: number; line?: number; field?: string } = {},
   ) {
     super(`${format}: ${reason}${at.line !== undefined ? ` (line ${at.line})` : ""}${at.offset !== undefined ? ` (byte ${at.offset})` : ""}`);
     this.name = "EvidenceParseError";

@@ -4,6 +4,7 @@
  * root path a stack ("(root)" left out). Each node with selfSize > 0 becomes one aggregate sample
  * row (no time, no track) of `alloc_bytes`; nodes named by `samples` also get an `alloc_count` row.
  */
+import { int64 } from "../evidence/int64";
 import type { JsonPath, JsonSelection, JsonValue } from "../io/json-stream";
 import { parseJsonStream } from "../io/json-stream";
 import { isJsonObject, V8NodeTree } from "./cpuprofile";
@@ -69,7 +70,7 @@ async function parseHeapprofile(ctx: ImportContext): Promise<void> {
   const countMetric = state.sawSamples ? builder.metric({ name: "alloc_count", unit: "count", kind: "sampled" }) : -1;
   let written = 0;
   for (const [nodeId, selfSize] of selfSizes) {
-    builder.sample(tree.stackOf(nodeId) as number, null, null, bytesMetric, selfSize);
+    builder.sample(tree.stackOf(nodeId) as number, null, null, bytesMetric, int64(selfSize, FORMAT, "selfSize", { offset: state.headOffset }));
     if (++written % 16_384 === 0) await builder.checkpoint();
   }
   for (const [nodeId, count] of sampleCounts) {

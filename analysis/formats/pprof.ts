@@ -8,6 +8,7 @@
  */
 import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind, MetricKind } from "../evidence/schema";
+import { int64 } from "../evidence/int64";
 import { concatBytes } from "../io/bytes";
 import { ProtoReader, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "../io/protobuf";
 import { EvidenceParseError } from "./errors";
@@ -437,7 +438,7 @@ async function readSamples(bytes: Uint8Array, tables: ProfileTables, builder: Ev
       emptyStack ??= builder.stack(null, builder.frame({ name: "(no stack)", kind: "other" }));
       leaf = emptyStack;
     }
-    for (let i = 0; i < values.length; i++) if (values[i] !== 0) builder.sample(leaf, null, null, metricIds[i], values[i]);
+    for (let i = 0; i < values.length; i++) if (values[i] !== 0) builder.sample(leaf, null, null, metricIds[i], int64(values[i], FORMAT, "sample.value", { offset: top.offset }));
     for (const label of sampleLabels) {
       const key = stringAt(tables, label.key, top.offset);
       if (label.hasNum) labels.add(key, label.num, stringAt(tables, label.numUnit, top.offset) || null, values[weightIndex]);
