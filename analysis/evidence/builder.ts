@@ -697,7 +697,7 @@ export class EvidenceBuilder {
     if (metrics.length === 0) return;
     // 0.4 s for the 3.7 M nodes of the 220 MB folded benchmark, unless the importer said it.
     // Said of every node, the list is one entry per node in id order.
-    const outermost = this.saidOutermost.length === nodes ? this.saidOutermost.data : outermostNodes(stackParent, stackFrame, nodes);
+    const outermost = this.saidOutermost.length === nodes ? this.saidOutermost.data : outermostNodes(stackParent, stackFrame, this.stackDepth.data, nodes, frames);
     const rows = Math.min(this.batchRows, nodes);
     // Rows go straight into a batch's columns: a node per row, millions of them, and through the
     // generic row buffer they cost about twice as much.
@@ -794,13 +794,25 @@ function integerOrNull(value: number | null | undefined): number | null {
 
 /**
  * Per stack node, 1 when its frame does not occur among its ancestors (a frame's total sums these
- * only, so recursion counts a sample once). Each node carries a 64-bit summary of the frames on
- * its path; only when the summary says the frame may be there are the ancestors walked.
+ * only, so recursion counts a sample once). First by path summaries (outermostBySummary), which
+ * is fastest on the trees profiles make; where their walks up the tree grow long, by one pass in
+ * depth-first order (outermostByPath), in time linear whatever the tree.
  */
-function outermostNodes(stackParent: Int32Array, stackFrame: Int32Array, nodes: number): Uint8Array {
+function outermostNodes(stackParent: Int32Array, stackFrame: Int32Array, stackDepth: Int32Array, nodes: number, frames: number): Uint8Array {
+  return outermostBySummary(stackParent, stackFrame, nodes, 16 * nodes + 65_536) ?? outermostByPath(stackParent, stackFrame, stackDepth, nodes, frames);
+}
+
+/**
+ * Each node carries a 64-bit summary of the frames on its path; only when the summary says the
+ * frame may be there are the ancestors walked. A path of many distinct frames (a call chain 200 k
+ * deep) sets every bit, and the walks then grow with the square of its depth (82 s for 200 k
+ * nodes): past `budget` ancestors walked in all it gives up (null).
+ */
+export function outermostBySummary(stackParent: Int32Array, stackFrame: Int32Array, nodes: number, budget: number): Uint8Array | null {
   const outermost = new Uint8Array(nodes);
   const low = new Int32Array(nodes);
   const high = new Int32Array(nodes);
+  let walked = 0;
   for (let id = 0; id < nodes; id++) {
     const frame = stackFrame[id];
     const bit = Math.imul(frame, 0x9e3779b1) >>> 26;
@@ -817,6 +829,7 @@ function outermostNodes(stackParent: Int32Array, stackFrame: Int32Array, nodes: 
       // Up to the frame, or to the first ancestor whose own summary lacks its bit: none above has it.
       outer = true;
       for (let up = parent; up >= 0; up = stackParent[up]) {
+        if (++walked > budget) return null;
         if (stackFrame[up] === frame) {
           outer = false;
           break;
@@ -827,6 +840,47 @@ function outermostNodes(stackParent: Int32Array, stackFrame: Int32Array, nodes: 
     outermost[id] = outer ? 1 : 0;
     low[id] = bit < 32 ? ancestorLow | word : ancestorLow;
     high[id] = bit < 32 ? ancestorHigh : ancestorHigh | word;
+  }
+  return outermost;
+}
+
+/**
+ * The tree walked depth-first with a count per frame of its occurrences on the current path: a
+ * node is outermost when its frame's count is 0 as it is entered. Each node is entered and left
+ * once. (Ids are parent-first, so children are listed by parent in id order, from the parents'
+ * child counts.)
+ */
+export function outermostByPath(stackParent: Int32Array, stackFrame: Int32Array, stackDepth: Int32Array, nodes: number, frames: number): Uint8Array {
+  const outermost = new Uint8Array(nodes);
+  // Slot parent + 1 (0: the roots) lists its children at children[first[slot], first[slot + 1]).
+  const first = new Int32Array(nodes + 2);
+  for (let id = 0; id < nodes; id++) first[stackParent[id] + 1]++;
+  for (let slot = 1; slot <= nodes; slot++) first[slot] += first[slot - 1];
+  first[nodes + 1] = nodes;
+  const children = new Int32Array(nodes);
+  for (let id = nodes - 1; id >= 0; id--) children[--first[stackParent[id] + 1]] = id;
+  let deepest = 0;
+  for (let id = 0; id < nodes; id++) if (stackDepth[id] > deepest) deepest = stackDepth[id];
+  const onPath = new Int32Array(frames);
+  // The current path (path[0] = -1 for the roots) and, per level, the next child to enter.
+  const path = new Int32Array(deepest + 2);
+  const next = new Int32Array(deepest + 2);
+  let top = 0;
+  path[0] = -1;
+  next[0] = first[0];
+  while (top >= 0) {
+    const node = path[top];
+    if (next[top] < first[node + 2]) {
+      const child = children[next[top]++];
+      const frame = stackFrame[child];
+      outermost[child] = onPath[frame] === 0 ? 1 : 0;
+      onPath[frame]++;
+      path[++top] = child;
+      next[top] = first[child + 1];
+    } else {
+      if (node >= 0) onPath[stackFrame[node]]--;
+      top--;
+    }
   }
   return outermost;
 }
