@@ -100,7 +100,9 @@ async function openChecked(resolved: string, name: string, check: (opened: strin
 /** Opens the file a request names for import, as the caller may (see confinedToRoot). */
 export async function openRequestedFile(ctx: ServiceContext, ws: Workspace, requested: string): Promise<InputFile> {
   const confined = confinedToRoot(ctx);
-  const lexical = path.resolve(ctx.locator.cwd, requested);
+  // A confined caller's relative path is relative to the project root (as import_artifact says),
+  // whatever directory the server runs in; a person's, to their working directory.
+  const lexical = path.resolve(confined ? ws.layout.projectRoot : ctx.locator.cwd, requested);
   // Refused by name first, so a confined caller cannot learn whether a file outside exists.
   if (confined && !isInside(ws.layout.projectRoot, lexical)) throw denied(OUTSIDE_ROOT);
   if (inAnyWorkspace(lexical)) throw denied(IN_WORKSPACE);

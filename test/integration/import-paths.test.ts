@@ -64,6 +64,14 @@ describe("import paths: resolved after every link, confined, never the workspace
     expect((await callService(listRuns, ctx("agent"), {})).items.find((r) => r.run_id === linked.run_id)?.title).toBe("inside-link.folded");
   });
 
+  it("reads an agent's relative path from the project root, wherever the server runs", async () => {
+    const { root, outside } = setup();
+    const elsewhere: ServiceContext = { locator: { cwd: outside, projectRoot: root }, actor: "agent" };
+    expect((await callService(importArtifact, elsewhere, { path: "profiles/app.folded" })).rows.samples).toBe(1);
+    // secret.folded is in the server's directory, not in the root: it is looked for in the root.
+    expect((await failure(callService(importArtifact, elsewhere, { path: "secret.folded" }))).code).toBe("INVALID_ARGUMENTS");
+  });
+
   it("lets a person at the CLI import a readable file outside the root, but never one inside any workspace folder", async () => {
     const { ctx, outside, root } = setup();
     const imported = await callService(importArtifact, ctx("cli"), { path: "file-link.folded" });
