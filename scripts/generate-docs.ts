@@ -115,6 +115,13 @@ table below) in the object store, published as a corpus commit. Gzipped input is
 detection. Queries run over exactly the files of one pinned commit, on DuckDB in the server and
 on DuckDB-WASM in the browser (same SQL: \`analysis/queries/\`).
 
+Malformed input fails the import with \`ARTIFACT_PARSE_FAILED\` and publishes nothing; its
+\`details\` give the format, the byte offset or line, and the kind of problem, never the input's
+bytes or values. A number that no BIGINT cell holds once converted (beyond ±2^63: in nanoseconds,
+about 292 years, as after µs → ns or made relative to the earliest time) fails the same way, with
+\`details.field\` naming the input's field (\`ts\`, \`weights\`, \`timeDeltas\`, …)
+(\`analysis/evidence/int64.ts\`: importers convert through it, and the builder checks every such cell).
+
 ## Formats
 
 | format | what | file endings | extractor version |

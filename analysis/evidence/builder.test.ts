@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { EvidenceBuilder, MemorySink, StackChildren, type RowBatch, type StagingTableName } from "./builder";
+import { EvidenceBuilder, MemorySink, outermostByPath, outermostBySummary, StackChildren, type RowBatch, type StagingTableName } from "./builder";
 import type { CodedText } from "./text-coding";
+import type { EvidenceParseError } from "../formats/errors";
 
 /** Deterministic pseudo-random integers in [0, n). */
 function randomInts(seed: number): (n: number) => number {
@@ -178,6 +179,107 @@ describe("EvidenceBuilder", () => {
     await builder.finish();
     const totals = new Map(sink.tables.frame_totals.map((row) => [row.frame_id as number, row.total as number]));
     expect(totals).toEqual(expectedTotal);
+  });
+
+  it("counts a frame once per sample in a branching tree of deep paths over many frames, where walking up from each node would take long", async () => {
+    const sink = new MemorySink();
+    const builder = new EvidenceBuilder(sink);
+    const frames = Array.from({ length: 3000 }, (_, i) => builder.frame({ name: `h${i}`, kind: "native" }));
+    const metric = builder.metric({ name: "samples", unit: "count", kind: "counted" });
+    const random = randomInts(5);
+    const expectedTotal = new Map<number, number>();
+    // Paths share a long trunk, then branch; frames recur within a path.
+    const trunk = Array.from({ length: 2000 }, () => frames[random(frames.length)]);
+    for (let i = 0; i < 300; i++) {
+      const path = [...trunk.slice(0, random(trunk.length)), ...Array.from({ length: random(1500) }, () => frames[random(random(2) ? 40 : frames.length)])];
+      if (path.length === 0) continue;
+      const value = 1 + random(5);
+      builder.sample(builder.stackOf(path)!, null, null, metric, value);
+      for (const frame of new Set(path)) expectedTotal.set(frame, (expectedTotal.get(frame) ?? 0) + value);
+    }
+    await builder.finish();
+    const totals = new Map(sink.tables.frame_totals.map((row) => [row.frame_id as number, row.total as number]));
+    expect(totals).toEqual(expectedTotal);
+  });
+
+  it("finds outermost nodes the same by path summaries (given any budget) and by a depth-first pass, as a walk up from each node does", () => {
+    const random = randomInts(6);
+    for (const [nodes, frames, fanout] of [[5000, 8, 1], [5000, 300, 1], [20_000, 64, 3], [20_000, 5000, 50], [3000, 2, 1000]]) {
+      // Parent-first ids: a node's parent is one of the last `fanout` nodes (1: a chain).
+      const parent = new Int32Array(nodes);
+      const frame = new Int32Array(nodes);
+      const depth = new Int32Array(nodes);
+      for (let id = 0; id < nodes; id++) {
+        parent[id] = id === 0 || random(50) === 0 ? -1 : id - 1 - random(Math.min(fanout, id));
+        frame[id] = random(frames);
+        depth[id] = parent[id] < 0 ? 0 : depth[parent[id]] + 1;
+      }
+      const expected = new Uint8Array(nodes);
+      for (let id = 0; id < nodes; id++) {
+        let outer = 1;
+        for (let up = parent[id]; up >= 0; up = parent[up]) if (frame[up] === frame[id]) outer = 0;
+        expected[id] = outer;
+      }
+      expect(outermostBySummary(parent, frame, nodes, Infinity), `${nodes}/${frames}/${fanout}`).toEqual(expected);
+      expect(outermostByPath(parent, frame, depth, nodes, frames), `${nodes}/${frames}/${fanout}`).toEqual(expected);
+    }
+    // Past its budget the summary gives up, and the builder uses the depth-first pass.
+    const chain = Int32Array.from({ length: 1000 }, (_, i) => i - 1);
+    expect(outermostBySummary(chain, Int32Array.from({ length: 1000 }, (_, i) => i), 1000, 1000)).toBeNull();
+  });
+
+  it("totals a call chain 100 k deep whose frames recur once, as counted by hand", async () => {
+    // Node i (depth i) has frame i mod 60 000 and one sample of value 1: frames below 40 000 occur
+    // twice on the path, at depths f and f + 60 000.
+    const depth = 100_000;
+    const distinct = 60_000;
+    const sink = new MemorySink();
+    const builder = new EvidenceBuilder(sink);
+    const frames = Array.from({ length: distinct }, (_, i) => builder.frame({ name: `f${i}`, kind: "native" }));
+    const metric = builder.metric({ name: "samples", unit: "count", kind: "counted" });
+    let stack: number | null = null;
+    for (let i = 0; i < depth; i++) {
+      stack = builder.stack(stack, frames[i % distinct]);
+      builder.sample(stack, null, null, metric, 1);
+    }
+    await builder.finish();
+    // A frame's total counts each sample on or below its outermost occurrence once: n − f.
+    // Its self is the samples whose leaf it is: 2 where it recurs, else 1.
+    const byFrame = new Map(sink.tables.frame_totals.map((row) => [row.frame_id as number, row]));
+    for (const f of [0, 1, 39_999, 40_000, 59_999]) {
+      expect(byFrame.get(frames[f]), `frame ${f}`).toMatchObject({ total: depth - f, self: f < depth - distinct ? 2 : 1 });
+    }
+    let wrong = 0;
+    for (let f = 0; f < distinct; f++) if (byFrame.get(frames[f])!.total !== depth - f) wrong++;
+    expect(wrong).toBe(0);
+    // A node's inclusive total is everything at or below it: n − depth.
+    const totals = sink.tables.stack_totals;
+    expect(totals).toHaveLength(depth);
+    expect(totals.every((row) => row.total === depth - (row.stack_id as number) && row.self === 1)).toBe(true);
+  });
+
+  it("refuses a sample or span value that no int64 cell holds, naming its column and the builder's format, and keeps one just inside", () => {
+    const builder = new EvidenceBuilder(new MemorySink(), 1024, "some-format");
+    const stack = builder.stack(null, builder.frame({ name: "f", kind: "native" }));
+    const metric = builder.metric({ name: "samples", unit: "count", kind: "counted" });
+    const track = builder.track({ kind: "thread" });
+    const refused = (call: () => void) => {
+      try {
+        call();
+      } catch (error) {
+        return error as EvidenceParseError;
+      }
+      throw new Error("expected a parse error");
+    };
+    // 2^63 is the first double past the int64 range; 2^63 − 1024 the last inside it.
+    expect(refused(() => builder.sample(stack, null, null, metric, 2 ** 63))).toMatchObject({ format: "some-format", at: { field: "samples.value" } });
+    expect(refused(() => builder.sample(stack, null, -(2 ** 63) - 2048, metric, 1)).at.field).toBe("samples.time_ns");
+    expect(refused(() => builder.sample(stack, null, null, metric, NaN)).at.field).toBe("samples.value");
+    expect(refused(() => builder.span({ trackId: track, name: "s", startNs: Infinity, durNs: 0, depth: 0 })).at.field).toBe("spans.start_ns");
+    expect(refused(() => builder.span({ trackId: track, name: "s", startNs: 0, durNs: 1e19, depth: 0 })).at.field).toBe("spans.dur_ns");
+    builder.spanDraft(0, { name: "s" });
+    expect(refused(() => builder.placeSpan(0, { spanId: 0, trackId: track, parentSpanId: null, startNs: 1e19, durNs: 0, depth: 0 })).at.field).toBe("spans.start_ns");
+    expect(() => builder.sample(stack, null, 2 ** 63 - 1024, metric, -(2 ** 63))).not.toThrow();
   });
 
   it("reuses a batch's arrays once a sink that copies is done with them, and sends the same rows as without", async () => {

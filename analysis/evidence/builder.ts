@@ -1,5 +1,6 @@
 import { stableKey } from "./hash";
 import { MAX_SPAN_FLAME_NAMES, SpanFlameRecorder } from "./span-flame";
+import { isInt64, outOfInt64Range } from "./int64";
 import { AsciiBytes, TextCoder, TextDecoding, isCodedText, type CodedText } from "./text-coding";
 import { col, FIELD_LIMITS, TABLES, type ColumnSpec, type EdgeKind, type FrameKind, type MetricKind, type TableName } from "./schema";
 
@@ -421,6 +422,8 @@ export class EvidenceBuilder {
   constructor(
     private readonly sink: BatchSink,
     private readonly batchRows = DEFAULT_BATCH_ROWS,
+    /** The input's format, named by errors about values no int64 cell holds (see int64.ts). */
+    private readonly format = "evidence",
   ) {
     const capacity = Math.min(batchRows, 4096);
     this.buffers = Object.fromEntries(Object.keys(STAGING_TABLES).map((t) => [t, new TableBuffer(t as StagingTableName, capacity)])) as Record<StagingTableName, TableBuffer>;
@@ -553,13 +556,21 @@ export class EvidenceBuilder {
       if (stats.first === null || timeNs < stats.first) stats.first = timeNs;
       if (stats.last === null || timeNs > stats.last) stats.last = timeNs;
     }
+    const time = timeNs === null ? NaN : Math.round(timeNs);
+    const rounded = Math.round(value);
+    if ((timeNs !== null && !isInt64(time)) || !isInt64(rounded)) this.outOfRange(timeNs !== null && !isInt64(time) ? "samples.time_ns" : "samples.value");
     const samples = this.buffers.samples;
     const row = samples.reserve();
     samples.column(0)[row] = stackId;
     samples.column(1)[row] = trackId === null ? NaN : trackId;
-    samples.column(2)[row] = timeNs === null ? NaN : Math.round(timeNs);
+    samples.column(2)[row] = time;
     samples.column(3)[row] = metricId;
-    samples.column(4)[row] = Math.round(value);
+    samples.column(4)[row] = rounded;
+  }
+
+  /** A value for an int64 column that none holds: the import fails as for malformed input (the importer did not name its field). */
+  private outOfRange(column: string): never {
+    throw outOfInt64Range(this.format, column);
   }
 
   allocateSpanId(): number {
@@ -575,15 +586,18 @@ export class EvidenceBuilder {
   span(input: SpanInput): number {
     const id = input.spanId ?? this.allocateSpanId();
     const args = this.argsText(input.args);
-    this.spanFlame.span(id, input.name, input.parentSpanId ?? null, input.trackId, Math.max(0, Math.round(input.durNs)));
+    const start = Math.round(input.startNs);
+    const dur = Math.max(0, Math.round(input.durNs));
+    if (!isInt64(start) || !isInt64(dur)) this.outOfRange(isInt64(start) ? "spans.dur_ns" : "spans.start_ns");
+    this.spanFlame.span(id, input.name, input.parentSpanId ?? null, input.trackId, dur);
     this.buffers.spans.push([
       id,
       input.trackId,
       input.parentSpanId ?? null,
       this.bound(input.name, "name"),
       this.bound(input.category, "category"),
-      Math.round(input.startNs),
-      Math.max(0, Math.round(input.durNs)),
+      start,
+      dur,
       input.depth,
       input.status ?? null,
       args,
@@ -615,6 +629,9 @@ export class EvidenceBuilder {
   /** The place of a drafted span: its id, track, parent, times and depth. */
   placeSpan(draftId: number, place: { spanId: number; trackId: number; parentSpanId: number | null; startNs: number; durNs: number; depth: number }): void {
     if (this.draftState(draftId) !== DRAFT_OPEN) throw new Error(`span ${draftId} placed without a draft, or twice`);
+    const start = Math.round(place.startNs);
+    const dur = Math.max(0, Math.round(place.durNs));
+    if (!isInt64(start) || !isInt64(dur)) this.outOfRange(isInt64(start) ? "spans.dur_ns" : "spans.start_ns");
     this.draftStates[draftId] = DRAFT_PLACED;
     this.openDrafts--;
     // Written into the columns, as samples are: a trace places millions of spans in a row at its end.
@@ -624,11 +641,10 @@ export class EvidenceBuilder {
     places.column(1)[row] = place.spanId;
     places.column(2)[row] = place.trackId;
     places.column(3)[row] = place.parentSpanId ?? NaN;
-    places.column(4)[row] = Math.round(place.startNs);
-    const durNs = Math.max(0, Math.round(place.durNs));
-    places.column(5)[row] = durNs;
+    places.column(4)[row] = start;
+    places.column(5)[row] = dur;
     places.column(6)[row] = place.depth;
-    this.spanFlame.placeDraft(draftId, place.spanId, place.parentSpanId, place.trackId, durNs);
+    this.spanFlame.placeDraft(draftId, place.spanId, place.parentSpanId, place.trackId, dur);
   }
 
   /** Where a draft id stands; ids are the importer's own, non-negative integers below 2^31. */
@@ -692,7 +708,7 @@ export class EvidenceBuilder {
     if (metrics.length === 0) return;
     // 0.4 s for the 3.7 M nodes of the 220 MB folded benchmark, unless the importer said it.
     // Said of every node, the list is one entry per node in id order.
-    const outermost = this.saidOutermost.length === nodes ? this.saidOutermost.data : outermostNodes(stackParent, stackFrame, nodes);
+    const outermost = this.saidOutermost.length === nodes ? this.saidOutermost.data : outermostNodes(stackParent, stackFrame, this.stackDepth.data, nodes, frames);
     const rows = Math.min(this.batchRows, nodes);
     // Rows go straight into a batch's columns: a node per row, millions of them, and through the
     // generic row buffer they cost about twice as much.
@@ -820,13 +836,25 @@ function integerOrNull(value: number | null | undefined): number | null {
 
 /**
  * Per stack node, 1 when its frame does not occur among its ancestors (a frame's total sums these
- * only, so recursion counts a sample once). Each node carries a 64-bit summary of the frames on
- * its path; only when the summary says the frame may be there are the ancestors walked.
+ * only, so recursion counts a sample once). First by path summaries (outermostBySummary), which
+ * is fastest on the trees profiles make; where their walks up the tree grow long, by one pass in
+ * depth-first order (outermostByPath), in time linear whatever the tree.
  */
-function outermostNodes(stackParent: Int32Array, stackFrame: Int32Array, nodes: number): Uint8Array {
+function outermostNodes(stackParent: Int32Array, stackFrame: Int32Array, stackDepth: Int32Array, nodes: number, frames: number): Uint8Array {
+  return outermostBySummary(stackParent, stackFrame, nodes, 16 * nodes + 65_536) ?? outermostByPath(stackParent, stackFrame, stackDepth, nodes, frames);
+}
+
+/**
+ * Each node carries a 64-bit summary of the frames on its path; only when the summary says the
+ * frame may be there are the ancestors walked. A path of many distinct frames (a call chain 200 k
+ * deep) sets every bit, and the walks then grow with the square of its depth (82 s for 200 k
+ * nodes): past `budget` ancestors walked in all it gives up (null).
+ */
+export function outermostBySummary(stackParent: Int32Array, stackFrame: Int32Array, nodes: number, budget: number): Uint8Array | null {
   const outermost = new Uint8Array(nodes);
   const low = new Int32Array(nodes);
   const high = new Int32Array(nodes);
+  let walked = 0;
   for (let id = 0; id < nodes; id++) {
     const frame = stackFrame[id];
     const bit = Math.imul(frame, 0x9e3779b1) >>> 26;
@@ -843,6 +871,7 @@ function outermostNodes(stackParent: Int32Array, stackFrame: Int32Array, nodes: 
       // Up to the frame, or to the first ancestor whose own summary lacks its bit: none above has it.
       outer = true;
       for (let up = parent; up >= 0; up = stackParent[up]) {
+        if (++walked > budget) return null;
         if (stackFrame[up] === frame) {
           outer = false;
           break;
@@ -853,6 +882,47 @@ function outermostNodes(stackParent: Int32Array, stackFrame: Int32Array, nodes: 
     outermost[id] = outer ? 1 : 0;
     low[id] = bit < 32 ? ancestorLow | word : ancestorLow;
     high[id] = bit < 32 ? ancestorHigh : ancestorHigh | word;
+  }
+  return outermost;
+}
+
+/**
+ * The tree walked depth-first with a count per frame of its occurrences on the current path: a
+ * node is outermost when its frame's count is 0 as it is entered. Each node is entered and left
+ * once. (Ids are parent-first, so children are listed by parent in id order, from the parents'
+ * child counts.)
+ */
+export function outermostByPath(stackParent: Int32Array, stackFrame: Int32Array, stackDepth: Int32Array, nodes: number, frames: number): Uint8Array {
+  const outermost = new Uint8Array(nodes);
+  // Slot parent + 1 (0: the roots) lists its children at children[first[slot], first[slot + 1]).
+  const first = new Int32Array(nodes + 2);
+  for (let id = 0; id < nodes; id++) first[stackParent[id] + 1]++;
+  for (let slot = 1; slot <= nodes; slot++) first[slot] += first[slot - 1];
+  first[nodes + 1] = nodes;
+  const children = new Int32Array(nodes);
+  for (let id = nodes - 1; id >= 0; id--) children[--first[stackParent[id] + 1]] = id;
+  let deepest = 0;
+  for (let id = 0; id < nodes; id++) if (stackDepth[id] > deepest) deepest = stackDepth[id];
+  const onPath = new Int32Array(frames);
+  // The current path (path[0] = -1 for the roots) and, per level, the next child to enter.
+  const path = new Int32Array(deepest + 2);
+  const next = new Int32Array(deepest + 2);
+  let top = 0;
+  path[0] = -1;
+  next[0] = first[0];
+  while (top >= 0) {
+    const node = path[top];
+    if (next[top] < first[node + 2]) {
+      const child = children[next[top]++];
+      const frame = stackFrame[child];
+      outermost[child] = onPath[frame] === 0 ? 1 : 0;
+      onPath[frame]++;
+      path[++top] = child;
+      next[top] = first[child + 1];
+    } else {
+      if (node >= 0) onPath[stackFrame[node]]--;
+      top--;
+    }
   }
   return outermost;
 }

@@ -203,6 +203,32 @@ calls=1 1
     expect(totalsByStack(result).Ir).toEqual({ main: 1, "main;a": 10, "main;a;b": 100 });
   });
 
+  it("keeps a call chain deeper than the depth bound within it: functions below are drawn at the bound, self costs exact, totals as counted by hand", async () => {
+    // fn_0 → fn_1 → … → fn_2999, each with self cost 1 Ir; calls= lines carry the inclusive cost below.
+    const n = 3000;
+    const maxDepth = 100;
+    const lines = ["events: Ir", "fl=(1) deep.c", "fn=(1) fn_0"];
+    for (let i = 0; i < n; i++) {
+      if (i > 0) lines.push(`fn=(${i + 1})`);
+      lines.push(`${10 + i} 1`);
+      if (i + 1 < n) lines.push(`cfn=(${i + 2}) fn_${i + 1}`, `calls=1 ${11 + i}`, `${10 + i} ${n - i - 1}`);
+    }
+    const result = await importToMemory(callgrindImporter, lines.join("\n") + "\n", { limits: { maxDepth } });
+    const depths = result.tables.stacks.map((s) => s.depth as number);
+    expect(Math.max(...depths)).toBe(maxDepth - 1);
+    const frameId = new Map(result.tables.frames.map((f) => [String(f.name), f.frame_id]));
+    const byFrame = new Map(result.tables.frame_totals.map((row) => [row.frame_id, row]));
+    const totals = (i: number) => byFrame.get(frameId.get(`fn_${i}`)) as { self: number; total: number };
+    // Down to fn_98 the chain is whole: each total is everything at or below it, n − i. From fn_99
+    // (at the bound) on, each function is a leaf under fn_98 with only its own cost.
+    for (let i = 0; i < n; i++) {
+      expect(totals(i), `fn_${i}`).toEqual(expect.objectContaining({ self: 1, total: i <= maxDepth - 2 ? n - i : 1 }));
+    }
+    const limitation = result.summary.limitations.find((l) => l.code === "STACK_TRUNCATED");
+    expect(limitation?.message).toContain(`(${n - maxDepth} function cost(s))`);
+    expect(result.summary.limitations.map((l) => l.code)).not.toContain("CALLGRIND_RARE_PATHS");
+  });
+
   it("splits a total into integers proportional to weights that sum exactly", () => {
     expect(apportion(10, [1, 1, 1])).toEqual([3, 4, 3]);
     expect(apportion(7, [0.6, 0.4])).toEqual([4, 3]);
@@ -302,7 +328,9 @@ calls=1 1
       const corrupted = DEMO.replace("51 100 10", "51 1#0 1\u0001");
       const error = await parseError(corrupted);
       expect(error.at.line).toBe(DEMO.slice(0, DEMO.indexOf("51 100 10")).split("\n").length);
-      expect((await parseError(DEMO.replace("fn=(2)\n", "fn=(9)\n"))).reason).toMatch(/\(9\)/);
+      const undefinedName = await parseError(DEMO.replace("fn=(2)\n", "fn=(9)\n"));
+      expect(undefinedName.reason).toBe("a compressed fn= name is used before it is defined");
+      expect(undefinedName.at.line).toBe(DEMO.slice(0, DEMO.indexOf("fn=(2)\n")).split("\n").length);
     });
 
     it("rejects an empty file", async () => {

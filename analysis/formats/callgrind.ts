@@ -8,6 +8,7 @@
  */
 import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
+import { int64 } from "../evidence/int64";
 import { readLines } from "../io/text";
 import { EvidenceParseError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
@@ -112,13 +113,13 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
       return named[2];
     }
     const known = names[space].get(named[1]);
-    if (known === undefined) fail(`${space} name (${named[1]}) is used before it is defined`, line);
+    if (known === undefined) fail(`a compressed ${space}= name is used before it is defined`, line);
     return known as string;
   };
   const unknownName = (name: string) => (name === "???" || name === "" ? null : name);
   const numbers = (text: string, line: number): number[] => {
     const out = text.trim().split(/\s+/).filter(Boolean);
-    return out.map((t) => (COST.test(t) ? Number(t) : fail(`"${t}" is not a cost`, line)));
+    return out.map((t) => (COST.test(t) ? Number(t) : fail("a cost is not a whole number", line)));
   };
 
   // Nothing is emitted while reading (stacks need the whole call graph), so there is nothing to checkpoint here.
@@ -137,14 +138,14 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
       if (fn < 0) fail("a cost line comes before any fn=", line);
       const tokens = text.split(/\s+/);
       for (let p = 0; p < header.positions; p++) {
-        if (p >= tokens.length || !POSITION.test(tokens[p])) fail(`"${tokens[p] ?? ""}" is not a position`, line);
+        if (p >= tokens.length || !POSITION.test(tokens[p])) fail("a cost line does not start with its positions", line);
       }
-      if (tokens.length - header.positions > g.events) fail(`the line has ${tokens.length - header.positions} costs for ${g.events} events`, line);
+      if (tokens.length - header.positions > g.events) fail("a cost line has more costs than `events:` names", line);
       const cost = new Array(g.events).fill(0);
       for (let i = header.positions; i < tokens.length; i++) {
         const token = tokens[i];
-        if (!COST.test(token)) fail(`"${token}" is not a cost`, line);
-        cost[i - header.positions] = Number(token);
+        if (!COST.test(token)) fail("a cost is not a whole number", line);
+        cost[i - header.positions] = int64(Number(token), FORMAT, "costs", { line });
       }
       if (callee !== null && callee.count >= 0) {
         const target = g.fn(callee.name as string, callee.file, callee.object);
@@ -195,7 +196,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
           const [count] = value.trim().split(/\s+/);
           const call: PendingCall | null = callee;
           if (call === null || call.name === null) return fail("calls= without a cfn= naming the called function", line);
-          if (!/^\d+$/.test(count ?? "")) fail(`"${count ?? ""}" is not a call count`, line);
+          if (!/^\d+$/.test(count ?? "")) fail("calls= does not start with a call count", line);
           if (fn < 0) fail("calls= comes before any fn=", line);
           call.count = Number(count);
           call.line = line;
@@ -229,7 +230,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
         }
         case "positions": {
           const kinds = value.trim().split(/\s+/).filter(Boolean);
-          if (kinds.length === 0 || kinds.some((k) => k !== "line" && k !== "instr")) fail(`unknown positions "${value}"`, line);
+          if (kinds.length === 0 || kinds.some((k) => k !== "line" && k !== "instr")) fail("`positions:` names a kind other than line and instr", line);
           header.positions = kinds.length;
           header.meta.positions = kinds.join(" ");
           break;
@@ -275,6 +276,8 @@ class CallPaths {
   readonly parent: number[] = [];
   readonly fn: number[] = [];
   readonly share: number[][] = [];
+  /** Per node, its depth (0: a root); at most maxDepth − 1. */
+  readonly depth: number[] = [];
   readonly byFunction: number[][];
   /** Per function, the caller whose calls into it cost the most (-1: never called by another function). */
   readonly heaviestCaller: number[];
@@ -316,6 +319,7 @@ class CallPaths {
       this.fn.push(fn);
       this.parent.push(parent);
       this.share.push(share);
+      this.depth.push(depth);
       this.byFunction[fn].push(node);
       if (depth + 1 >= this.maxDepth) {
         this.deep++;
@@ -375,7 +379,7 @@ async function emitSamples(
   track: number | null,
   builder: EvidenceBuilder,
   maxDepth: number,
-): Promise<{ unexpanded: number; rootsWithoutPath: number }> {
+): Promise<{ unexpanded: number; rootsWithoutPath: number; cutAtDepth: number }> {
   const frameIds = graph.functions.map(() => -1);
   const stackIds = new Array<number>(paths.fn.length).fill(-1);
   const frameOf = (fn: number) => {
@@ -403,35 +407,51 @@ async function emitSamples(
 
   /**
    * Where a function with no expanded path goes: under its heaviest caller's heaviest path (its
-   * paths were too rare to expand), or as a root when no caller leads to an expanded path.
+   * paths were too rare to expand), or as a root when no caller leads to an expanded path. Under a
+   * caller already at the depth bound it goes beside that caller instead, at the bound (`cut`): a
+   * call chain deeper than the bound (200 k calls) stays maxDepth frames deep, each function's
+   * self cost still its own.
    */
-  const fallbackStacks = new Map<number, number>();
+  interface Placed {
+    stack: number;
+    parent: number | null;
+    depth: number;
+    cut: boolean;
+  }
+  const fallbackStacks = new Map<number, Placed>();
   const visiting = new Set<number>();
   let rootsWithoutPath = 0;
-  const fallbackOf = (fn: number, depth: number): number => {
+  const fallbackOf = (fn: number, hops: number): Placed => {
     const known = fallbackStacks.get(fn);
     if (known !== undefined) return known;
-    let stack: number;
+    let placed: Placed;
     const nodes = paths.byFunction[fn];
     if (nodes.length > 0) {
       let best = nodes[0];
       for (const n of nodes) if (paths.share[n].reduce((a, b) => a + b, 0) > paths.share[best].reduce((a, b) => a + b, 0)) best = n;
-      stack = stackOf(best);
+      const parent = paths.parent[best];
+      placed = { stack: stackOf(best), parent: parent >= 0 ? stackOf(parent) : null, depth: paths.depth[best], cut: false };
     } else {
       const caller = paths.heaviestCaller[fn];
       visiting.add(fn);
-      if (caller >= 0 && !visiting.has(caller) && depth < maxDepth) stack = builder.stack(fallbackOf(caller, depth + 1), frameOf(fn));
-      else {
-        stack = builder.stack(null, frameOf(fn));
+      if (caller >= 0 && !visiting.has(caller) && hops < maxDepth) {
+        const above = fallbackOf(caller, hops + 1);
+        placed =
+          above.depth + 1 < maxDepth
+            ? { stack: builder.stack(above.stack, frameOf(fn)), parent: above.stack, depth: above.depth + 1, cut: above.cut }
+            : { stack: builder.stack(above.parent, frameOf(fn)), parent: above.parent, depth: above.depth, cut: true };
+      } else {
+        placed = { stack: builder.stack(null, frameOf(fn)), parent: null, depth: 0, cut: false };
         rootsWithoutPath++;
       }
       visiting.delete(fn);
     }
-    fallbackStacks.set(fn, stack);
-    return stack;
+    fallbackStacks.set(fn, placed);
+    return placed;
   };
 
   let unexpanded = 0;
+  let cutAtDepth = 0;
   let emitted = 0;
   for (let fn = 0; fn < graph.functions.length; fn++) {
     const self = graph.self[fn];
@@ -443,27 +463,29 @@ async function emitSamples(
       // No path carries this event (e.g. the calls into it cost nothing of it): use the paths' other events.
       if (weights.every((w) => w <= 0)) weights = nodes.map((n) => paths.share[n].reduce((a, b) => a + b, 0));
       if (weights.every((w) => w <= 0)) {
-        unexpanded++;
-        builder.sample(fallbackOf(fn, 0), track, null, metricIds[e], self[e]);
+        const placed = fallbackOf(fn, 0);
+        if (placed.cut) cutAtDepth++;
+        else unexpanded++;
+        builder.sample(placed.stack, track, null, metricIds[e], int64(self[e], FORMAT, "costs"));
         emitted++;
         continue;
       }
       const values = apportion(self[e], weights);
       for (let i = 0; i < nodes.length; i++) {
         if (values[i] === 0) continue;
-        builder.sample(stackOf(nodes[i]), track, null, metricIds[e], values[i]);
+        builder.sample(stackOf(nodes[i]), track, null, metricIds[e], int64(values[i], FORMAT, "costs"));
         if (++emitted % SAMPLES_PER_CHECKPOINT === 0) await builder.checkpoint();
       }
     }
   }
-  return { unexpanded, rootsWithoutPath };
+  return { unexpanded, rootsWithoutPath, cutAtDepth };
 }
 
 export const callgrindImporter: FormatImporter = {
   id: "callgrind",
   title: "Valgrind callgrind / cachegrind profile",
   extensions: ["callgrind", "cachegrind"],
-  version: "1",
+  version: "2",
 
   sniff(_head, headText, fileName) {
     try {
@@ -490,10 +512,10 @@ export const callgrindImporter: FormatImporter = {
     const lastLine = header.totals ?? header.summary;
     // callgrind writes summary: first and totals: last; a file cut before its end sums short of its summary.
     if (header.totals === null && header.summary !== null && header.summary.some((v, e) => totals[e] < v)) {
-      throw new EvidenceParseError(FORMAT, `the costs sum to ${totals.join(" ")} but summary: says ${header.summary.join(" ")}: truncated`, { line: 1 });
+      throw new EvidenceParseError(FORMAT, "the costs sum to less than `summary:` says: truncated", { line: 1 });
     }
     if (lastLine !== null && lastLine.some((v, e) => v !== totals[e])) {
-      builder.limit("CALLGRIND_TOTALS_MISMATCH", `The self costs sum to ${totals.join(" ")}, the file's totals say ${lastLine.join(" ")}.`);
+      builder.limit("CALLGRIND_TOTALS_MISMATCH", "The self costs do not sum to what the file's `totals:` (or `summary:`) line says; the run's totals are the sums of the self costs.");
     }
 
     const metricIds = header.events.map((event) => builder.metric({ name: event, unit: event === "Ir" ? "instructions" : "events", kind: "counted" }));
@@ -505,14 +527,19 @@ export const callgrindImporter: FormatImporter = {
 
     const paths = new CallPaths(graph, limits.maxDepth);
     paths.build();
-    const { unexpanded, rootsWithoutPath } = await emitSamples(graph, paths, metricIds, track, builder, limits.maxDepth);
+    const { unexpanded, rootsWithoutPath, cutAtDepth } = await emitSamples(graph, paths, metricIds, track, builder, limits.maxDepth);
 
     builder.limit(
       "CALLGRIND_STACKS_FROM_CALL_GRAPH",
       "callgrind records a call graph, not stacks: each function's self cost is split over its call paths in proportion to the inclusive cost of the calls on each path, and recursion is folded into its outermost call. Self costs per function and totals are exact; how a shared function's cost divides between its callers' paths is an estimate.",
     );
     if (paths.capped) builder.limit("CALLGRIND_PATHS_CAPPED", `The call graph has more than ${MAX_PATH_NODES} call paths; the rarest were folded into the others.`);
-    if (paths.deep > 0) builder.limit("STACK_TRUNCATED", `${paths.deep} call path(s) were deeper than ${limits.maxDepth} frames; their deeper calls were folded into the frame at that depth.`);
+    if (paths.deep > 0 || cutAtDepth > 0) {
+      builder.limit(
+        "STACK_TRUNCATED",
+        `${paths.deep} call path(s) go deeper than ${limits.maxDepth} frames; a function called only below that depth is drawn at it, under the frame above, with its own self cost (${cutAtDepth} function cost(s)), and the calls in between are cut.`,
+      );
+    }
     if (unexpanded > 0) {
       builder.limit(
         "CALLGRIND_RARE_PATHS",

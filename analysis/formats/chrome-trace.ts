@@ -10,6 +10,7 @@
  * compactly and nested per track at the end, so order does not matter.
  */
 import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
+import { int64 } from "../evidence/int64";
 import { AsciiBytes } from "../evidence/text-coding";
 import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
 import { numberValue, TraceSamples } from "./chrome-trace-samples";
@@ -291,6 +292,7 @@ class TraceCollector {
             length = 0;
           }
         }
+        int64(length * 1000, FORMAT, "dur");
         this.noteTime(ts + length);
         return this.addSlice(this.eventThreadTrack(pid, tid), ts, length, name, cat, this.argsText(args));
       }
@@ -565,6 +567,8 @@ class TraceCollector {
     const { builder, slices } = this;
     if (this.events === 0) builder.limit("NO_EVENTS", "The trace holds no events.");
     const origin = Number.isFinite(this.minTs) ? this.minTs : 0;
+    // Every time is placed in ns from the earliest: the latest (an end, too) must still fit.
+    if (Number.isFinite(this.maxTs)) int64((this.maxTs - origin) * 1000, FORMAT, "ts");
     builder.metadata.time_origin_us = String(origin);
     this.finishOpenSlices();
 
@@ -619,6 +623,7 @@ class TraceCollector {
     await this.writeCounters(origin);
     for (const profile of this.profiles.values()) {
       await writeV8Samples(builder, {
+        format: FORMAT,
         tree: profile.tree,
         nodeIds: profile.nodeIds,
         timeDeltas: profile.timeDeltas,

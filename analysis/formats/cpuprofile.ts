@@ -9,6 +9,7 @@
  * one per sample) with startTime and endTime in seconds.
  */
 import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
+import { int64 } from "../evidence/int64";
 import type { FrameKind } from "../evidence/schema";
 import { parseJsonStream, type JsonPath, type JsonSelection, type JsonValue } from "../io/json-stream";
 import { EvidenceParseError, InputBoundError } from "./errors";
@@ -118,7 +119,7 @@ export class V8NodeTree {
     while (at !== undefined && this.frames.has(at) && !this.stacks.has(at)) {
       chain.push(at);
       if (chain.length > this.maxDepth) {
-        if (chain.indexOf(at) < chain.length - 1) throw new EvidenceParseError(this.format, `the parent links of profile node ${nodeId} form a cycle`, { offset: 0 });
+        if (chain.indexOf(at) < chain.length - 1) throw new EvidenceParseError(this.format, "the parent links of the profile's nodes form a cycle", { offset: 0 });
         throw new InputBoundError("depth", this.maxDepth, `${this.format}: a stack is deeper than ${this.maxDepth} frames`);
       }
       at = this.parents.get(at);
@@ -140,6 +141,8 @@ export class V8NodeTree {
 }
 
 export interface V8Samples {
+  /** The importer, named by errors about its times. */
+  format: string;
   tree: V8NodeTree;
   /** Node id per sample, in time order. */
   nodeIds: NumberColumn;
@@ -186,9 +189,9 @@ export async function writeV8Samples(builder: EvidenceBuilder, input: V8Samples)
         builder.limit("NEGATIVE_TIME_DELTA", "Some samples are out of time order; their wall_ns weight is 0.");
         weight = 0;
       }
-      const timeNs = (time - input.originUs) * 1000;
+      const timeNs = int64((time - input.originUs) * 1000, input.format, "timeDeltas");
       builder.sample(stack, input.trackId, timeNs, samplesMetric, 1);
-      builder.sample(stack, input.trackId, timeNs, wallMetric, weight * 1000);
+      builder.sample(stack, input.trackId, timeNs, wallMetric, int64(weight * 1000, input.format, "timeDeltas"));
     } else {
       builder.sample(stack, input.trackId, null, samplesMetric, 1);
     }
@@ -305,12 +308,12 @@ async function parseCpuprofile(ctx: ImportContext): Promise<void> {
     if (startUs === null) builder.limit("MISSING_START_TIME", "The profile has no startTime; sample times count from 0.");
     builder.metadata.time_origin_us = String(startUs ?? 0);
     builder.metadata.wall_ns_weighting = "time until the next sample; the last sample: endTime minus its time (mean interval if unknown)";
-    await writeV8Samples(builder, { tree, nodeIds, timeDeltas: deltas, startUs: startUs ?? 0, endUs, originUs: startUs ?? 0, trackId });
+    await writeV8Samples(builder, { format: FORMAT, tree, nodeIds, timeDeltas: deltas, startUs: startUs ?? 0, endUs, originUs: startUs ?? 0, trackId });
   } else {
     // Old profiles carry only per-node hit counts: aggregate samples without times.
     builder.limit("NO_SAMPLES", "The profile has no samples array; per-node hitCount was used, without times.");
     const samplesMetric = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
-    for (const [nodeId, hits] of hitCounts) builder.sample(tree.stackOf(nodeId) as number, trackId, null, samplesMetric, hits);
+    for (const [nodeId, hits] of hitCounts) builder.sample(tree.stackOf(nodeId) as number, trackId, null, samplesMetric, int64(hits, FORMAT, "hitCount"));
   }
 }
 

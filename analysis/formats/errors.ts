@@ -1,13 +1,16 @@
 /**
  * Failures an importer reports. The import service maps them to the typed errors
  * ARTIFACT_PARSE_FAILED and ARTIFACT_TOO_LARGE; nothing is published when one is thrown.
+ * A reason names the kind of problem ("a cost is not a whole number") and never quotes the input,
+ * not even a byte or a number read from it: the error reaches callers who may not read the file
+ * (an agent), and `at` says where to look. Limitations follow the same rule.
  */
 export class EvidenceParseError extends Error {
   constructor(
     readonly format: string,
     readonly reason: string,
-    /** Where the problem is: a byte offset into the (decompressed) input, and/or a 1-based line. */
-    readonly at: { offset?: number; line?: number } = {},
+    /** Where the problem is: a byte offset into the (decompressed) input, and/or a 1-based line, and/or the input's field. */
+    readonly at: { offset?: number; line?: number; field?: string } = {},
   ) {
     super(`${format}: ${reason}${at.line !== undefined ? ` (line ${at.line})` : ""}${at.offset !== undefined ? ` (byte ${at.offset})` : ""}`);
     this.name = "EvidenceParseError";

@@ -6,6 +6,7 @@
  * Older profiles (Chrome 69, Node 10) have no node ids and no `samples`: their nodes get ids of
  * their own (negative, so that none is a real id) and alloc_count is unknown.
  */
+import { int64 } from "../evidence/int64";
 import type { JsonPath, JsonSelection, JsonValue } from "../io/json-stream";
 import { parseJsonStream } from "../io/json-stream";
 import { isJsonObject, V8NodeTree } from "./cpuprofile";
@@ -73,7 +74,7 @@ async function parseHeapprofile(ctx: ImportContext): Promise<void> {
   const countMetric = state.sawSamples ? builder.metric({ name: "alloc_count", unit: "count", kind: "sampled" }) : -1;
   let written = 0;
   for (const [nodeId, selfSize] of selfSizes) {
-    builder.sample(tree.stackOf(nodeId) as number, null, null, bytesMetric, selfSize);
+    builder.sample(tree.stackOf(nodeId) as number, null, null, bytesMetric, int64(selfSize, FORMAT, "selfSize", { offset: state.headOffset }));
     if (++written % 16_384 === 0) await builder.checkpoint();
   }
   for (const [nodeId, count] of sampleCounts) {

@@ -6,6 +6,7 @@
  * links → `follows_from` edges (linked → this), when the other span is in the file.
  */
 import type { EvidenceBuilder } from "../evidence/builder";
+import { int64 } from "../evidence/int64";
 import { FIELD_LIMITS } from "../evidence/schema";
 import { concatBytes } from "../io/bytes";
 import { utf8Chunks } from "../io/text";
@@ -117,11 +118,13 @@ function attributesOf(attributes: unknown, depth = 0): Record<string, unknown> {
   return out;
 }
 
+/** The largest fixed64, the type OTLP gives nanosecond timestamps: a longer value is no timestamp. */
+const MAX_FIXED64 = 2n ** 64n - 1n;
+
 /** Nanosecond timestamps are decimal strings beyond 2^53, so they stay BigInt until made relative. */
 function unixNano(value: unknown): bigint | null {
-  if (typeof value === "string" && /^\d+$/.test(value)) return BigInt(value);
-  if (typeof value === "number" && Number.isFinite(value) && value >= 0) return BigInt(Math.trunc(value));
-  return null;
+  const nano = typeof value === "string" && /^\d{1,20}$/.test(value) ? BigInt(value) : typeof value === "number" && Number.isFinite(value) && value >= 0 ? BigInt(Math.trunc(value)) : null;
+  return nano !== null && nano <= MAX_FIXED64 ? nano : null;
 }
 
 const SPAN_KINDS = ["UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER"];
@@ -200,7 +203,11 @@ function readRequest(builder: EvidenceBuilder, request: Record<string, unknown>,
           builder.limit("OTLP_SPAN_INVALID", "Some spans had no valid startTimeUnixNano and were skipped.");
           continue;
         }
-        let end = unixNano(span.endTimeUnixNano) ?? start;
+        let end = unixNano(span.endTimeUnixNano);
+        if (end === null) {
+          if (span.endTimeUnixNano !== undefined) builder.limit("OTLP_END_INVALID", "Some spans had an endTimeUnixNano that is no timestamp; they were given a duration of 0.");
+          end = start;
+        }
         if (end < start) {
           builder.limit("OTLP_NEGATIVE_DURATION", "Some spans ended before they started; they were given a duration of 0.");
           end = start;
@@ -338,8 +345,8 @@ export const otlpJsonImporter: FormatImporter = {
         parentSpanId: parent >= 0 ? spanIds[parent] : null,
         name: span.name,
         category: span.category,
-        startNs: Number(span.start - origin),
-        durNs: Number(span.end - span.start),
+        startNs: int64(span.start - origin, FORMAT, "startTimeUnixNano"),
+        durNs: int64(span.end - span.start, FORMAT, "endTimeUnixNano"),
         depth: depths[i],
         status: span.status,
         args: span.args,

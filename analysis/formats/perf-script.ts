@@ -7,6 +7,7 @@
  */
 import type { EvidenceBuilder, FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
+import { int64 } from "../evidence/int64";
 import { headText as decodeHead, lineBatches } from "../io/text";
 import { EvidenceParseError } from "./errors";
 import { lowerSnake } from "./metric-names";
@@ -36,6 +37,8 @@ interface PendingSample {
   timeNs: number | null;
   period: number | null;
   event: string;
+  /** The header's line. */
+  line: number;
   /** Call-chain entry keys, leaf first, as printed. */
   frames: string[];
   /** Source files perf printed under entries (-F +srcline), by index. */
@@ -217,13 +220,13 @@ export const perfScriptImporter: FormatImporter = {
       let time: number | null = null;
       if (sample.timeNs !== null) {
         origin ??= sample.timeNs;
-        time = sample.timeNs - origin;
+        time = int64(sample.timeNs - origin, FORMAT, "time", { line: sample.line });
         if (sample.timeNs < lastTime) outOfOrder++;
         lastTime = sample.timeNs;
       }
       if (samplesMetric < 0) samplesMetric = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
       builder.sample(leaf, track, time, samplesMetric, 1);
-      builder.sample(leaf, track, time, metricFor(sample.event, sample.period !== null), sample.period ?? 1);
+      builder.sample(leaf, track, time, metricFor(sample.event, sample.period !== null), int64(sample.period ?? 1, FORMAT, "period", { line: sample.line }));
       sampleCount++;
     };
 
@@ -272,6 +275,7 @@ export const perfScriptImporter: FormatImporter = {
             timeNs: seconds !== undefined ? timeNs(seconds, fraction) : null,
             period: period !== undefined ? Number(period) : null,
             event,
+            line: lineNo,
             frames: [],
             files: null,
           };

@@ -247,7 +247,7 @@ func main() { f, _ := os.Create(os.Args[1]); pprof.StartCPUProfile(f); spin(300 
     it("rejects a profile whose samples name a missing location", async () => {
       const dangling = encodeProfile({ ...FIXTURE, samples: [{ locations: [99], values: [1, 1] }] });
       const error = await parseError(dangling);
-      expect(error.reason).toMatch(/location 99/);
+      expect(error.reason).toBe("a sample names a location that does not exist");
       expect(error.at.offset).toBeDefined();
     });
 

@@ -8,6 +8,7 @@
  */
 import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind, MetricKind } from "../evidence/schema";
+import { int64 } from "../evidence/int64";
 import { concatBytes } from "../io/bytes";
 import { ProtoReader, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "../io/protobuf";
 import { EvidenceParseError } from "./errors";
@@ -243,7 +244,7 @@ function readTables(bytes: Uint8Array, maxDepth: number): ProfileTables {
 }
 
 function stringAt(tables: ProfileTables, index: number, at: number): string {
-  if (index < 0 || index >= tables.strings.length) throw new EvidenceParseError(FORMAT, `string index ${index} is outside the string table`, { offset: at });
+  if (index < 0 || index >= tables.strings.length) throw new EvidenceParseError(FORMAT, "a string index is outside the string table", { offset: at });
   return tables.strings[index];
 }
 
@@ -327,11 +328,11 @@ class PprofStacks {
     const known = this.locationFrames.get(locationId);
     if (known) return known;
     const location = this.tables.locations.get(locationId);
-    if (!location) throw new EvidenceParseError(FORMAT, `a sample names location ${locationId}, which does not exist`, { offset: at });
+    if (!location) throw new EvidenceParseError(FORMAT, "a sample names a location that does not exist", { offset: at });
     let module: string | null = null;
     if (location.mappingId !== 0) {
       const mapping = this.tables.mappings.get(location.mappingId);
-      if (!mapping) throw new EvidenceParseError(FORMAT, `location ${locationId} names mapping ${location.mappingId}, which does not exist`, { offset: at });
+      if (!mapping) throw new EvidenceParseError(FORMAT, "a location names a mapping that does not exist", { offset: at });
       module = this.string(mapping.filename, at) || null;
     }
     const frames: number[] = [];
@@ -342,7 +343,7 @@ class PprofStacks {
     }
     for (let i = location.lines.length - 1; i >= 0; i--) {
       const fn = this.tables.functions.get(location.lines[i].functionId);
-      if (!fn) throw new EvidenceParseError(FORMAT, `location ${locationId} names function ${location.lines[i].functionId}, which does not exist`, { offset: at });
+      if (!fn) throw new EvidenceParseError(FORMAT, "a location names a function that does not exist", { offset: at });
       const name = this.string(fn.name, at) || this.string(fn.systemName, at) || `0x${location.address.toString(16)}`;
       const file = this.string(fn.filename, at) || null;
       const line = fn.startLine > 0 ? fn.startLine : null;
@@ -429,7 +430,7 @@ async function readSamples(bytes: Uint8Array, tables: ProfileTables, builder: Ev
       } else sample.skip(key.wireType);
     }
     if (values.length !== tables.sampleTypes.length) {
-      throw new EvidenceParseError(FORMAT, `a sample has ${values.length} values for ${tables.sampleTypes.length} sample types`, { offset: top.offset });
+      throw new EvidenceParseError(FORMAT, `a sample has ${values.length < tables.sampleTypes.length ? "fewer" : "more"} values than the profile has sample types`, { offset: top.offset });
     }
     let leaf = stacks.leaf(locationIds, top.offset);
     if (leaf === null) {
@@ -437,7 +438,7 @@ async function readSamples(bytes: Uint8Array, tables: ProfileTables, builder: Ev
       emptyStack ??= builder.stack(null, builder.frame({ name: "(no stack)", kind: "other" }));
       leaf = emptyStack;
     }
-    for (let i = 0; i < values.length; i++) if (values[i] !== 0) builder.sample(leaf, null, null, metricIds[i], values[i]);
+    for (let i = 0; i < values.length; i++) if (values[i] !== 0) builder.sample(leaf, null, null, metricIds[i], int64(values[i], FORMAT, "sample.value", { offset: top.offset }));
     for (const label of sampleLabels) {
       const key = stringAt(tables, label.key, top.offset);
       if (label.hasNum) labels.add(key, label.num, stringAt(tables, label.numUnit, top.offset) || null, values[weightIndex]);

@@ -49,7 +49,7 @@ export async function importToMemory(
   options: { fileName?: string | null; limits?: Partial<ImportLimits>; chunkSize?: number; split?: SplittableInput } = {},
 ): Promise<MemoryImport> {
   const sink = new MemorySink();
-  const builder = new EvidenceBuilder(sink, 1024);
+  const builder = new EvidenceBuilder(sink, 1024, importer.id);
   await parseEvidence(importer, {
     source: sourceFromBytes(input, options.fileName ?? null, options.chunkSize),
     builder,

@@ -8,6 +8,7 @@
  */
 import type { EvidenceBuilder, FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
+import { int64 } from "../evidence/int64";
 import { parseJsonDocument, readBounded } from "../io/json-documents";
 import { EvidenceParseError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
@@ -130,7 +131,7 @@ async function importSampled(profile: Record<string, unknown>, ctx: ProfileConte
       continue;
     }
     if (node === null) continue;
-    builder.sample(node, ctx.trackId, null, ctx.metricId, weight * ctx.unit.factor);
+    builder.sample(node, ctx.trackId, null, ctx.metricId, int64(weight * ctx.unit.factor, FORMAT, "weights"));
     if (i % CHECKPOINT_EVERY === 0) await builder.checkpoint();
   }
 }
@@ -151,7 +152,7 @@ async function importEvented(profile: Record<string, unknown>, ctx: ProfileConte
   // Spans need times; an evented profile in bytes or counts still yields its weighted samples.
   const withSpans = unit.isTime;
   if (!withSpans) builder.limit("SPEEDSCOPE_EVENTED_NOT_TIME", "An evented profile is not measured in time; it was read as weighted samples only, without spans.");
-  const timeNs = (value: number) => (value - startValue) * unit.factor + ctx.originShiftNs;
+  const timeNs = (value: number) => int64((value - startValue) * unit.factor + ctx.originShiftNs, FORMAT, "events[].at");
   const open: OpenFrame[] = [];
   let last = startValue;
 
@@ -166,13 +167,13 @@ async function importEvented(profile: Record<string, unknown>, ctx: ProfileConte
       name: frame.name,
       category: null,
       startNs: timeNs(top.at),
-      durNs: (until - top.at) * unit.factor,
+      durNs: int64((until - top.at) * unit.factor, FORMAT, "events[].at"),
       depth: open.length,
       args: frame.file ? { file: frame.file, line: frame.line, col: frame.col } : null,
     });
   };
   const advance = (to: number) => {
-    if (to > last && open.length > 0) builder.sample(open[open.length - 1].stack, ctx.trackId, unit.isTime ? timeNs(last) : null, ctx.metricId, (to - last) * unit.factor);
+    if (to > last && open.length > 0) builder.sample(open[open.length - 1].stack, ctx.trackId, unit.isTime ? timeNs(last) : null, ctx.metricId, int64((to - last) * unit.factor, FORMAT, "events[].at"));
     if (to > last) last = to;
   };
 
@@ -251,7 +252,7 @@ export const speedscopeImporter: FormatImporter = {
     const unitOf = (profile: Record<string, unknown>): UnitMapping => {
       const unit = UNITS[String(profile.unit)];
       if (unit) return unit;
-      builder.limit("SPEEDSCOPE_UNKNOWN_UNIT", `A profile has the unknown unit "${String(profile.unit)}"; its values were read as plain counts.`);
+      builder.limit("SPEEDSCOPE_UNKNOWN_UNIT", "A profile has a unit that is not in speedscope's list; its values were read as plain counts.");
       return UNITS.none;
     };
     // One time origin for the file: the earliest startValue of its time-based profiles, in ns.

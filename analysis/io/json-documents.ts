@@ -29,9 +29,30 @@ export function parseJsonDocument(format: string, bytes: Uint8Array, baseOffset 
     const message = error instanceof Error ? error.message : String(error);
     const position = jsonErrorPosition(text, message);
     const offset = position === null ? baseOffset : baseOffset + bomLength + utf8Length(text, position, encoding);
-    const reason = position === null ? `invalid JSON (${message}; position unknown)` : `invalid JSON (${message.replace(/ in JSON at position \d+.*$/, "")})`;
+    const reason = `invalid JSON: ${jsonProblem(message)}${position === null ? " (position unknown)" : ""}`;
     throw new EvidenceParseError(format, reason, { offset });
   }
+}
+
+/**
+ * JSON.parse's messages quote the input ("Unexpected token 'r', "root:x:0:0"... is not valid JSON"):
+ * only a fixed category of the problem goes into a parse error, found from the message's wording.
+ */
+const JSON_PROBLEMS: [RegExp, string][] = [
+  [/Unexpected end of JSON input|Unterminated string/, "the input ends inside a value (truncated?)"],
+  [/Bad control character/, "a string holds an unescaped control character"],
+  [/Bad (escaped character|Unicode escape)/, "invalid escape in a string"],
+  [/property name/, "expected a property name in double quotes"],
+  [/Expected ',' or '\}'/, "expected ',' or '}'"],
+  [/Expected ',' or '\]'/, "expected ',' or ']'"],
+  [/Expected ':'/, "expected ':'"],
+  [/non-whitespace character after JSON/, "unexpected character after the end of the JSON value"],
+  [/number|minus sign|Exponent/, "invalid number"],
+  [/Unexpected token/, "unexpected character where a value was expected"],
+];
+
+function jsonProblem(message: string): string {
+  return JSON_PROBLEMS.find(([pattern]) => pattern.test(message))?.[1] ?? "not a JSON value";
 }
 
 function utf8Length(text: string, end: number, encoding: string): number {

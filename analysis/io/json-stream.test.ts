@@ -283,7 +283,8 @@ describe("JsonStreamParser", () => {
     // The text is ASCII, so string indices are byte offsets; the error is at the stray "x".
     const bad = JSON.stringify(elements).replace('"e2000"', '"e2000" x');
     const error = parseError(bad, { select: (p) => (p.length === 0 ? "stream" : "materialize") });
-    expect(error.message).toMatch(/unexpected 'x'/);
+    expect(error.message).toMatch(/unexpected character: expected ',' or '}'/);
+    expect(error.message).not.toContain("x'");
     expect(error.at.offset).toBe(bad.indexOf('"e2000" x') + 8);
   });
 

@@ -58,7 +58,7 @@ export class ProtoReader {
     if (field === 0) this.fail("field number 0 is not allowed", offset);
     if (wireType !== WIRE_VARINT && wireType !== WIRE_FIXED64 && wireType !== WIRE_LENGTH_DELIMITED && wireType !== WIRE_FIXED32) {
       // 3 and 4 are the deprecated groups, 6 and 7 do not exist: none appear in the formats we read.
-      this.fail(`unsupported wire type ${wireType} for field ${field}`, offset);
+      this.fail("a field has an unsupported wire type (a group or none that exists)", offset);
     }
     return { field, wireType, offset };
   }
@@ -115,7 +115,7 @@ export class ProtoReader {
   private length(): number {
     const start = this.pos;
     const length = this.varint();
-    if (length > this.end - this.pos) this.fail(`length-delimited field of ${length} bytes runs past the end of its message`, start);
+    if (length > this.end - this.pos) this.fail("a length-delimited field runs past the end of its message", start);
     return length;
   }
 
@@ -149,7 +149,7 @@ export class ProtoReader {
       out.push(read(this));
       return;
     }
-    if (wireType !== WIRE_LENGTH_DELIMITED) this.fail(`repeated integer field has wire type ${wireType}`);
+    if (wireType !== WIRE_LENGTH_DELIMITED) this.fail("a repeated integer field is neither varints nor packed");
     const length = this.length();
     const packed = new ProtoReader(this.bytes, this.format, this.pos, this.pos + length, this.depth, this.maxDepth);
     while (!packed.done) out.push(read(packed));
@@ -172,17 +172,17 @@ export class ProtoReader {
         this.advance(this.length());
         return;
       default:
-        this.fail(`cannot skip wire type ${wireType}`);
+        this.fail("a field has an unsupported wire type");
     }
   }
 
   private advance(count: number): void {
-    if (count > this.end - this.pos) this.fail(`field of ${count} bytes runs past the end of its message`);
+    if (count > this.end - this.pos) this.fail("a field runs past the end of its message");
     this.pos += count;
   }
 
   /** Fails unless the field has the wire type the schema says (guards against reading garbage as data). */
   expect(key: FieldKey, wireType: number): void {
-    if (key.wireType !== wireType) this.fail(`field ${key.field} has wire type ${key.wireType}, expected ${wireType}`, key.offset);
+    if (key.wireType !== wireType) this.fail("a field has the wrong wire type for its number", key.offset);
   }
 }

@@ -8,6 +8,8 @@ export interface OptionSpec {
   valueName?: string;
   /** The service input field this flag fills, when it differs from the flag's snake_case name. */
   field?: string;
+  /** In a command that calls several services: the one whose field it fills (gc's --restore, --purge). */
+  service?: string;
   short?: string;
   /** May be given several times (values collected in order). */
   multiple?: boolean;

@@ -87,8 +87,8 @@ export const COMMANDS: CliCommand[] = [
     options: {
       apply: { type: "boolean", description: "Move what is collectable into trash/<manifest>/." },
       "min-age": { type: "string", valueName: "SECONDS", field: "min_age_seconds", description: "Leave unreachable files younger than this (default 3600)." },
-      restore: { type: "string", valueName: "MANIFEST", field: "manifest_id", description: "Move a manifest's files back." },
-      purge: { type: "string", valueName: "MANIFEST", field: "manifest_id", description: "Delete a manifest's trash (only when older than 24 h)." },
+      restore: { type: "string", valueName: "MANIFEST", field: "manifest_id", service: restoreGarbage.name, description: "Move a manifest's files back." },
+      purge: { type: "string", valueName: "MANIFEST", field: "manifest_id", service: purgeGarbage.name, description: "Delete a manifest's trash (only when older than 24 h)." },
     },
     positionals: [],
     services: [collectGarbage, restoreGarbage, purgeGarbage] as unknown as ServiceDef[],
@@ -96,9 +96,11 @@ export const COMMANDS: CliCommand[] = [
       requirePositionals(args, []);
       const restore = stringFlag(args.values, "restore");
       const purge = stringFlag(args.values, "purge");
-      const chosen = [args.values.apply === true, restore !== undefined, purge !== undefined].filter(Boolean).length;
-      if (chosen > 1) {
-        throw new EmberscopeError("INVALID_ARGUMENTS", "Use one of --apply, --restore and --purge at a time.", { details: { argument: "--apply" } });
+      const chosen = (["apply", "restore", "purge"] as const).filter((flag) => (flag === "apply" ? args.values.apply === true : stringFlag(args.values, flag) !== undefined));
+      if (chosen.length > 1) {
+        throw new EmberscopeError("INVALID_ARGUMENTS", `Use one of --apply, --restore and --purge at a time (got --${chosen.join(" and --")}).`, {
+          details: { argument: `--${chosen[1]}`, conflicting: chosen.map((flag) => `--${flag}`) },
+        });
       }
       if (restore !== undefined) {
         const r = await callService(restoreGarbage, env.ctx, { manifest_id: restore });

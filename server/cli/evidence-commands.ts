@@ -26,7 +26,7 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
   serviceCommand({
     path: ["import"],
     service: importArtifact,
-    positionals: [{ name: "PATH", description: "The profile or trace file (gzip is undone automatically)." }],
+    positionals: [{ name: "PATH", description: "The profile or trace file, any you can read but one inside a .emberscope/ folder (gzip is undone automatically)." }],
     options: {
       format: { type: "string", valueName: "FORMAT", description: `Skip detection: ${FORMAT_IDS.join(", ")}.` },
       sensitivity: { type: "string", valueName: "LEVEL", description: "normal (default), internal or sensitive." },

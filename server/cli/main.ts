@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { EmberscopeError, exitCodeFor, toEmberscopeError, type ErrorDocument } from "../domain/errors";
-import { GLOBAL_OPTIONS, parseCommandLine, probeCommandLine, type OptionSpec } from "./args";
+import { GLOBAL_OPTIONS, parseCommandLine, probeCommandLine, type OptionSpec, type ParsedArgs } from "./args";
 import { COMMANDS, commandForService, findCommand, type CliCommand } from "./commands";
 import { PACKAGE_ROOT } from "../package-root";
 import { setSpanIndexLoading } from "../evidence/span-index";
@@ -78,7 +78,8 @@ function recoveryCommand(doc: ErrorDocument, location: string[]): string | undef
     .map(([k, v]) => {
       const positional = command.positionals.find((p) => (p.field ?? p.name.toLowerCase()) === k);
       if (positional) return String(v);
-      const [flag] = Object.entries(command.options).find(([name, o]) => (o.field ?? name.replaceAll("-", "_")) === k) ?? [k];
+      const fills = ([name, o]: [string, OptionSpec]) => (o.field ?? name.replaceAll("-", "_")) === k && (o.service === undefined || o.service === doc.recovery!.operation);
+      const [flag] = Object.entries(command.options).find(fills) ?? [k];
       return v === true ? `--${flag}` : `--${flag} ${String(v)}`;
     });
   return ["emberscope", ...command.path, ...flags, ...location].join(" ");
@@ -94,12 +95,16 @@ function locationFlags(argv: string[]): string[] {
   return out;
 }
 
-/** Maps a CLI flag name back onto a service field in INVALID_ARGUMENTS, so errors name what the user typed. */
-function nameFlags(error: EmberscopeError, command: CliCommand | undefined): EmberscopeError {
+/**
+ * Maps a CLI flag name back onto a service field in INVALID_ARGUMENTS, so errors name what the user
+ * typed. Where several flags fill the same field (gc's --restore and --purge), the one given is named.
+ */
+function nameFlags(error: EmberscopeError, command: CliCommand | undefined, given: ParsedArgs["values"]): EmberscopeError {
   if (!command || error.code !== "INVALID_ARGUMENTS") return error;
   const argument = error.details.argument;
   if (typeof argument !== "string" || argument.startsWith("-")) return error;
-  const entry = Object.entries(command.options).find(([name, o]) => (o.field ?? name.replaceAll("-", "_")) === argument);
+  const filling = Object.entries(command.options).filter(([name, o]) => (o.field ?? name.replaceAll("-", "_")) === argument);
+  const entry = filling.find(([name]) => given[name] !== undefined) ?? filling[0];
   const positional = command.positionals.find((p) => (p.field ?? p.name.toLowerCase()) === argument);
   const shown = entry ? `--${entry[0]}` : positional ? positional.name : undefined;
   if (!shown) return error;
@@ -114,6 +119,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
   let json = argv.includes("--json");
   let quiet = argv.includes("--quiet");
   let command: CliCommand | undefined;
+  let given: ParsedArgs["values"] = {};
   let documentPrinted = false;
   const printDocument = (doc: unknown) => {
     if (documentPrinted) return;
@@ -148,6 +154,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
       return 0;
     }
     const args = parseCommandLine(argv, command.options);
+    given = args.values;
     args.positionals = args.positionals.slice(command.path.length);
     const flags = args.globals;
     const env = {
@@ -180,7 +187,7 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
     else if (outcome.human) io.stdout(`${outcome.human}\n`);
     return outcome.exitCode;
   } catch (thrown) {
-    const error = nameFlags(toEmberscopeError(thrown), command);
+    const error = nameFlags(toEmberscopeError(thrown), command, given);
     if (error.code === "INTERNAL_ERROR" && process.env.EMBERSCOPE_DEBUG) io.stderr(`${String((error.cause as Error)?.stack ?? error.cause)}\n`);
     const doc = error.toDocument();
     const hint = recoveryCommand(doc, locationFlags(argv));

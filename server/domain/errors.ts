@@ -41,7 +41,7 @@ export const ERROR_CATALOG = {
   ADAPTER_NOT_FOUND: { family: "not_found", retryable: false, description: "No capture adapter has that name; `details.adapters` lists them." },
   PLAN_NOT_FOUND: { family: "not_found", retryable: false, description: "No capture plan matches that id or token." },
   ARTIFACT_TOO_LARGE: { family: "input", retryable: false, description: "The input exceeds a size, expansion or depth bound." },
-  ARTIFACT_PARSE_FAILED: { family: "input", retryable: false, description: "The input is malformed; `details` gives format, offset or line and reason." },
+  ARTIFACT_PARSE_FAILED: { family: "input", retryable: false, description: "The input is malformed; `details` gives format, offset or line and reason (the kind of problem: never the input's bytes)." },
   ARTIFACT_EMPTY: { family: "input", retryable: false, description: "The input was read but holds no samples, spans or measurements; `details.skipped` lists what the importer passed over." },
   UNSUPPORTED_FORMAT: { family: "input", retryable: false, description: "The format is not recognised (`details.recognised` names what the file looks like, when known); `details.supported` lists the known ones." },
   ARTIFACT_CHANGED: { family: "conflict", retryable: true, description: "The file changed while it was being imported; import it again once it is complete." },

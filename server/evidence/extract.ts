@@ -110,7 +110,7 @@ export async function extractAndPublish(ws: Workspace, request: ExtractionReques
   let files;
   const phases: ExtractionPhases = { parse: 0, totals: 0, write: 0 };
   try {
-    const builder = new EvidenceBuilder(writer);
+    const builder = new EvidenceBuilder(writer, undefined, request.extractor);
     let mark = performance.now();
     const lap = (phase: keyof ExtractionPhases) => {
       const now = performance.now();
@@ -312,7 +312,7 @@ export function mayReuseGeneration(ws: Workspace, sizeBytes: number, importer: F
 export function extractionFailure(error: unknown, format: string, runId: string, artifactId: string): EmberscopeError {
   if (error instanceof EvidenceParseError) {
     return new EmberscopeError("ARTIFACT_PARSE_FAILED", `The ${error.format} input is malformed: ${error.reason}.`, {
-      details: { format: error.format, offset: error.at.offset ?? null, line: error.at.line ?? null, reason: error.reason, run_id: runId, artifact_id: artifactId },
+      details: { format: error.format, offset: error.at.offset ?? null, line: error.at.line ?? null, ...(error.at.field ? { field: error.at.field } : {}), reason: error.reason, run_id: runId, artifact_id: artifactId },
     });
   }
   if (error instanceof EmptyEvidenceError) {

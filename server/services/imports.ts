@@ -1,5 +1,4 @@
 import { promises as fsp, type Stats } from "node:fs";
-import path from "node:path";
 import { z } from "zod";
 import { detectFormat, IMPORTERS, importerFor } from "../../analysis/formats/index";
 import { recogniseFormat, type Recognition } from "../../analysis/formats/recognise";
@@ -18,7 +17,8 @@ import { patchRun } from "../store/runs";
 import type { ObjectId, StagedFile, StoredObject } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
 import { startLeasedOperation, type LeasedOperation } from "./leased-operation";
-import { defineService, type ServiceContext } from "./service";
+import { openRequestedFile, openStagedFile, type InputFile } from "./input-file";
+import { callService, defineService, type ServiceContext } from "./service";
 
 const ImportTimings = z.object({
   store: z.number().describe("Waiting to store the artifact: a large one is copied and hashed while it is parsed, unless its generation may be reused."),
@@ -40,18 +40,6 @@ export const ImportResult = z.object({
   timings_ms: ImportTimings.describe("Where the import's time went, in milliseconds (extraction phases are 0 when the generation was reused)."),
 });
 export type ImportResult = z.infer<typeof ImportResult>;
-
-/** Agents may only name files inside the project root; people may name any file they can read. */
-function resolveInputPath(ctx: ServiceContext, ws: Workspace, requested: string): string {
-  const resolved = path.resolve(ctx.locator.cwd, requested);
-  if (ctx.actor === "agent") {
-    const rel = path.relative(ws.layout.projectRoot, resolved);
-    if (rel.startsWith("..") || path.isAbsolute(rel)) {
-      throw new EmberscopeError("POLICY_DENIED", "Agents may import only files inside the project root.", { details: { argument: "path" } });
-    }
-  }
-  return resolved;
-}
 
 function unsupported(reason: string, recognised: Recognition | null = null): EmberscopeError {
   return new EmberscopeError("UNSUPPORTED_FORMAT", `${reason} Supported formats: ${FORMAT_IDS.join(", ")}.`, {
@@ -85,23 +73,24 @@ function rowsOf(ws: Workspace, generationId: string): Record<string, number> {
 }
 
 /** Fails with ARTIFACT_CHANGED when the file is no longer the one `before` describes; `retry` is the import to repeat. */
-async function assertUnchanged(file: string, before: Stats, retry: Record<string, unknown>): Promise<void> {
+async function assertUnchanged(file: string, before: Stats, retry: Record<string, unknown> | null): Promise<void> {
   const after = await fsp.stat(file).catch(() => null);
   if (after && after.ino === before.ino && after.size === before.size && after.mtimeMs === before.mtimeMs) return;
   throw new EmberscopeError("ARTIFACT_CHANGED", "The file changed while it was being imported; import it again once it is complete.", {
     details: { argument: "path" },
-    recovery: { operation: "imports.import", arguments: retry, safe_to_repeat: true },
+    ...(retry ? { recovery: { operation: "imports.import", arguments: retry, safe_to_repeat: true } } : {}),
   });
 }
 
-const ImportInput = z
+const UploadOptions = z
   .object({
-    path: z.string().min(1).max(4096),
     format: z.enum(FORMAT_IDS).optional(),
     sensitivity: Sensitivity.default("normal"),
     max_bytes: z.number().int().min(1).max(64 * 1024 ** 3).optional(),
   })
   .strict();
+
+const ImportInput = z.object({ path: z.string().min(1).max(4096), ...UploadOptions.shape }).strict();
 
 export const importArtifact = defineService({
   name: "imports.import",
@@ -110,36 +99,63 @@ export const importArtifact = defineService({
   input: ImportInput,
   output: ImportResult,
   handler: async (input, { ws, ctx }) => {
-    const started = performance.now();
-    const bounds: InputBounds = { ...DEFAULT_INPUT_BOUNDS, maxBytes: input.max_bytes ?? DEFAULT_INPUT_BOUNDS.maxBytes };
-    const file = resolveInputPath(ctx, ws, input.path);
-    const stat = await fsp.stat(file).catch(() => null);
-    if (!stat?.isFile()) {
-      throw new EmberscopeError("INVALID_ARGUMENTS", "No readable file at that path.", { details: { argument: "path" } });
-    }
-    if (stat.size > bounds.maxBytes) {
-      throw new EmberscopeError("ARTIFACT_TOO_LARGE", `The file is larger than the ${bounds.maxBytes}-byte import limit.`, {
-        details: { bound: "size", limit: bounds.maxBytes, size_bytes: stat.size },
-      });
-    }
-    const fileName = path.basename(file);
-    const importer = await chooseImporter(file, fileName, input.format, bounds);
-
-    // The import holds a lease from here on: a process killed at any point leaves an operation that
-    // reconciliation ends (its run failed with INTERRUPTED), and staging in tmp/<operation id>/
-    // that gc can tell from a live import's.
-    const lease = startLeasedOperation(ws, {
-      kind: "import",
-      intent: input,
-      run: { kind: "import", source: importer.id, title: fileName, status: "running", extraction_state: "running", details: { file_name: fileName, format: importer.id, size_bytes: stat.size } },
-    });
+    const source = await openRequestedFile(ctx, ws, input.path);
     try {
-      return await importUnderLease(lease, { file, stat, fileName, importer, bounds, input, started });
+      return await importFile(ws, source, input, input);
     } finally {
-      await lease.close();
+      await source.close();
     }
   },
 });
+
+/**
+ * The browser's upload route: imports the file it streamed into the workspace's tmp/. No request
+ * names that path (imports.import refuses every path inside a workspace folder); the route hands
+ * it over in-process, and the import goes through callService as any other (`options` are
+ * validated as imports.import's are).
+ */
+export function importUploadedFile(ctx: ServiceContext, staged: string, options: { format?: string }): Promise<ImportResult> {
+  const upload = defineService({
+    ...importArtifact,
+    input: UploadOptions,
+    handler: async (input, { ws }) => {
+      const source = await openStagedFile(ws, staged);
+      try {
+        return await importFile(ws, source, input, null);
+      } finally {
+        await source.close();
+      }
+    },
+  });
+  return callService(upload, ctx, options);
+}
+
+/** Stores, extracts and publishes one opened input; `retry` is the request to repeat should the file change meanwhile. */
+async function importFile(ws: Workspace, source: InputFile, input: z.output<typeof UploadOptions>, retry: Record<string, unknown> | null): Promise<ImportResult> {
+  const started = performance.now();
+  const bounds: InputBounds = { ...DEFAULT_INPUT_BOUNDS, maxBytes: input.max_bytes ?? DEFAULT_INPUT_BOUNDS.maxBytes };
+  const { file, stat, name: fileName } = source;
+  if (stat.size > bounds.maxBytes) {
+    throw new EmberscopeError("ARTIFACT_TOO_LARGE", `The file is larger than the ${bounds.maxBytes}-byte import limit.`, {
+      details: { bound: "size", limit: bounds.maxBytes, size_bytes: stat.size },
+    });
+  }
+  const importer = await chooseImporter(file, fileName, input.format, bounds);
+
+  // The import holds a lease from here on: a process killed at any point leaves an operation that
+  // reconciliation ends (its run failed with INTERRUPTED), and staging in tmp/<operation id>/
+  // that gc can tell from a live import's.
+  const lease = startLeasedOperation(ws, {
+    kind: "import",
+    intent: retry ?? input,
+    run: { kind: "import", source: importer.id, title: fileName, status: "running", extraction_state: "running", details: { file_name: fileName, format: importer.id, size_bytes: stat.size } },
+  });
+  try {
+    return await importUnderLease(lease, { file, stat, fileName, importer, bounds, input, retry, started });
+  } finally {
+    await lease.close();
+  }
+}
 
 interface ImportJob {
   file: string;
@@ -147,13 +163,15 @@ interface ImportJob {
   fileName: string;
   importer: FormatImporter;
   bounds: InputBounds;
-  input: z.infer<typeof ImportInput>;
+  input: z.output<typeof UploadOptions>;
+  /** The request to repeat should the file change while it is read (none for an upload). */
+  retry: Record<string, unknown> | null;
   started: number;
 }
 
 async function importUnderLease(lease: LeasedOperation, job: ImportJob): Promise<ImportResult> {
   const { ws, runId } = lease;
-  const { file, stat, fileName, importer, bounds, input, started } = job;
+  const { file, stat, fileName, importer, bounds, input, retry, started } = job;
   let staging: Promise<StagedFile> | null = null;
   let stored: StoredObject | null = null;
   const register = (object: StoredObject) => {
@@ -167,7 +185,7 @@ async function importUnderLease(lease: LeasedOperation, job: ImportJob): Promise
   /** The artifact of what the parse read: the copy, if the file did not change while both were read. */
   const parsedArtifact = async (): Promise<ObjectId> => {
     const { id } = await artifact();
-    await assertUnchanged(file, stat, input);
+    await assertUnchanged(file, stat, retry);
     return id;
   };
   // The run and the operation end in the transaction that publishes the generation.

@@ -19,7 +19,7 @@ export { listCommits, showCommit, showHead } from "./commits";
 export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 export { listRuns, showRun } from "./runs";
 export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
-export { importArtifact } from "./imports";
+export { importArtifact, importUploadedFile } from "./imports";
 export { listCorpusFiles, readCorpusObject } from "./corpus";
 export { traceFlows } from "./trace-flows";
 export { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";

@@ -125,6 +125,22 @@ describe("emberscope CLI", () => {
     expect(both.json).toMatchObject({ code: "INVALID_ARGUMENTS" });
   });
 
+  it("gc's argument errors name the flag that was given: --purge, not --restore", async () => {
+    const cwd = tempProject();
+    await runCli(["init"], { cwd });
+    const malformed = await runCli(["gc", "--purge", "../x", "--json"], { cwd });
+    expect(malformed.json).toMatchObject({ code: "INVALID_ARGUMENTS", details: { argument: "--purge" } });
+    expect(malformed.json.message).toContain("--purge");
+    expect(malformed.json.message).not.toContain("--restore");
+    const unknown = await runCli(["gc", "--purge", "gcm_00000000000000000000000000", "--json"], { cwd });
+    expect(unknown.json).toMatchObject({ code: "INVALID_ARGUMENTS", details: { argument: "--purge" } });
+    const restore = await runCli(["gc", "--restore", "../x"], { cwd });
+    expect(restore.stderr).toContain("argument: --restore");
+    const both = await runCli(["gc", "--restore", "a", "--purge", "b", "--json"], { cwd });
+    expect(both.json).toMatchObject({ code: "INVALID_ARGUMENTS", details: { argument: "--purge", conflicting: ["--restore", "--purge"] } });
+    expect(both.json.message).not.toContain("--apply)");
+  });
+
   it("serve refuses a non-loopback host without --allow-remote", async () => {
     const cwd = tempProject();
     await runCli(["init"], { cwd });

@@ -1,4 +1,5 @@
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MCP_TOOLS } from "../../server/mcp/tools";
@@ -33,17 +34,24 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
   let root: string;
   let remove: () => void;
   let agent: AgentClient;
+  let outside: string;
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
     ({ root, remove } = suiteDemoProject({ init: true }));
     writeFileSync(path.join(root, "hostile.folded"), `${HOSTILE_FOLDED}\n`);
     writeFileSync(path.join(root, "trace.json"), CHROME_TRACE);
+    // Links an attacker could plant in the project: to a file outside it and to the control store.
+    outside = mkdtempSync(path.join(tmpdir(), "emberscope-outside-"));
+    writeFileSync(path.join(outside, "secret.folded"), "outsideSecret;leak 1\n");
+    symlinkSync(path.join(outside, "secret.folded"), path.join(root, "escape.folded"));
+    symlinkSync(path.join(root, ".emberscope", "emberscope.sqlite"), path.join(root, "store.folded"));
     agent = await connect(root);
   });
   afterAll(async () => {
     await agent?.close();
     remove();
+    rmSync(outside, { recursive: true, force: true });
   });
 
   it("lists every registered tool with strict input schemas, output schemas and annotations, and the four resource templates", async () => {
@@ -144,6 +152,10 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     if (hostile.ok) ids.hostile = hostile.value.run_id;
     const outside = await agent.call("import_artifact", { path: "../../etc/passwd" });
     expect(!outside.ok && outside.error.code).toBe("POLICY_DENIED");
+    for (const link of ["escape.folded", "store.folded", ".emberscope/emberscope.sqlite"]) {
+      const linked = await agent.call("import_artifact", { path: link, format: "folded" });
+      expect(!linked.ok && linked.error.code, link).toBe("POLICY_DENIED");
+    }
   });
 
   it("list_runs, get_run and list_artifacts page through records; a foreign cursor is STALE_CURSOR with a restart", async () => {

@@ -6,7 +6,7 @@ import { pipeline } from "node:stream/promises";
 import { EmberscopeError } from "../../../server/domain/errors";
 import { DEFAULT_INPUT_BOUNDS } from "../../../server/evidence/input";
 import { refusalOfWebRequest, refusalResponse } from "../../../server/http/guard";
-import { callService, importArtifact } from "../../../server/services";
+import { importUploadedFile } from "../../../server/services";
 import { locateWorkspace } from "../../../server/store/layout";
 import { webServiceContext } from "../../../server/trpc/context";
 import { errorResponse } from "../corpus/errors";
@@ -24,8 +24,9 @@ function safeFileName(raw: string | null): string {
 /**
  * Upload transport for imports.import: after the boundary (server/http/guard.ts: Host, Origin,
  * fetch metadata, the CSRF token, the declared size), streams the request body into the
- * workspace's tmp/ (cut with 413 once it passes the import size limit), calls the import service
- * as the web actor, removes the copy.
+ * workspace's tmp/ (cut with 413 once it passes the import size limit), imports that staged file as
+ * the web actor (importUploadedFile: no request may name a path inside the workspace folder),
+ * removes the copy.
  * POST /api/imports?name=FILE[&format=F] with the file's bytes as the body.
  */
 export async function POST(req: Request): Promise<Response> {
@@ -58,7 +59,8 @@ export async function POST(req: Request): Promise<Response> {
       createWriteStream(file, { mode: 0o600 }),
     );
     const format = url.searchParams.get("format");
-    const result = await callService(importArtifact, ctx, { path: file, ...(format ? { format } : {}) });
+    // Handed over in-process: no request may name a path inside the workspace folder.
+    const result = await importUploadedFile(ctx, file, format ? { format } : {});
     return Response.json(result, { headers: { "Cache-Control": "no-store" } });
   } catch (error) {
     // The rest of an oversized body is never read: the answer closes the connection.
