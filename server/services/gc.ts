@@ -181,10 +181,21 @@ export const collectGarbage = defineService({
       const manifest: Manifest = { manifest_id: manifestId, created_at: nowIso(now), entries };
       // The manifest is written first, so an interrupted apply can still be restored.
       await fsp.writeFile(path.join(base, "manifest.json"), JSON.stringify(manifest, null, 2));
+      const moved: typeof entries = [];
       for (const entry of entries) {
         const target = path.join(base, "files", entry.path);
         await fsp.mkdir(path.dirname(target), { recursive: true });
-        await fsp.rename(path.join(ws.layout.dir, entry.path), target);
+        try {
+          await fsp.rename(path.join(ws.layout.dir, entry.path), target);
+          moved.push(entry);
+        } catch (error) {
+          // Its owner removed it meanwhile (an import that ended cleans its staging): nothing to collect.
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        }
+      }
+      if (moved.length !== entries.length) {
+        entries.splice(0, entries.length, ...moved);
+        await fsp.writeFile(path.join(base, "manifest.json"), JSON.stringify({ ...manifest, entries }, null, 2));
       }
       recordAudit(ws.db, {
         actor: ctx.actor,
