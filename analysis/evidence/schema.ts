@@ -16,7 +16,7 @@ export interface ColumnSpec {
 
 export const col = (name: string, type: ColumnType, nullable: boolean, description: string): ColumnSpec => ({ name, type, nullable, description });
 
-export const FRAME_KINDS = ["js", "native", "python", "kernel", "gc", "idle", "program", "other"] as const;
+export const FRAME_KINDS = ["js", "native", "python", "java", "kernel", "gc", "idle", "program", "other"] as const;
 export type FrameKind = (typeof FRAME_KINDS)[number];
 
 export const METRIC_KINDS = ["sampled", "counted", "temporal"] as const;
