@@ -9,6 +9,7 @@
 import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { readLines } from "../io/text";
+import { demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
 
@@ -381,7 +382,7 @@ async function emitSamples(
   const frameOf = (fn: number) => {
     if (frameIds[fn] < 0) {
       const f = graph.functions[fn];
-      frameIds[fn] = builder.frame({ name: f.name, file: f.file, module: f.object, kind: frameKind(f.name) });
+      frameIds[fn] = builder.frame(demangledFrame({ name: f.name, file: f.file, module: f.object, kind: frameKind(f.name) }));
     }
     return frameIds[fn];
   };
@@ -463,7 +464,7 @@ export const callgrindImporter: FormatImporter = {
   id: "callgrind",
   title: "Valgrind callgrind / cachegrind profile",
   extensions: ["callgrind", "cachegrind"],
-  version: "1",
+  version: "2",
 
   sniff(_head, headText, fileName) {
     try {

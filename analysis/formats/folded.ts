@@ -8,6 +8,7 @@
 import { frameKey, IntList, NumberColumn, StackChildren, type EvidenceBuilder, type FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { detectEncoding, headText as decodeHead, lineBatches } from "../io/text";
+import { demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError, InputBoundError } from "./errors";
 import type { FormatImporter, ImportContext, RangeParse, SplittableInput } from "./types";
 
@@ -77,7 +78,9 @@ function describeFoldedFrame(text: string): FrameInput {
       kind = "python";
     }
   }
-  return { name, kind, module, file, line };
+  // A mangled symbol (C++, Rust) is compiled code: shown demangled, the mangled name kept.
+  const frame = demangledFrame({ name, kind, module, file, line });
+  return frame.mangledName && kind === "other" ? { ...frame, kind: "native" } : frame;
 }
 
 /** Whether `a`'s bytes at `at` equal `b`'s at `start`, over `length` bytes; four bytes a step. */
@@ -667,7 +670,7 @@ export const foldedImporter: FormatImporter = {
   id: "folded",
   title: "Folded stacks (flamegraph.pl / stackcollapse)",
   extensions: ["folded", "collapsed", "stacks", "txt"],
-  version: "1",
+  version: "2",
 
   sniff(head, headText, fileName) {
     try {

@@ -125,6 +125,20 @@ describe("JFR importer", () => {
     expect(result.summary.limitations.find((l) => l.code === "JFR_MISSING_CONSTANT")?.count).toBe(1);
   });
 
+  it("shows async-profiler's native frames (a symbol, no class) demangled, as native code", async () => {
+    const pools = POOLS.map(([type, entries]): [number, [number, Bytes][]] => {
+      if (type === 22) return [type, [...entries, sym(7, "_ZN2os5sleepEv"), sym(8, "")]];
+      if (type === 24) return [type, [...entries, [2, [...varint(8), ...varint(0)]]]];
+      if (type === 25) return [type, [...entries, [3, [...varint(2), ...varint(7), ...varint(8)]]]];
+      if (type === 26) return [type, [...entries, sym(3, "C++")]];
+      if (type === 28) return [type, [...entries, [3, [0, ...varint(2), ...varint(3), ...varint(0), ...varint(3), ...varint(1), ...varint(3), ...varint(1)]]]];
+      return [type, entries];
+    });
+    const result = await importToMemory(jfrImporter, chunk({ events: [sample(1500, 1, 3)], pools }));
+    expect(totalsByStack(result)).toEqual({ samples: { "com.example.App.main(String[]);os::sleep()": 1 } });
+    expect(result.tables.frames.find((f) => f.name === "os::sleep()")).toMatchObject({ kind: "native", mangled_name: "_ZN2os5sleepEv", module: null });
+  });
+
   it("formats method descriptors as jfr print does", () => {
     expect(jfrParameters("()V")).toBe("");
     expect(jfrParameters("(ZBCSIJFD)V")).toBe("boolean, byte, char, short, int, long, float, double");

@@ -16,6 +16,7 @@
  */
 import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
+import { demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
 
@@ -586,7 +587,9 @@ class ChunkSymbols {
       const pkg = this.pools.object(cls?.package);
       const module = this.pools.text(this.pools.object(pkg?.module)?.name) || (this.pools.text(pkg?.name) ?? "").replace(/\//g, ".") || null;
       const kind = FRAME_TYPE_KINDS[type] ?? "java";
-      id = this.builder.frame({ name: `${className ? `${className}.` : ""}${methodName}${parameters === null ? "" : `(${parameters})`}`, module, kind });
+      // async-profiler records native frames by their symbol alone, C++ ones mangled.
+      if (className === "" && kind !== "java") id = this.builder.frame(demangledFrame({ name: methodName, module, kind }));
+      else id = this.builder.frame({ name: `${className ? `${className}.` : ""}${methodName}${parameters === null ? "" : `(${parameters})`}`, module, kind });
     }
     if (cacheKey !== null) this.methods.set(cacheKey, id);
     return id;
