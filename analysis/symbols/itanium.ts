@@ -58,13 +58,14 @@ const OPERATORS: Record<string, [string, number]> = {
   aw: ["co_await", 1],
 };
 
-const STD_SUBSTITUTIONS: Record<string, { short: string; full: string; base: string }> = {
-  a: { short: "std::allocator", full: "std::allocator", base: "allocator" },
-  b: { short: "std::basic_string", full: "std::basic_string", base: "basic_string" },
-  s: { short: "std::string", full: "std::basic_string<char, std::char_traits<char>, std::allocator<char> >", base: "basic_string" },
-  i: { short: "std::istream", full: "std::basic_istream<char, std::char_traits<char> >", base: "basic_istream" },
-  o: { short: "std::ostream", full: "std::basic_ostream<char, std::char_traits<char> >", base: "basic_ostream" },
-  d: { short: "std::iostream", full: "std::basic_iostream<char, std::char_traits<char> >", base: "basic_iostream" },
+/** Sa, Sb, Ss, Si, So, Sd, spelled out in full as c++filt does (it demangles verbosely: not `std::string`). */
+const STD_SUBSTITUTIONS: Record<string, string> = {
+  a: "std::allocator",
+  b: "std::basic_string",
+  s: "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+  i: "std::basic_istream<char, std::char_traits<char> >",
+  o: "std::basic_ostream<char, std::char_traits<char> >",
+  d: "std::basic_iostream<char, std::char_traits<char> >",
 };
 
 const MAX_DEPTH = 256;
@@ -158,7 +159,6 @@ class Parser {
     this.recording = true;
     const nameNode = this.name();
     this.recording = wasRecording;
-    const args = this.templateArgs;
     let fn: { ret: Node | null; params: Node[]; quals: string; ref: string } | null = null;
     const atEnd = this.pos >= this.s.length || this.peek() === "E" || this.peek() === ".";
     if (!atEnd) {
@@ -169,7 +169,6 @@ class Parser {
       fn = { ret, params, quals, ref };
     }
     if (!top) this.templateArgs = saved;
-    void args;
     this.depth--;
     return { k: "encoding", name: stripNameQualifiers(nameNode), fn, inner: !whole };
   }
@@ -298,8 +297,7 @@ class Parser {
         continue;
       } else if (c === "S") {
         if (soFar) fail();
-        const full = this.peek(1) !== "_" && /[a-z]/.test(this.peek(1));
-        soFar = this.substitution(full && (this.peek(2) === "C" || this.peek(2) === "D"));
+        soFar = this.substitution();
         if (this.peek() === "E") fail();
         continue;
       } else {
@@ -436,16 +434,14 @@ class Parser {
     return `${constant ? " const" : ""}${volatile ? " volatile" : ""}${restrict ? " restrict" : ""}`;
   }
 
-  private substitution(full = false): Node {
+  private substitution(): Node {
     this.expect("S");
     const c = this.peek();
     if (/[a-z]/.test(c)) {
       const known = STD_SUBSTITUTIONS[c];
       if (!known) fail();
       this.pos++;
-      // c++filt spells these out in full (it demangles verbosely).
-      void full;
-      return name(known.full);
+      return name(known);
     }
     const id = this.seqId() + 1;
     if (id >= this.subs.length) fail();

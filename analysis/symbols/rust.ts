@@ -372,7 +372,6 @@ class V0Printer {
 
   /** A trait of a `dyn` type with its associated type bindings: `Fn<(i32,), Output = i32>`. */
   private dynTrait(): void {
-    const start = this.out.length;
     // Generic arguments and bindings share one <…>: print the path, then fold the bindings in.
     this.path(false);
     let open = this.out.endsWith(">");
@@ -385,7 +384,6 @@ class V0Printer {
       this.print(">");
       open = true;
     }
-    void start;
   }
 
   private constant(): void {
@@ -428,12 +426,9 @@ export function demangleRustV0(symbol: string): string | null {
   const dot = symbol.indexOf(".");
   const s = dot >= 0 ? symbol.slice(0, dot) : symbol;
   try {
-    let start = 2;
-    if (s[start] >= "0" && s[start] <= "9") {
-      // An encoding version: only 0 (written as nothing) exists.
-      return null;
-    }
-    const printer = new V0Printer(s, start);
+    // A decimal after _R would be an encoding version: only the first (written as none) exists.
+    if (s[2] >= "0" && s[2] <= "9") return null;
+    const printer = new V0Printer(s, 2);
     printer.path(true);
     // The instantiating crate, if any, is a path too; it is not printed.
     if (printer.pos < s.length) {
@@ -441,7 +436,6 @@ export function demangleRustV0(symbol: string): string | null {
       rest.path(false);
       if (rest.pos !== s.length) return null;
     }
-    start = 0;
     return printer.result();
   } catch (error) {
     if (error === FAIL || error instanceof RangeError || error instanceof SyntaxError) return null;
