@@ -309,7 +309,24 @@ interface Element {
 }
 
 /** The metadata event: a string table, then a tree of elements (root → metadata → class → field). */
-function readMetadata(reader: ChunkReader, at: number, maxDepth: number): Map<number, JfrType> {
+/** The types of the chunk before, and the metadata they were read from (its string table and tree). */
+interface MetadataCache {
+  body: Uint8Array;
+  types: Map<number, JfrType>;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The metadata event: a string table, then a tree of elements (root → metadata → class → field).
+ * A recording's chunks mostly repeat the same metadata: when its body is the previous chunk's
+ * byte for byte, the types read then are used again.
+ */
+function readMetadata(reader: ChunkReader, at: number, maxDepth: number, cache: { last: MetadataCache | null }): Map<number, JfrType> {
   reader.pos = at;
   const size = reader.count("the metadata event's size");
   if (at + size > reader.bytes.length) reader.fail("the metadata event runs past the end of the chunk", at);
@@ -318,6 +335,17 @@ function readMetadata(reader: ChunkReader, at: number, maxDepth: number): Map<nu
   reader.long(); // start time
   reader.long(); // duration
   reader.long(); // metadata id
+  const body = reader.bytes.subarray(reader.pos, reader.end);
+  if (cache.last && sameBytes(cache.last.body, body)) {
+    reader.end = reader.bytes.length;
+    return cache.last.types;
+  }
+  const types = readMetadataBody(reader, at, maxDepth);
+  cache.last = { body: body.slice(), types };
+  return types;
+}
+
+function readMetadataBody(reader: ChunkReader, at: number, maxDepth: number): Map<number, JfrType> {
   const stringCount = reader.count("the metadata's string count");
   if (stringCount > reader.end - reader.pos) reader.fail("the metadata's string count exceeds its size");
   const strings: string[] = [];
@@ -625,6 +653,7 @@ interface ImportStats {
   start: bigint | null;
   end: bigint | null;
   versions: Set<string>;
+  metadata: { last: MetadataCache | null };
 }
 
 /** Parses one whole chunk: metadata, constant pools, then its sample events in file order. */
@@ -633,7 +662,7 @@ async function readChunk(bytes: Uint8Array, base: number, builder: EvidenceBuild
   const header = readHeader(reader);
   reader.compressed = header.compressed;
   stats.versions.add(`${header.major}.${header.minor}`);
-  const types = readMetadata(reader, header.metadataOffset, maxDepth);
+  const types = readMetadata(reader, header.metadataOffset, maxDepth, stats.metadata);
   const values = new ValueReader(reader, types, maxDepth);
   const pools = new ConstantPools();
 
@@ -749,7 +778,7 @@ export const jfrImporter: FormatImporter = {
 
   async parse({ source, builder, limits }: ImportContext) {
     const metrics = new Map<string, number>();
-    const stats: ImportStats = { samples: new Map(), skipped: new Map(), truncatedStacks: 0, deepStacks: 0, chunks: 0, origin: null, start: null, end: null, versions: new Set() };
+    const stats: ImportStats = { samples: new Map(), skipped: new Map(), truncatedStacks: 0, deepStacks: 0, chunks: 0, origin: null, start: null, end: null, versions: new Set(), metadata: { last: null } };
     const input = new ChunkAssembler();
     let ended = false;
     const iterator = source.chunks()[Symbol.asyncIterator]();
