@@ -75,6 +75,8 @@ export interface FrameInput {
   col?: number | null;
   module?: string | null;
   kind: FrameKind;
+  /** The mangled symbol when `name` is its demangled form (see analysis/symbols/demangle.ts). */
+  mangledName?: string | null;
 }
 
 export interface MetricInput {
@@ -465,7 +467,8 @@ export class EvidenceBuilder {
     if (known !== undefined) return known;
     const id = this.frameIds.size;
     this.frameIds.set(key, id);
-    this.buffers.frames.push([id, key, name, file, line, col, module, input.kind]);
+    // The key is the demangled name's: a frame keeps its identity across builds whose hashes differ (Rust).
+    this.buffers.frames.push([id, key, name, file, line, col, module, input.kind, this.bound(input.mangledName, "name")]);
     return id;
   }
 

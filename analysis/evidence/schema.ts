@@ -1,9 +1,10 @@
 /**
- * The normalized evidence schema (v1 tables of DESIGN.md §3, plus v2 derived totals), written once as code. Parquet schemas (server), docs and
+ * The normalized evidence schema (v1 tables of DESIGN.md §3, plus v2 derived totals and v3's
+ * frames.mangled_name), written once as code. Parquet schemas (server), docs and
  * validators derive from TABLES; importers fill it through EvidenceBuilder.
  * Evolution is additive only: new nullable columns or new tables, with the version bumped.
  */
-export const EVIDENCE_SCHEMA_VERSION = 2;
+export const EVIDENCE_SCHEMA_VERSION = 3;
 
 export type ColumnType = "INTEGER" | "BIGINT" | "DOUBLE" | "VARCHAR" | "BOOLEAN";
 
@@ -16,7 +17,7 @@ export interface ColumnSpec {
 
 export const col = (name: string, type: ColumnType, nullable: boolean, description: string): ColumnSpec => ({ name, type, nullable, description });
 
-export const FRAME_KINDS = ["js", "native", "python", "kernel", "gc", "idle", "program", "other"] as const;
+export const FRAME_KINDS = ["js", "native", "python", "java", "kernel", "gc", "idle", "program", "other"] as const;
 export type FrameKind = (typeof FRAME_KINDS)[number];
 
 export const METRIC_KINDS = ["sampled", "counted", "temporal"] as const;
@@ -36,6 +37,7 @@ export const TABLES = {
     col("col", "INTEGER", true, "1-based column."),
     col("module", "VARCHAR", true, "Library, binary, package or script the frame belongs to."),
     col("kind", "VARCHAR", false, `One of ${FRAME_KINDS.join(", ")}.`),
+    col("mangled_name", "VARCHAR", true, "The symbol as the profile named it, when `name` is its demangled form (C++, Rust); null otherwise. Added in schema v3."),
   ],
   stacks: [
     col("stack_id", "INTEGER", false, "Node of the stack prefix tree."),

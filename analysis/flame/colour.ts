@@ -11,7 +11,7 @@ export function stringHash(text: string): number {
   return h >>> 0;
 }
 
-const KIND_HUES: Record<string, number> = { js: 32, native: 200, python: 140, kernel: 345, gc: 280, idle: -1 };
+const KIND_HUES: Record<string, number> = { js: 32, native: 200, python: 140, java: 12, kernel: 345, gc: 280, idle: -1 };
 /** Families for frames with neither module nor a known kind: warm, picked by name. */
 const WARM_FAMILIES = [0, 1, 2, 3];
 const FAMILY_HUES = [18, 32, 45, 58, 85, 160, 190, 210, 250, 290, 320, 345];

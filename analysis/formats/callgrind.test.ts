@@ -242,6 +242,34 @@ calls=1 1
     expect(callgrindImporter.sniff(new Uint8Array(), "main;work 3\n", null)).toBe(0);
   });
 
+  it("shows mangled function names demangled, keeping the mangled name", async () => {
+    const text = "events: Ir\nsummary: 30\nob=/srv/app\nfn=_Z4mainv\n1 10\ncfn=_Z5deltav\ncalls=1 2\n1 20\nfn=_Z5deltav\n2 20\n";
+    const result = await importToMemory(callgrindImporter, text);
+    expect(totalsByStack(result).Ir).toEqual({ "main()": 10, "main();delta()": 20 });
+    expect(result.tables.frames.map((f) => [f.name, f.mangled_name, f.module])).toEqual([
+      ["main()", "_Z4mainv", "/srv/app"],
+      ["delta()", "_Z5deltav", "/srv/app"],
+    ]);
+  });
+
+  it("demangles what valgrind --demangle=no leaves mangled of a real C++ program as c++filt does", async (ctx) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "emberscope-callgrind-cxx-"));
+    const program = path.join(dir, "sample");
+    const out = path.join(dir, "callgrind.out.cxx");
+    try {
+      execFileSync("g++", ["-O0", "-g", "-std=c++17", "-o", program, new URL("../../test/fixtures/symbols/cxx-sample.cpp", import.meta.url).pathname], { stdio: "ignore", timeout: 120_000 });
+      execFileSync("valgrind", ["--tool=callgrind", "--demangle=no", `--callgrind-out-file=${out}`, program], { stdio: "ignore", timeout: 120_000 });
+    } catch {
+      return ctx.skip(true, "g++ or valgrind --tool=callgrind is not usable on this machine");
+    }
+    const result = await importToMemory(callgrindImporter, readFileSync(out, "utf8"));
+    const mangled = result.tables.frames.filter((f) => f.mangled_name !== null);
+    expect(mangled.length).toBeGreaterThan(20);
+    const cxxfilt = execFileSync("c++filt", { input: mangled.map((f) => f.mangled_name).join("\n"), encoding: "utf8" }).trim().split("\n");
+    expect(mangled.map((f) => f.name)).toEqual(cxxfilt);
+    expect(result.tables.frames.find((f) => f.mangled_name === "_Z5deltav")?.name).toBe("delta()");
+  });
+
   describe("a real valgrind run", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "emberscope-callgrind-"));
     const program = path.join(dir, "calls");

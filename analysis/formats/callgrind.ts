@@ -10,6 +10,7 @@ import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { int64 } from "../evidence/int64";
 import { readLines } from "../io/text";
+import { demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
 
@@ -385,7 +386,7 @@ async function emitSamples(
   const frameOf = (fn: number) => {
     if (frameIds[fn] < 0) {
       const f = graph.functions[fn];
-      frameIds[fn] = builder.frame({ name: f.name, file: f.file, module: f.object, kind: frameKind(f.name) });
+      frameIds[fn] = builder.frame(demangledFrame({ name: f.name, file: f.file, module: f.object, kind: frameKind(f.name) }));
     }
     return frameIds[fn];
   };

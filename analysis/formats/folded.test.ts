@@ -193,6 +193,14 @@ describe("folded stacks importer", () => {
     }
   });
 
+  it("shows mangled C++ and Rust symbols demangled, as native frames keeping the mangled name", async () => {
+    const text = "main;_ZN3geo5Point6originEv;_Z5deltav 3\nmain;_RNvCseg5vz0rOR1E_6sample5areas 2\nmain;_Zqq 1\n";
+    const result = await importToMemory(foldedImporter, fixture("native.folded", text));
+    expect(totalsByStack(result).samples).toEqual({ "main;geo::Point::origin();delta()": 3, "main;sample::areas": 2, "main;_Zqq": 1 });
+    const frames = Object.fromEntries(result.tables.frames.map((f) => [f.name, [f.kind, f.mangled_name]]));
+    expect(frames).toEqual({ main: ["other", null], "geo::Point::origin()": ["native", "_ZN3geo5Point6originEv"], "delta()": ["native", "_Z5deltav"], "sample::areas": ["native", "_RNvCseg5vz0rOR1E_6sample5areas"], _Zqq: ["other", null] });
+  });
+
   it("reads py-spy frames as python frames with file and line", async () => {
     const result = await importToMemory(foldedImporter, fixture("pyspy.folded", "<module> (app.py:10);work (lib/util.py:42) 9\n"));
     expect(result.tables.frames.map((f) => [f.name, f.file, f.line, f.kind])).toEqual([

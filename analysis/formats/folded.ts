@@ -10,6 +10,7 @@
 import { frameKey, IntList, NumberColumn, StackChildren, type EvidenceBuilder, type FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { detectEncoding, headText as decodeHead, lineBatches } from "../io/text";
+import { demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError, InputBoundError } from "./errors";
 import type { FormatImporter, ImportContext, RangeParse, SplittableInput } from "./types";
 
@@ -86,7 +87,9 @@ function describeFoldedFrame(text: string): FrameInput {
       kind = "python";
     }
   }
-  return { name, kind, module, file, line };
+  // A mangled symbol (C++, Rust) is compiled code: shown demangled, the mangled name kept.
+  const frame = demangledFrame({ name, kind, module, file, line });
+  return frame.mangledName && kind === "other" ? { ...frame, kind: "native" } : frame;
 }
 
 /** Whether `a`'s bytes at `at` equal `b`'s at `start`, over `length` bytes; four bytes a step. */

@@ -3,10 +3,12 @@ import { chromeTraceImporter } from "./chrome-trace";
 import { cpuprofileImporter } from "./cpuprofile";
 import { foldedImporter } from "./folded";
 import { heapprofileImporter } from "./heapprofile";
+import { jfrImporter } from "./jfr";
 import { otlpJsonImporter } from "./otlp-json";
 import { perfScriptImporter } from "./perf-script";
 import { pprofImporter } from "./pprof";
 import { speedscopeImporter } from "./speedscope";
+import { v8LogImporter } from "./v8-log";
 import type { FormatId, FormatImporter } from "./types";
 
 /** Every importer, by format id: the one registry the import service, CLI and docs read. */
@@ -20,6 +22,9 @@ export const IMPORTERS: readonly FormatImporter[] = [
   perfScriptImporter,
   callgrindImporter,
   otlpJsonImporter,
+  // Issue 19, second half of item 11: V8 --prof logs and Java Flight Recorder.
+  v8LogImporter,
+  jfrImporter,
 ];
 
 export function importerFor(id: FormatId): FormatImporter {

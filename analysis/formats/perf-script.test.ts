@@ -105,6 +105,17 @@ describe("perf script importer", () => {
     expect(result.summary.limitations.find((l) => l.code === "PERF_SCRIPT_INVALID_LINES")).toMatchObject({ count: 1 });
   });
 
+  it("shows symbols perf printed mangled (perf script --no-demangle, or a perf without a demangler) demangled, keeping them", async () => {
+    const text = "app 100/101 [002] 10.000100:     250000 cpu-clock:ppp: \n\t            1139 _Z5deltav+0x10 (/opt/app/bin/app)\n\t            1150 _RNvCseg5vz0rOR1E_6sample4main+0x8 (/opt/app/bin/app)\n\t            1190 main+0x20 (/opt/app/bin/app)\n\n";
+    const result = await importToMemory(perfScriptImporter, text);
+    expect(sampleRows(result).map((r) => r.stack)).toEqual(["main;sample::main;delta()", "main;sample::main;delta()"]);
+    expect(result.tables.frames.map((f) => [f.name, f.mangled_name, f.module])).toEqual([
+      ["main", null, "/opt/app/bin/app"],
+      ["sample::main", "_RNvCseg5vz0rOR1E_6sample4main", "/opt/app/bin/app"],
+      ["delta()", "_Z5deltav", "/opt/app/bin/app"],
+    ]);
+  });
+
   it("sniffs perf script text and refuses other text", () => {
     expect(perfScriptImporter.sniff(new TextEncoder().encode(CALL_CHAINS), CALL_CHAINS, null)).toBeGreaterThanOrEqual(0.9);
     expect(perfScriptImporter.sniff(new TextEncoder().encode(NO_CALL_CHAINS), NO_CALL_CHAINS, "x.perf")).toBeGreaterThanOrEqual(0.8);

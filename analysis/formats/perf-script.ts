@@ -9,6 +9,7 @@ import type { EvidenceBuilder, FrameInput } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { int64 } from "../evidence/int64";
 import { headText as decodeHead, lineBatches } from "../io/text";
+import { demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError } from "./errors";
 import { lowerSnake } from "./metric-names";
 import type { FormatImporter, ImportContext } from "./types";
@@ -114,7 +115,7 @@ class PerfFrames {
     if (key[0] === "k" || (dso !== null && dso.startsWith("[kernel"))) kind = "kernel";
     else if (dso !== null && JIT_DSO.test(dso)) kind = "js";
     const module = dso === null || dso === "[unknown]" || dso === "inlined" ? null : dso;
-    this.described.set(key, { name: symbol, module, kind });
+    this.described.set(key, demangledFrame({ name: symbol, module, kind }));
     return key;
   }
 
@@ -133,7 +134,7 @@ export const perfScriptImporter: FormatImporter = {
   id: "perf-script",
   title: "Linux perf script output",
   extensions: ["perf-script", "perf", "perfscript", "perf.txt"],
-  version: "1",
+  version: "2",
 
   sniff(head, headText, fileName) {
     try {

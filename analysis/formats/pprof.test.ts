@@ -14,7 +14,7 @@ import { importToMemory } from "./run";
 interface Fixture {
   sampleTypes: [string, string][];
   mappings: { id: number; file: string }[];
-  functions: { id: number; name: string; file: string; startLine: number }[];
+  functions: { id: number; name: string; file: string; startLine: number; systemName?: string }[];
   locations: { id: number; mapping: number; address: bigint; lines: [fn: number, line: number][] }[];
   samples: { locations: number[]; values: number[]; labels?: { key: string; str?: string; num?: number; unit?: string }[]; packed?: boolean }[];
   periodType: [string, string];
@@ -39,7 +39,7 @@ function encodeProfile(f: Fixture): Uint8Array {
   }
   for (const m of f.mappings) parts.push(message(3, int(1, m.id), int(2, 0x400000), int(3, 0x800000), int(5, s(m.file))));
   for (const l of f.locations) parts.push(message(4, int(1, l.id), int(2, l.mapping), int(3, l.address), ...l.lines.map(([fn, line]) => message(4, int(1, fn), int(2, line)))));
-  for (const fn of f.functions) parts.push(message(5, int(1, fn.id), int(2, s(fn.name)), int(3, s(fn.name)), int(4, s(fn.file)), int(5, fn.startLine)));
+  for (const fn of f.functions) parts.push(message(5, int(1, fn.id), int(2, s(fn.name)), int(3, s(fn.systemName ?? fn.name)), int(4, s(fn.file)), int(5, fn.startLine)));
   const tail = [int(9, f.timeNanos), int(10, f.durationNanos), message(11, int(1, s(f.periodType[0])), int(2, s(f.periodType[1]))), int(12, f.period)];
   // Like Go's encoder: the string table comes after everything that refers to it.
   const table = strings.map((text) => delimited(6, [...new TextEncoder().encode(text)]));
@@ -150,6 +150,27 @@ describe("pprof importer", () => {
     expect(byName.get("0xffffffff81000000")).toMatchObject({ module: null, kind: "native" });
     expect(byName.get("(no stack)")).toMatchObject({ kind: "other" });
     expect(result.summary.limitations.map((l) => l.code)).toContain("PPROF_SAMPLE_WITHOUT_STACK");
+  });
+
+  it("shows a mangled function name demangled, and keeps a mangled system_name beside a readable name", async () => {
+    const profile = encodeProfile({
+      ...FIXTURE,
+      functions: [
+        { id: 1, name: "_Z5deltav", file: "/src/delta.cc", startLine: 3 },
+        { id: 2, name: "geo::Point::origin()", systemName: "_ZN3geo5Point6originEv", file: "/src/geo.cc", startLine: 9 },
+      ],
+      locations: [
+        { id: 1, mapping: 1, address: 0x1000n, lines: [[1, 4]] },
+        { id: 2, mapping: 1, address: 0x2000n, lines: [[2, 10]] },
+      ],
+      samples: [{ locations: [1, 2], values: [1, 100] }],
+    });
+    const result = await importToMemory(pprofImporter, profile);
+    expect(totalsByStack(result).samples).toEqual({ "geo::Point::origin();delta()": 1 });
+    expect(result.tables.frames.map((f) => [f.name, f.mangled_name])).toEqual([
+      ["geo::Point::origin()", "_ZN3geo5Point6originEv"],
+      ["delta()", "_Z5deltav"],
+    ]);
   });
 
   it("sums labels per key and value into measurements weighted by the default sample type, and keeps profile facts as metadata", async () => {

@@ -11,6 +11,7 @@ import type { FrameKind, MetricKind } from "../evidence/schema";
 import { int64 } from "../evidence/int64";
 import { concatBytes } from "../io/bytes";
 import { ProtoReader, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "../io/protobuf";
+import { demangle, demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError } from "./errors";
 import { lowerSnake, splitCamelCase } from "./metric-names";
 import type { FormatImporter, ImportContext } from "./types";
@@ -344,10 +345,14 @@ class PprofStacks {
     for (let i = location.lines.length - 1; i >= 0; i--) {
       const fn = this.tables.functions.get(location.lines[i].functionId);
       if (!fn) throw new EvidenceParseError(FORMAT, "a location names a function that does not exist", { offset: at });
-      const name = this.string(fn.name, at) || this.string(fn.systemName, at) || `0x${location.address.toString(16)}`;
+      const systemName = this.string(fn.systemName, at);
+      const name = this.string(fn.name, at) || systemName || `0x${location.address.toString(16)}`;
       const file = this.string(fn.filename, at) || null;
       const line = fn.startLine > 0 ? fn.startLine : null;
-      frames.push(this.builder.frame({ name, file, line, module, kind: pprofFrameKind(name, file, module) }));
+      // profile.proto's system_name is the mangled name, when the writer gave name demangled.
+      const frame = demangledFrame({ name, file, line, module, kind: pprofFrameKind(name, file, module) });
+      if (!frame.mangledName && systemName && systemName !== name && demangle(systemName) !== null) frame.mangledName = systemName;
+      frames.push(this.builder.frame(frame));
     }
     this.locationFrames.set(locationId, frames);
     return frames;
@@ -478,7 +483,7 @@ export const pprofImporter: FormatImporter = {
   id: "pprof",
   title: "pprof profile (profile.proto)",
   extensions: ["pprof", "pb", "pb.gz", "prof"],
-  version: "1",
+  version: "2",
 
   sniff(head, _headText, fileName) {
     const named = /\.(pprof|pb|pb\.gz)$/i.test(fileName ?? "") || /(^|\/)(cpu|heap|mem|profile|allocs|goroutine|block|mutex)\.(prof|out)$/i.test(fileName ?? "");

@@ -11,6 +11,9 @@ export const FORMAT_IDS = [
   "perf-script",
   "callgrind",
   "otlp-json",
+  // Issue 19, second half of item 11: V8 --prof logs and Java Flight Recorder.
+  "v8-log",
+  "jfr",
 ] as const;
 export type FormatId = (typeof FORMAT_IDS)[number];
 
