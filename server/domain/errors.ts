@@ -42,6 +42,7 @@ export const ERROR_CATALOG = {
   ARTIFACT_TOO_LARGE: { family: "input", retryable: false, description: "The input exceeds a size, expansion or depth bound." },
   ARTIFACT_PARSE_FAILED: { family: "input", retryable: false, description: "The input is malformed; `details` gives format, offset or line and reason." },
   UNSUPPORTED_FORMAT: { family: "input", retryable: false, description: "The format is not recognised; `details.supported` lists the known ones." },
+  UNSUPPORTED_FORMAT_VERSION: { family: "input", retryable: false, description: "The file is of a known format but in a version its importer does not read; `details` gives format, version and the versions supported." },
   ARTIFACT_CHANGED: { family: "conflict", retryable: true, description: "The file changed while it was being imported; import it again once it is complete." },
   REVISION_CONFLICT: { family: "conflict", retryable: true, description: "`expected_revision` no longer matches; re-read the record and retry." },
   STALE_CURSOR: { family: "conflict", retryable: false, description: "The cursor belongs to another query, filter, ordering or commit, or was altered." },
