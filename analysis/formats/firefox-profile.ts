@@ -191,7 +191,12 @@ export class FirefoxScope {
 export class FirefoxThread extends FirefoxScope {
   /** Its scalar and small fields: name, pid, tid, processType, processName, pausedRanges, … */
   readonly fields: Record<string, JsonValue> = {};
-  markers = 0;
+  /** Gecko marker rows seen, and the length a processed markers table declares. */
+  markerRows = 0;
+  markerLength: number | null = null;
+  get markers(): number {
+    return this.markerLength ?? this.markerRows;
+  }
   constructor(
     readonly index: number,
     offset: number,
@@ -384,7 +389,7 @@ export class FirefoxCollector {
       // Counted, not read: a Gecko marker is a row of `data`, a processed table says its length.
       if (rest === 1) return "stream";
       if (path[i + 1] === "data" && rest === 2) return "stream";
-      if (path[i + 1] === "data" && rest === 3) (scope as FirefoxThread).markers++;
+      if (path[i + 1] === "data" && rest === 3) (scope as FirefoxThread).markerRows++;
       return rest === 2 && path[i + 1] === "length" ? "materialize" : "skip";
     }
     if (!Object.hasOwn(TABLE_COLUMNS, key)) return "skip";
@@ -417,7 +422,7 @@ export class FirefoxCollector {
       return;
     }
     if (isThread && key === "markers") {
-      if (rest === 2 && path[i + 1] === "length" && typeof value === "number") (scope as FirefoxThread).markers = value;
+      if (rest === 2 && path[i + 1] === "length" && typeof value === "number") (scope as FirefoxThread).markerLength = value;
       return;
     }
     if (rest === 1) throw new EvidenceParseError(this.format, `the ${key} is not an object`, { offset });

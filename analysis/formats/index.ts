@@ -2,6 +2,8 @@ import { callgrindImporter } from "./callgrind";
 import { chromeTraceImporter } from "./chrome-trace";
 import { cpuprofileImporter } from "./cpuprofile";
 import { foldedImporter } from "./folded";
+import { firefoxProcessedImporter } from "./firefox-processed";
+import { geckoImporter } from "./gecko";
 import { heapprofileImporter } from "./heapprofile";
 import { otlpJsonImporter } from "./otlp-json";
 import { perfScriptImporter } from "./perf-script";
@@ -20,6 +22,9 @@ export const IMPORTERS: readonly FormatImporter[] = [
   perfScriptImporter,
   callgrindImporter,
   otlpJsonImporter,
+  // Firefox Profiler, stackprof, Instruments and Safari formats (issue 19, item 11).
+  geckoImporter,
+  firefoxProcessedImporter,
 ];
 
 export function importerFor(id: FormatId): FormatImporter {

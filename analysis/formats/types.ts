@@ -11,6 +11,9 @@ export const FORMAT_IDS = [
   "perf-script",
   "callgrind",
   "otlp-json",
+  // Firefox Profiler, stackprof, Instruments and Safari formats (issue 19, item 11).
+  "gecko",
+  "firefox-processed",
 ] as const;
 export type FormatId = (typeof FORMAT_IDS)[number];
 
