@@ -9,6 +9,7 @@ import { otlpJsonImporter } from "./otlp-json";
 import { perfScriptImporter } from "./perf-script";
 import { pprofImporter } from "./pprof";
 import { speedscopeImporter } from "./speedscope";
+import { stackprofImporter } from "./stackprof";
 import type { FormatId, FormatImporter } from "./types";
 
 /** Every importer, by format id: the one registry the import service, CLI and docs read. */
@@ -25,6 +26,7 @@ export const IMPORTERS: readonly FormatImporter[] = [
   // Firefox Profiler, stackprof, Instruments and Safari formats (issue 19, item 11).
   geckoImporter,
   firefoxProcessedImporter,
+  stackprofImporter,
 ];
 
 export function importerFor(id: FormatId): FormatImporter {

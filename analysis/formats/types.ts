@@ -14,6 +14,7 @@ export const FORMAT_IDS = [
   // Firefox Profiler, stackprof, Instruments and Safari formats (issue 19, item 11).
   "gecko",
   "firefox-processed",
+  "stackprof",
 ] as const;
 export type FormatId = (typeof FORMAT_IDS)[number];
 
