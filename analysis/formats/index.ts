@@ -5,6 +5,7 @@ import { foldedImporter } from "./folded";
 import { firefoxProcessedImporter } from "./firefox-processed";
 import { geckoImporter } from "./gecko";
 import { heapprofileImporter } from "./heapprofile";
+import { instrumentsImporter } from "./instruments";
 import { otlpJsonImporter } from "./otlp-json";
 import { perfScriptImporter } from "./perf-script";
 import { pprofImporter } from "./pprof";
@@ -27,6 +28,7 @@ export const IMPORTERS: readonly FormatImporter[] = [
   geckoImporter,
   firefoxProcessedImporter,
   stackprofImporter,
+  instrumentsImporter,
 ];
 
 export function importerFor(id: FormatId): FormatImporter {

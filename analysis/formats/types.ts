@@ -15,6 +15,7 @@ export const FORMAT_IDS = [
   "gecko",
   "firefox-processed",
   "stackprof",
+  "instruments-deep-copy",
 ] as const;
 export type FormatId = (typeof FORMAT_IDS)[number];
 
