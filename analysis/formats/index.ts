@@ -9,6 +9,7 @@ import { instrumentsImporter } from "./instruments";
 import { otlpJsonImporter } from "./otlp-json";
 import { perfScriptImporter } from "./perf-script";
 import { pprofImporter } from "./pprof";
+import { safariTimelineImporter } from "./safari";
 import { speedscopeImporter } from "./speedscope";
 import { stackprofImporter } from "./stackprof";
 import type { FormatId, FormatImporter } from "./types";
@@ -29,6 +30,7 @@ export const IMPORTERS: readonly FormatImporter[] = [
   firefoxProcessedImporter,
   stackprofImporter,
   instrumentsImporter,
+  safariTimelineImporter,
 ];
 
 export function importerFor(id: FormatId): FormatImporter {

@@ -16,6 +16,7 @@ export const FORMAT_IDS = [
   "firefox-processed",
   "stackprof",
   "instruments-deep-copy",
+  "safari-timeline",
 ] as const;
 export type FormatId = (typeof FORMAT_IDS)[number];
 
