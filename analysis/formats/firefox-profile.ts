@@ -28,8 +28,9 @@ export class IndexColumn {
     }
     this.data[this.length++] = value;
   }
+  /** The value at `index`; -1 (null) beyond the column's end. */
   get(index: number): number {
-    return this.data[index];
+    return index < this.length ? this.data[index] : -1;
   }
 }
 
@@ -45,8 +46,9 @@ export class FloatColumn {
     }
     this.data[this.length++] = value;
   }
+  /** The value at `index`; NaN (null) beyond the column's end. */
   get(index: number): number {
-    return this.data[index];
+    return index < this.length ? this.data[index] : NaN;
   }
   view(): Float64Array {
     return this.data.subarray(0, this.length);
@@ -75,6 +77,8 @@ export class FirefoxTable {
   schema: Map<string, number> | null = null;
   /** The `weightType` a samples-like table declares, or null. */
   weightType: string | null = null;
+  /** The kept columns' positions in a Gecko row, once the schema is known. */
+  private rowCells: { position: number; column: Column; name: string; kind: ColumnKind }[] | null = null;
   /** Rows that came before their schema (kept until it comes). */
   private waitingRows: { row: JsonValue[]; offset: number }[] = [];
   /** The `length` the table declares (processed), or null. */
@@ -113,28 +117,31 @@ export class FirefoxTable {
     return longest;
   }
 
-  /** A value of column `name` (processed layout), at `offset` in the input. */
-  pushValue(name: string, value: JsonValue, offset: number): void {
+  /** The kept column `name` (made when first asked for), or null when the table does not keep it. */
+  keptColumn(name: string): { column: Column; kind: ColumnKind } | null {
     const kind = keptKind(this.name, name);
-    if (kind === null) return;
+    if (kind === null) return null;
     let column = this.columns.get(name);
     if (!column) this.columns.set(name, (column = kind === "number" ? new FloatColumn() : new IndexColumn()));
+    return { column, kind };
+  }
+
+  /** A value of column `name` (processed layout), at `offset` in the input. */
+  pushTo(column: Column, name: string, kind: ColumnKind, value: JsonValue, offset: number): void {
     column.push(this.cell(name, kind, value, offset));
   }
 
   /** One Gecko row. */
   pushRow(row: JsonValue, offset: number): void {
     if (!Array.isArray(row)) throw new EvidenceParseError(this.format, `a ${this.name} row is not an array`, { offset });
-    if (this.schema === null) {
+    const cells = this.rowCells;
+    if (cells === null) {
       this.waitingRows.push({ row, offset });
       return;
     }
     this.rows++;
-    for (const [name, position] of this.schema) {
-      const kind = keptKind(this.name, name);
-      if (kind === null) continue;
-      let column = this.columns.get(name);
-      if (!column) this.columns.set(name, (column = kind === "number" ? new FloatColumn() : new IndexColumn()));
+    for (let c = 0; c < cells.length; c++) {
+      const { position, column, name, kind } = cells[c];
       const value = row[position];
       column.push(this.cell(name, kind, value === undefined ? null : value, offset));
     }
@@ -150,6 +157,11 @@ export class FirefoxTable {
       positions.set(name, position);
     }
     this.schema = positions;
+    this.rowCells = [];
+    for (const [name, position] of positions) {
+      const kept = this.keptColumn(name);
+      if (kept) this.rowCells.push({ position, name, ...kept });
+    }
     const waiting = this.waitingRows;
     this.waitingRows = [];
     for (const { row, offset: at } of waiting) this.pushRow(row, at);
@@ -240,8 +252,25 @@ function keptKind(table: string, column: string): ColumnKind | null {
  * parseJsonStream. `onThread` hears each thread once its data is complete (the next one began or
  * the input ended); a Gecko importer writes it then and lets its tables go.
  */
+/**
+ * The streamed array whose elements come next, read without looking their path up again (a
+ * profile's columns hold millions of numbers): a column's values, Gecko rows, a string table's
+ * entries, or Gecko marker rows (counted).
+ */
+interface ActiveArray {
+  /** The array's path length: its elements' is one more. */
+  depth: number;
+  kind: "column" | "rows" | "strings" | "markers";
+  table: FirefoxTable | null;
+  column: Column | null;
+  columnName: string;
+  columnKind: ColumnKind;
+  scope: FirefoxScope;
+}
+
 export class FirefoxCollector {
   readonly root: FirefoxProfileNode;
+  private active: ActiveArray | null = null;
   /** Path elements before the profile: 0, or 1 for DevTools' "Recorded Performance Data" wrapper. */
   private rootPrefix = -1;
   private current: { node: FirefoxProfileNode; thread: FirefoxThread } | null = null;
@@ -265,6 +294,16 @@ export class FirefoxCollector {
   }
 
   select = (path: JsonPath): "stream" | "materialize" | "skip" => {
+    const active = this.active;
+    if (active !== null) {
+      if (path.length === active.depth + 1) {
+        if (active.kind !== "markers") return "materialize";
+        (active.scope as FirefoxThread).markerRows++;
+        return "skip";
+      }
+      // Parsing has moved on: the array ended.
+      if (path.length <= active.depth) this.active = null;
+    }
     if (path.length === 0) return "stream";
     if (path.length === 1 && typeof path[0] === "string") this.topLevelObject = true;
     const at = this.locate(path);
@@ -302,6 +341,13 @@ export class FirefoxCollector {
   };
 
   onValue = (path: JsonPath, value: JsonValue, offset: number): void => {
+    const active = this.active;
+    if (active !== null && path.length === active.depth + 1) {
+      if (active.kind === "column") active.table!.pushTo(active.column!, active.columnName, active.columnKind, value, offset);
+      else if (active.kind === "rows") active.table!.pushRow(value, offset);
+      else if (active.kind === "strings") this.pushString(active.scope, active.columnName, value, offset);
+      return;
+    }
     if (path.length === 0) throw new EvidenceParseError(this.format, "the top-level value is not an object", { offset });
     const at = this.locate(path);
     if (at === null) return;
@@ -383,13 +429,18 @@ export class FirefoxCollector {
     const rest = path.length - i;
     const key = path[i];
     if (typeof key !== "string") return "skip";
-    if (STRING_TABLES.has(key)) return rest <= 2 ? "stream" : "skip";
+    if (STRING_TABLES.has(key)) {
+      if (rest === 1) this.activate(path.length, "strings", null, null, key, "index", scope);
+      return rest <= 2 ? "stream" : "skip";
+    }
     if (isThread && rest === 1 && THREAD_FIELDS.has(key)) return "materialize";
     if (isThread && key === "markers") {
       // Counted, not read: a Gecko marker is a row of `data`, a processed table says its length.
       if (rest === 1) return "stream";
-      if (path[i + 1] === "data" && rest === 2) return "stream";
-      if (path[i + 1] === "data" && rest === 3) (scope as FirefoxThread).markerRows++;
+      if (path[i + 1] === "data" && rest === 2) {
+        this.activate(path.length, "markers", null, null, "data", "index", scope);
+        return "stream";
+      }
       return rest === 2 && path[i + 1] === "length" ? "materialize" : "skip";
     }
     if (!Object.hasOwn(TABLE_COLUMNS, key)) return "skip";
@@ -399,9 +450,30 @@ export class FirefoxCollector {
     }
     const column = path[i + 1];
     if (column === "schema" || column === "length" || column === "weightType") return rest === 2 ? "materialize" : "skip";
-    if (column === "data") return rest === 2 ? "stream" : rest === 3 ? "materialize" : "skip";
-    if (typeof column === "string" && keptKind(key, column) !== null) return rest <= 3 ? "stream" : "skip";
-    return "skip";
+    if (typeof column !== "string" || rest !== 2) return "skip";
+    let table = scope.tables.get(key);
+    if (!table) scope.tables.set(key, (table = new FirefoxTable(key, 0, this.format)));
+    if (column === "data") {
+      this.activate(path.length, "rows", table, null, column, "index", scope);
+      return "stream";
+    }
+    const kept = table.keptColumn(column);
+    if (!kept) return "skip";
+    this.activate(path.length, "column", table, kept.column, column, kept.kind, scope);
+    return "stream";
+  }
+
+  private activate(depth: number, kind: ActiveArray["kind"], table: FirefoxTable | null, column: Column | null, columnName: string, columnKind: ColumnKind, scope: FirefoxScope): void {
+    this.active = { depth, kind, table, column, columnName, columnKind, scope };
+  }
+
+  private pushString(scope: FirefoxScope, key: string, value: JsonValue, offset: number): void {
+    if (typeof value !== "string") throw new EvidenceParseError(this.format, `${key} holds a value that is not a string`, { offset });
+    if (scope.strings === null) {
+      scope.strings = [];
+      scope.stringsOffset = offset;
+    }
+    scope.strings.push(value);
   }
 
   private valueInScope(path: JsonPath, i: number, scope: FirefoxScope, value: JsonValue, offset: number, isThread: boolean): void {
@@ -409,12 +481,7 @@ export class FirefoxCollector {
     const key = path[i] as string;
     if (STRING_TABLES.has(key)) {
       if (rest === 1) throw new EvidenceParseError(this.format, `${key} is not an array`, { offset });
-      if (typeof value !== "string") throw new EvidenceParseError(this.format, `${key} holds a value that is not a string`, { offset });
-      if (scope.strings === null) {
-        scope.strings = [];
-        scope.stringsOffset = offset;
-      }
-      scope.strings.push(value);
+      this.pushString(scope, key, value, offset);
       return;
     }
     if (isThread && rest === 1) {
@@ -442,8 +509,7 @@ export class FirefoxCollector {
       else if (value !== null) throw new EvidenceParseError(this.format, `${key}.${column} is not an array`, { offset });
       return;
     }
-    if (column === "data") table.pushRow(value, offset);
-    else table.pushValue(column, value, offset);
+    // Elements of arrays come through the active array; nothing else is this deep.
   }
 }
 

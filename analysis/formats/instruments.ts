@@ -136,6 +136,10 @@ class DeepCopy {
   private negative = 0;
   private truncated = 0;
   samples = 0;
+  /** Frame ids by symbol, file and library: a large copy names the same symbols on thousands of rows. */
+  private readonly frames = new Map<string, number>();
+  /** Parsed values by their text and default unit: copies repeat a few hundred values over millions of rows. */
+  private readonly quantities = new Map<string, Quantity | null>();
 
   constructor(
     private readonly builder: EvidenceBuilder,
@@ -177,7 +181,10 @@ class DeepCopy {
       } else {
         const file = columns.source ? cells[columns.source.index]?.trim() || null : null;
         const module = columns.library ? cells[columns.library.index]?.trim() || null : null;
-        node.stack = builder.stack(parentStack, builder.frame({ name: label, file, module, kind: "native" }));
+        const key = `${label}\u0000${file ?? ""}\u0000${module ?? ""}`;
+        let frame = this.frames.get(key);
+        if (frame === undefined) this.frames.set(key, (frame = builder.frame({ name: label, file, module, kind: "native" })));
+        node.stack = builder.stack(parentStack, frame);
         node.depth = parentDepth + 1;
       }
     }
@@ -213,7 +220,17 @@ class DeepCopy {
   }
 
   private quantity(cell: string | undefined, defaultUnit: string | null, line: number, column: string): Quantity {
-    const quantity = cell === undefined ? null : parseQuantity(cell, defaultUnit);
+    let quantity: Quantity | null = null;
+    if (cell !== undefined) {
+      const key = defaultUnit === null ? cell : `${defaultUnit}\u0000${cell}`;
+      const known = this.quantities.get(key);
+      if (known !== undefined) quantity = known;
+      else {
+        quantity = parseQuantity(cell, defaultUnit);
+        if (this.quantities.size > 65_536) this.quantities.clear();
+        this.quantities.set(key, quantity);
+      }
+    }
     if (!quantity) throw new EvidenceParseError(FORMAT, `the ${column} column holds a value that is not a number with a known unit`, { line });
     return quantity;
   }
