@@ -23,6 +23,7 @@ const FRAMES = {
 /** [length, frames root first…, times in a row]: build→each ×3, build, GC, GC;marking, build→each. */
 const RAW = [3, 140001, 140002, 140003, 3, 2, 140001, 140002, 1, 1, 1, 1, 2, 1, 3, 1, 3, 140001, 140002, 140003, 1];
 
+const results0 = (mode: string) => results(mode);
 function results(mode: string, extra: Record<string, unknown> = {}) {
   return { version: 1.2, mode, interval: mode === "object" ? 10 : 1000, samples: 7, gc_samples: 2, missed_samples: 0, metadata: { revision: "abc123" }, frames: FRAMES, raw: RAW, ...extra };
 }
@@ -40,6 +41,116 @@ function frameTotals(result: MemoryImport, metric: string): Record<string, [numb
     out[name] = [self + (row.self as number), total + (row.total as number)];
   }
   return out;
+}
+
+/**
+ * Ruby's Marshal.dump of plain results, written from Ruby's doc/marshal.rdoc: symbols once then
+ * linked (;), each object (string, float, bignum, array, hash) counted for links (@), strings with
+ * their UTF-8 encoding (I … :E true), integers beyond 31 bits as Bignums, as a 64-bit Ruby writes.
+ */
+class MarshalWriter {
+  private readonly out: number[] = [4, 8];
+  private readonly symbols = new Map<string, number>();
+  private readonly objects = new Map<unknown, number>();
+  private count = 0;
+  static dump(value: unknown, shared: Set<string> = new Set()): Uint8Array {
+    const writer = new MarshalWriter();
+    writer.shared = shared;
+    writer.write(value);
+    return new Uint8Array(writer.out);
+  }
+  /** Strings written once and linked after, as one Ruby String object shared by several frames is. */
+  private shared = new Set<string>();
+  private long(n: number): void {
+    if (n === 0) this.out.push(0);
+    else if (n > 0 && n < 123) this.out.push(n + 5);
+    else if (n < 0 && n > -124) this.out.push((n - 5) & 0xff);
+    else {
+      const bytes: number[] = [];
+      let x = n;
+      for (let k = 0; k < 4; k++) {
+        bytes.push(x & 0xff);
+        x >>= 8;
+        if ((n >= 0 && x === 0) || (n < 0 && x === -1)) break;
+      }
+      this.out.push(n > 0 ? bytes.length : 256 - bytes.length, ...bytes);
+    }
+  }
+  private bytes(text: string): void {
+    const utf8 = new TextEncoder().encode(text);
+    this.long(utf8.length);
+    this.out.push(...utf8);
+  }
+  symbol(name: string): void {
+    const known = this.symbols.get(name);
+    if (known !== undefined) {
+      this.out.push(0x3b);
+      this.long(known);
+      return;
+    }
+    this.symbols.set(name, this.symbols.size);
+    this.out.push(0x3a);
+    this.bytes(name);
+  }
+  write(value: unknown): void {
+    if (value === null || value === undefined) this.out.push(0x30);
+    else if (value === true) this.out.push(0x54);
+    else if (value === false) this.out.push(0x46);
+    else if (value instanceof Sym) this.symbol(value.name);
+    else if (typeof value === "number" && Number.isInteger(value) && Math.abs(value) < 2 ** 30) {
+      this.out.push(0x69);
+      this.long(value);
+    } else if (typeof value === "number" && Number.isInteger(value)) {
+      this.count++;
+      this.out.push(0x6c, value < 0 ? 0x2d : 0x2b);
+      const bytes: number[] = [];
+      for (let x = Math.abs(value); x > 0; x = Math.floor(x / 256)) bytes.push(x % 256);
+      if (bytes.length % 2) bytes.push(0);
+      this.long(bytes.length / 2);
+      this.out.push(...bytes);
+    } else if (typeof value === "number") {
+      this.count++;
+      this.out.push(0x66);
+      this.bytes(String(value));
+    } else if (typeof value === "string") {
+      const linked = this.objects.get(value);
+      if (linked !== undefined) {
+        this.out.push(0x40);
+        this.long(linked);
+        return;
+      }
+      if (this.shared.has(value)) this.objects.set(value, this.count);
+      this.count++;
+      this.out.push(0x49, 0x22);
+      this.bytes(value);
+      this.long(1);
+      this.symbol("E");
+      this.out.push(0x54);
+    } else if (Array.isArray(value)) {
+      this.count++;
+      this.out.push(0x5b);
+      this.long(value.length);
+      for (const item of value) this.write(item);
+    } else {
+      this.count++;
+      const entries = value instanceof Map ? [...value.entries()] : Object.entries(value as object).map(([k, v]) => [new Sym(k), v]);
+      this.out.push(0x7b);
+      this.long(entries.length);
+      for (const [k, v] of entries) {
+        this.write(k);
+        this.write(v);
+      }
+    }
+  }
+}
+class Sym {
+  constructor(readonly name: string) {}
+}
+
+/** Results as StackProf.run(out: …) dumps them: symbol keys, the mode a symbol, frames keyed by Integer addresses. */
+function dumped(results: Record<string, unknown>) {
+  const frames = new Map(Object.entries(results.frames as Record<string, Record<string, unknown>>).map(([address, frame]) => [Number(address), frame]));
+  return MarshalWriter.dump({ ...results, mode: new Sym(results.mode as string), frames }, new Set([FILE]));
 }
 
 describe("stackprof importer", () => {
@@ -121,6 +232,32 @@ describe("stackprof importer", () => {
     expect(totalsByStack(aggregate).samples).toEqual({ "Report#build": 1, "Array#each": 4, "(garbage collection)": 1, "(marking)": 1 });
     expect(totalsByStack(aggregate).wall_ns).toEqual({ "Report#build": 1_000_000, "Array#each": 4_000_000, "(garbage collection)": 1_000_000, "(marking)": 1_000_000 });
     expect(aggregate.summary.limitations.map((l) => l.code)).toEqual(["STACKPROF_NO_RAW"]);
+  });
+
+  it("reads a Marshal dump (StackProf.run(out: …)) as its JSON form, with addresses beyond 32 bits", async () => {
+    const big = (address: string) => String(70_098_916_000_000 + Number(address));
+    const frames = Object.fromEntries(Object.entries(FRAMES).map(([address, frame]) => [address.length > 2 ? big(address) : address, frame]));
+    const raw = RAW.map((value) => (value > 1000 ? Number(big(String(value))) : value));
+    const deltas = [1000, 1010, 990, 5000, 1000, 1000, 1000];
+    const results = { ...results0("wall"), frames, raw, raw_sample_timestamps: deltas.map((_, k) => 9_000_000_000 + 1000 * (k + 1)), raw_timestamp_deltas: deltas };
+    const fromJson = await importToMemory(stackprofImporter, JSON.stringify(results));
+    const fromMarshal = await importToMemory(stackprofImporter, dumped(results), { chunkSize: 7 });
+    expect(sampleRows(fromMarshal)).toEqual(sampleRows(fromJson));
+    expect(fromMarshal.tables.frames.map(({ name, file, line, kind }) => ({ name, file, line, kind }))).toEqual(fromJson.tables.frames.map(({ name, file, line, kind }) => ({ name, file, line, kind })));
+    expect(fromMarshal.summary.metadata).toMatchObject({ stackprof_mode: "wall", stackprof_version: "1.2", stackprof_encoding: "Marshal", stackprof_metadata_revision: "abc123" });
+    expect(stackprofImporter.sniff(dumped(results).subarray(0, 4096), "", "stackprof-wall.dump")).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it.each([
+    ["a dump cut short", (bytes: Uint8Array) => bytes.subarray(0, bytes.length - 9), /ends inside a value|longer than the rest of the dump/],
+    ["a dump of another version", (bytes: Uint8Array) => Uint8Array.from([4, 7, ...bytes.subarray(2)]), /not a Marshal 4\.8 dump/],
+    ["a dump of an object", () => Uint8Array.from([4, 8, 0x7b, 6, 0x3a, 6, 0x66, 0x6f, 0x6f, 0x6f, 0x3a, 6, 0x46, 0x6f, 0x6f, 0x00]), /of a kind that plain results do not/],
+    ["a link to nothing", () => Uint8Array.from([4, 8, 0x7b, 6, 0x3a, 9, 0x6d, 0x6f, 0x64, 0x65, 0x40, 0x0a]), /names no object/],
+    ["raw that is no array", () => Uint8Array.from([4, 8, 0x7b, 6, 0x3a, 8, 0x72, 0x61, 0x77, 0x69, 0x06]), /something else where an array was expected/],
+    ["a dump that is no Hash", () => Uint8Array.from([4, 8, 0x5b, 0]), /not a Hash of stackprof results/],
+  ])("refuses %s with a typed error saying where", async (_name, mangle, reason) => {
+    const error = await expectParseError(mangle(dumped(results("wall", { raw_timestamp_deltas: [1, 1, 1, 1, 1, 1, 1] }))));
+    expect(error.reason).toMatch(reason);
   });
 
   it("keeps the root-most frames of a stack deeper than the bound", async () => {

@@ -1,6 +1,6 @@
 /**
  * Ruby stackprof results, as `stackprof --json` (or `JSON.generate(StackProf.run(...))`) writes
- * them: `frames` by address (name, file, first line, self and total samples), and with `raw: true`
+ * them, or as StackProf.run(out: …) dumps them with Marshal (the .dump files): `frames` by address (name, file, first line, self and total samples), and with `raw: true`
  * the stacks themselves: `raw` is [stack length, frame addresses root first…, times seen in a
  * row]…, with one `raw_timestamp_deltas` entry (µs since the previous sample) and, in newer
  * versions, one `raw_sample_timestamps` entry (µs, monotonic) per sample. Every sample becomes a
@@ -15,7 +15,10 @@
  */
 import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
+import { concatBytes } from "../io/bytes";
+import { readBounded } from "../io/json-documents";
 import { parseJsonStream, type JsonPath, type JsonValue } from "../io/json-stream";
+import { MarshalReader, RubyHash, RubySymbol, rubyToJson } from "../io/ruby-marshal";
 import { EvidenceParseError, UnsupportedVersionError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
 
@@ -247,7 +250,85 @@ function frameAddress(key: string | number, offset: number): number {
   return address;
 }
 
-async function parseStackprofJson({ source, builder, limits }: ImportContext): Promise<void> {
+/** The input's chunks again, the first one (already read) included. */
+async function* replay(first: Uint8Array, rest: AsyncIterator<Uint8Array>): AsyncGenerator<Uint8Array> {
+  yield first;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+/** Marshal dumps start with their version (4.8); no JSON starts with byte 4. */
+const isMarshal = (head: Uint8Array) => head.length >= 1 && head[0] === 4;
+
+async function parseStackprof(ctx: ImportContext): Promise<void> {
+  const chunks = ctx.source.chunks()[Symbol.asyncIterator]();
+  const first = await chunks.next();
+  if (first.done) throw new EvidenceParseError(FORMAT, "the input is empty", { offset: 0 });
+  // A chunk may be overwritten once the next is asked for: the first is kept as a copy.
+  const head = first.value.slice();
+  if (isMarshal(head)) await parseStackprofMarshal(ctx, concatBytes([head, await readBounded(replayRest(chunks))]));
+  else await parseStackprofJson(ctx, replay(head, chunks));
+}
+
+async function* replayRest(rest: AsyncIterator<Uint8Array>): AsyncGenerator<Uint8Array> {
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+/** A Marshal dump: the results Hash read key by key, its frames and raw arrays element by element. */
+async function parseStackprofMarshal({ builder, limits }: ImportContext, bytes: Uint8Array): Promise<void> {
+  const reader = new StackprofReader(builder, limits.maxDepth);
+  const marshal = new MarshalReader(bytes, FORMAT, limits.maxDepth);
+  marshal.header();
+  if (marshal.peek() !== 0x7b) throw new EvidenceParseError(FORMAT, "the dump is not a Hash of stackprof results", { offset: marshal.offset });
+  const keys = marshal.hashLength();
+  let sawFrames = false;
+  for (let k = 0; k < keys; k++) {
+    const keyAt = marshal.offset;
+    const key = marshal.value();
+    const name = key instanceof RubySymbol ? key.name : typeof key === "string" ? key : null;
+    if (name === null) throw new EvidenceParseError(FORMAT, "a key of the results is not a symbol", { offset: keyAt });
+    if (name === "frames") {
+      sawFrames = true;
+      const frames = marshal.hashLength();
+      for (let f = 0; f < frames; f++) {
+        const at = marshal.offset;
+        const address = marshal.value();
+        if (typeof address !== "number" || !Number.isSafeInteger(address)) throw new EvidenceParseError(FORMAT, "a frame's key is not an address", { offset: at });
+        const fields = marshal.value();
+        if (!(fields instanceof RubyHash)) throw new EvidenceParseError(FORMAT, "a frame is not a Hash", { offset: at });
+        const json: Record<string, JsonValue> = {};
+        for (const field of FRAME_FIELDS) {
+          const value = fields.get(field);
+          if (value !== undefined) json[field] = rubyToJson(value);
+        }
+        reader.frame(address, json, at);
+      }
+      reader.endFrames();
+    } else if (name === "raw" || name === "raw_timestamp_deltas" || name === "raw_sample_timestamps") {
+      if (marshal.peek() === 0x30) {
+        marshal.value();
+        continue;
+      }
+      const count = marshal.arrayLength();
+      if (name === "raw") reader.rawPresent();
+      for (let i = 0; i < count; i++) {
+        const at = marshal.offset;
+        const value = marshal.value();
+        if (name === "raw") reader.raw(value as JsonValue, at);
+        else if (name === "raw_timestamp_deltas") reader.timestampDelta(value as JsonValue, at);
+        else reader.sampleTimestamp(value as JsonValue, at);
+        if (i % CHECKPOINT_EVERY === CHECKPOINT_EVERY - 1) await builder.checkpoint();
+      }
+    } else {
+      reader.headerValue(name, rubyToJson(marshal.value()));
+    }
+  }
+  if (marshal.offset !== bytes.length) throw new EvidenceParseError(FORMAT, "the dump goes on after the results", { offset: marshal.offset });
+  if (!sawFrames || reader.frames.size === 0) throw new EvidenceParseError(FORMAT, "the dump has no frames (not stackprof results?)", { offset: 0 });
+  builder.metadata.stackprof_encoding = "Marshal";
+  await reader.finish(bytes.length);
+}
+
+async function parseStackprofJson({ builder, limits }: ImportContext, chunks: AsyncIterable<Uint8Array>): Promise<void> {
   const reader = new StackprofReader(builder, limits.maxDepth);
   let sawObject = false;
   let end = 0;
@@ -306,7 +387,7 @@ async function parseStackprofJson({ source, builder, limits }: ImportContext): P
     else if (top === "raw_timestamp_deltas") reader.timestampDelta(value, offset);
     else if (top === "raw_sample_timestamps") reader.sampleTimestamp(value, offset);
   };
-  await parseJsonStream(source.chunks(), { format: FORMAT, maxDepth: limits.maxDepth, select, onValue }, () => builder.checkpoint());
+  await parseJsonStream(chunks, { format: FORMAT, maxDepth: limits.maxDepth, select, onValue }, () => builder.checkpoint());
   closeFrame();
   if (!sawObject) throw new EvidenceParseError(FORMAT, "the input is not stackprof results (no top-level object)", { offset: 0 });
   if (reader.frames.size === 0) throw new EvidenceParseError(FORMAT, "the input has no frames object (not stackprof results?)", { offset: 0 });
@@ -315,11 +396,13 @@ async function parseStackprofJson({ source, builder, limits }: ImportContext): P
 
 export const stackprofImporter: FormatImporter = {
   id: "stackprof",
-  title: "Ruby stackprof results (JSON)",
-  extensions: ["json", "stackprof.json"],
+  title: "Ruby stackprof results (JSON or Marshal dump)",
+  extensions: ["json", "stackprof.json", "dump"],
   version: "1",
 
-  sniff(_head, headText) {
+  sniff(head, headText) {
+    // A Marshal dump of a Hash whose first key is the symbol :version (stackprof_results' order).
+    if (isMarshal(head)) return head[1] === 8 && head[2] === 0x7b && new TextDecoder("latin1").decode(head.subarray(0, 64)).includes("version") ? 0.95 : 0;
     const text = headText.replace(/^\uFEFF/, "").trimStart();
     if (!text.startsWith("{")) return 0;
     const mode = /"mode"\s*:\s*"(wall|cpu|object|custom)"/.test(text);
@@ -329,5 +412,5 @@ export const stackprofImporter: FormatImporter = {
     return frames && /"total_samples"\s*:/.test(text) ? 0.6 : 0;
   },
 
-  parse: parseStackprofJson,
+  parse: parseStackprof,
 };
