@@ -14,6 +14,8 @@ const FIXTURE = path.resolve(import.meta.dirname, "../../test/fixtures/peer/Safa
 
 const js = (name: string, line: number, column: number, url = "https://shop.example/app.js") => ({ sourceID: "12", name, line, column, url, expressionLocation: { line: line + 1, column: 3 } });
 const native = (name: string) => ({ sourceID: "-1", name, line: 0, column: 0, url: "" });
+/** A script's top-level code, as JSC names it. */
+const program = () => ({ sourceID: "12", name: "(program)", line: 1, column: 1, url: "https://shop.example/app.js", expressionLocation: { line: 90, column: 1 } });
 
 /** A recording with several script records (one nested in another, one overlapping), layout, markers, CPU, memory and heap records. */
 function recording(overrides: Record<string, unknown> = {}) {
@@ -35,13 +37,14 @@ function recording(overrides: Record<string, unknown> = {}) {
         { type: "timeline-record-type-cpu", timestamp: 11.5, usage: 42.5, threads: [{ name: "Main Thread", usage: 40, type: "main" }, { name: "WebKit: Image Decoder", usage: 2.5, type: "webkit" }] },
         { type: "timeline-record-type-memory", timestamp: 11.5, categories: [{ type: "javascript", size: 4_000_000 }, { type: "images", size: 1_000_000 }] },
         { type: "timeline-record-type-heap-allocations", timestamp: 11.8, snapshot: { title: "x" } },
+        { type: "a-type-from-the-future", timestamp: 11.9 },
       ],
       markers: [{ time: 10.2, type: "dom-content-event" }, { time: 10.9, type: "load-event" }],
       memoryPressureEvents: [],
       sampleStackTraces: [
-        { timestamp: 10.2, stackFrames: [js("render", 40, 5), js("", 1, 1), native("(program)")] },
-        { timestamp: 10.21, stackFrames: [native("forEach"), js("render", 40, 5), js("", 1, 1), native("(program)")] },
-        { timestamp: 11.12, stackFrames: [js("onClick", 80, 9), native("(program)")] },
+        { timestamp: 10.2, stackFrames: [js("render", 40, 5), js("", 2, 1), program()] },
+        { timestamp: 10.21, stackFrames: [native("forEach"), js("render", 40, 5), js("", 2, 1), program()] },
+        { timestamp: 11.12, stackFrames: [js("onClick", 80, 9), program()] },
         { timestamp: 11.3, stackFrames: [] },
       ],
       sampleDurations: [0.002, 0.001, 0.0015, 0.001],
@@ -120,10 +123,10 @@ describe("safari timeline importer", () => {
     expect(sampleRows(result).filter((r) => r.metric === "samples").map((r) => r.time)).toEqual([200_000_000, 210_000_000, 1_120_000_000]);
     const frames = Object.fromEntries(result.tables.frames.map((f) => [f.name, [f.file, f.line, f.col, f.kind]]));
     expect(frames).toEqual({
-      "(program)": [null, 0, 0, "native"],
-      "(anonymous function)": ["https://shop.example/app.js", 1, 1, "js"],
+      "(program)": ["https://shop.example/app.js", 1, 1, "js"],
+      "(anonymous function)": ["https://shop.example/app.js", 2, 1, "js"],
       render: ["https://shop.example/app.js", 40, 5, "js"],
-      forEach: [null, 0, 0, "native"],
+      forEach: [null, null, null, "native"],
       onClick: ["https://shop.example/app.js", 80, 9, "js"],
     });
     expect(result.tables.measurements.map((m) => [m.name, m.value, JSON.parse(m.dimensions as string)])).toEqual([
@@ -135,9 +138,10 @@ describe("safari timeline importer", () => {
     ]);
     expect(result.summary.limitations.map((l) => [l.code, l.count])).toEqual([
       ["SAFARI_OVERLAPPING_RECORDS", 1],
-      ["SAFARI_HEAP_ALLOCATIONS_RECORDS_SKIPPED", 1],
+      ["SAFARI_HEAP_RECORDS_SKIPPED", 1],
+      ["SAFARI_OTHER_RECORDS_SKIPPED", 1],
       ["SAFARI_EMPTY_STACKS", 1],
-      ["SAFARI_EXPRESSION_POSITIONS", 3],
+      ["SAFARI_EXPRESSION_POSITIONS", 4],
     ]);
   });
 

@@ -30,6 +30,16 @@ const SPAN_TIMELINES: Record<string, { track: string; category: string }> = {
   "timeline-record-type-rendering-frame": { track: "Rendering Frames", category: "rendering-frame" },
 };
 
+/** Timelines whose records are not imported, by record type (without `timeline-record-type-`): their limitation. */
+const SKIPPED_TIMELINES: Record<string, { code: string; what: string }> = {
+  network: { code: "SAFARI_NETWORK_RECORDS_SKIPPED", what: "network" },
+  "heap-allocations": { code: "SAFARI_HEAP_RECORDS_SKIPPED", what: "heap snapshot" },
+  media: { code: "SAFARI_MEDIA_RECORDS_SKIPPED", what: "media" },
+  screenshots: { code: "SAFARI_SCREENSHOT_RECORDS_SKIPPED", what: "screenshot" },
+  memory: { code: "SAFARI_MEMORY_RECORDS_SKIPPED", what: "memory (without categories)" },
+  cpu: { code: "SAFARI_CPU_RECORDS_SKIPPED", what: "CPU (without usage)" },
+};
+
 interface TimelineSpan {
   name: string;
   start: number;
@@ -91,8 +101,9 @@ class RecordingImport {
     if (!isObject(frame)) throw new EvidenceParseError(FORMAT, "a stack frame is not an object", { offset });
     const name = typeof frame.name === "string" && frame.name !== "" ? frame.name : "(anonymous function)";
     const url = typeof frame.url === "string" && frame.url !== "" ? frame.url : null;
-    const line = isNumber(frame.line) && frame.line >= 0 ? frame.line : null;
-    const column = isNumber(frame.column) && frame.column >= 0 ? frame.column : null;
+    // Lines and columns count from 1; native functions have 0 for both.
+    const line = isNumber(frame.line) && frame.line > 0 ? frame.line : null;
+    const column = isNumber(frame.column) && frame.column > 0 ? frame.column : null;
     const key = `${name}\u0000${url ?? ""}\u0000${line ?? ""}\u0000${column ?? ""}`;
     let id = this.frameIds.get(key);
     if (id === undefined) {
@@ -124,8 +135,9 @@ class RecordingImport {
         if (isObject(category) && typeof category.type === "string" && isNumber(category.size)) this.memory.push({ time: value.timestamp, category: category.type, size: category.size });
       }
     } else {
-      const kind = type.replace("timeline-record-type-", "");
-      this.skipped.set(kind, (this.skipped.get(kind) ?? 0) + 1);
+      const kind = type.startsWith("timeline-record-type-") ? type.slice("timeline-record-type-".length) : "";
+      const key = Object.hasOwn(SKIPPED_TIMELINES, kind) ? kind : "";
+      this.skipped.set(key, (this.skipped.get(key) ?? 0) + 1);
     }
   }
 
@@ -183,7 +195,11 @@ class RecordingImport {
       for (const thread of record.threads) builder.measurement({ name: "cpu_usage", value: thread.usage, unit: "percent", aggregation: "sample", dimensions: { time_ns: Math.round(ns(record.time)), thread: builder.bound(thread.name, "other") } });
     }
     for (const record of this.memory) builder.measurement({ name: "memory_bytes", value: record.size, unit: "bytes", aggregation: "sample", dimensions: { time_ns: Math.round(ns(record.time)), category: builder.bound(record.category, "other") } });
-    for (const [kind, count] of this.skipped) builder.limit(`SAFARI_${kind.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_RECORDS_SKIPPED`, `The recording's ${kind} records were not imported.`, count);
+    for (const [kind, count] of this.skipped) {
+      const known = SKIPPED_TIMELINES[kind];
+      if (known) builder.limit(known.code, `The recording's ${known.what} records were not imported.`, count);
+      else builder.limit("SAFARI_OTHER_RECORDS_SKIPPED", "The recording's records of kinds this importer does not know were not imported.", count);
+    }
     if (this.emptyStacks > 0) builder.limit("SAFARI_EMPTY_STACKS", "Some samples had no stack frames; they were left out.", this.emptyStacks);
     if (this.positions > 0) builder.limit("SAFARI_EXPRESSION_POSITIONS", "Frames carry their function's line and column; the expression each sample was executing (expressionLocation) was not kept.", this.positions);
     if (this.truncated > 0) builder.limit("STACK_TRUNCATED", `Some stacks were deeper than ${this.maxDepth} frames; their leaf-most frames were dropped.`, this.truncated);
