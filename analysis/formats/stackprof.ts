@@ -10,7 +10,8 @@
  * `object` → `alloc_count` of one interval (every interval-th allocation is sampled). GC samples
  * are the frames stackprof writes for them ((garbage collection), (marking), (sweeping)). A file
  * without `raw` keeps only per-frame counts: each frame's self samples are imported on a stack of
- * that frame alone, and a limitation says callers are unknown. Versions 1.x are read.
+ * that frame alone, and a limitation says callers are unknown. Versions 1.x are read. A Marshal
+ * dump is read whole (at most MAX_JSON_DOCUMENT_BYTES), JSON as it streams.
  * Format description: github.com/tmm1/stackprof ext/stackprof/stackprof.c (stackprof_results).
  */
 import { NumberColumn, type EvidenceBuilder } from "../evidence/builder";
@@ -182,7 +183,7 @@ export class StackprofReader {
     // Times count from the start of profiling: the first sample's time less its delta.
     const originUs = stamps && deltas ? stamps.get(0) - deltas.get(0) : 0;
     if (stamps) metadata.time_origin_us = String(originUs);
-    metadata.wall_ns_weighting = "raw_timestamp_deltas: each sample weighs the wall time since the one before";
+    if (mode === "wall") metadata.wall_ns_weighting = deltas ? "raw_timestamp_deltas: each sample weighs the wall time since the one before" : "one interval per sample (no deltas)";
     let sample = 0;
     let clockUs = 0;
     let negative = 0;
