@@ -122,6 +122,20 @@ describe("instruments deep copy importer", () => {
     expect(totalsByStack(await importToMemory(instrumentsImporter, counts)).samples).toEqual({ "start;work": 60, "start;idle": 40, bg: 20 });
   });
 
+  it("counts a recursive function's time once per sample in its total", async () => {
+    const recursive = rows("Weight\tSelf Weight\t\tSymbol Name", [
+      "10.00 ms  100.0%\t1.00 ms\t \tmain",
+      "9.00 ms  90.0%\t2.00 ms\t \t walk",
+      "7.00 ms  70.0%\t3.00 ms\t \t  walk",
+      "4.00 ms  40.0%\t4.00 ms\t \t   visit",
+    ]);
+    const result = await importToMemory(instrumentsImporter, recursive);
+    const names = new Map(result.tables.frames.map((f) => [f.frame_id, f.name]));
+    const totals = Object.fromEntries(result.tables.frame_totals.map((t) => [names.get(t.frame_id), [t.self, t.total]]));
+    // walk's total is the outer walk's weight (9 ms), not 9 + 7.
+    expect(totals).toEqual({ main: [1e6, 10e6], walk: [5e6, 9e6], visit: [4e6, 4e6] });
+  });
+
   it("counts nodes whose weight disagrees with their self and children's beyond rounding, and imports them as copied", async () => {
     const pruned = rows("Weight\tSelf Weight\t\tSymbol Name", ["100.00 ms  100.0%\t10.00 ms\t \tmain", "50.00 ms  50.0%\t50.00 ms\t \t work"]);
     const result = await importToMemory(instrumentsImporter, pruned);

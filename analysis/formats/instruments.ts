@@ -113,6 +113,8 @@ interface OpenNode {
   process: { id: string; name: string } | null;
   /** Depth of the node's stack, -1 for process and thread rows. */
   depth: number;
+  /** The frame a frame row added to the stack, else -1 (counted on the open path while it is open). */
+  frame: number;
   weight: Quantity;
   self: Quantity | null;
   count: number | null;
@@ -138,6 +140,8 @@ class DeepCopy {
   samples = 0;
   /** Frame ids by symbol, file and library: a large copy names the same symbols on thousands of rows. */
   private readonly frames = new Map<string, number>();
+  /** Per frame id, how many open rows have it: a frame not yet on the open path is outermost there. */
+  private onPath = new Int32Array(1024);
   /** Parsed values by their text and default unit: copies repeat a few hundred values over millions of rows. */
   private readonly quantities = new Map<string, Quantity | null>();
 
@@ -162,7 +166,7 @@ class DeepCopy {
     if (countColumn && count && count.family !== "count") throw new EvidenceParseError(FORMAT, `${countColumn.name} holds a value that is not a count`, { line });
     while (this.open.length > 0 && this.open[this.open.length - 1].indent >= indent) this.close();
     const parent = this.open.length > 0 ? this.open[this.open.length - 1] : null;
-    const node: OpenNode = { indent, stack: -1, track: -1, process: null, depth: -1, weight, self, count: count ? count.value : null, childWeight: 0, childRounding: 0, childCount: 0, label, line };
+    const node: OpenNode = { indent, stack: -1, track: -1, process: null, depth: -1, frame: -1, weight, self, count: count ? count.value : null, childWeight: 0, childRounding: 0, childCount: 0, label, line };
     const process = parent === null ? PROCESS_ROW.exec(label) : null;
     const thread = parent === null || parent.process !== null ? THREAD_ROW.exec(label) : null;
     if (process) {
@@ -184,7 +188,15 @@ class DeepCopy {
         const key = `${label}\u0000${file ?? ""}\u0000${module ?? ""}`;
         let frame = this.frames.get(key);
         if (frame === undefined) this.frames.set(key, (frame = builder.frame({ name: label, file, module, kind: "native" })));
-        node.stack = builder.stack(parentStack, frame);
+        if (frame >= this.onPath.length) {
+          const grown = new Int32Array(Math.max(frame + 1, this.onPath.length * 2));
+          grown.set(this.onPath);
+          this.onPath = grown;
+        }
+        // The open rows are the path from the root: the builder is told whether the frame is already on it.
+        node.stack = builder.stack(parentStack, frame, this.onPath[frame] === 0);
+        node.frame = frame;
+        this.onPath[frame]++;
         node.depth = parentDepth + 1;
       }
     }
@@ -237,6 +249,7 @@ class DeepCopy {
 
   private close(): void {
     const node = this.open.pop()!;
+    if (node.frame >= 0) this.onPath[node.frame]--;
     const parent = this.open.length > 0 ? this.open[this.open.length - 1] : null;
     const { builder } = this;
     const weightFamily = node.weight.family;
@@ -276,7 +289,7 @@ class DeepCopy {
   /** A process or thread row with weight of its own has it on a frame named after the row. */
   private stackOf(node: OpenNode): number {
     if (node.stack >= 0) return node.stack;
-    return (node.stack = this.builder.stack(null, this.builder.frame({ name: node.label, kind: "program" })));
+    return (node.stack = this.builder.stack(null, this.builder.frame({ name: node.label, kind: "program" }), true));
   }
 
   private metricFor(family: Family, line: number): number {

@@ -59,6 +59,9 @@ export class StackprofReader {
   private rawStack: number | null = null;
   private rawDepth = 0;
   private truncated = 0;
+  /** Per frame id, the number of the raw stack it was last seen on (outermost = not yet on this one). */
+  private onPath = new Int32Array(1024);
+  private pathNumber = 0;
 
   constructor(
     private readonly builder: EvidenceBuilder,
@@ -122,6 +125,7 @@ export class StackprofReader {
       this.rawNeeded = value;
       this.rawStack = null;
       this.rawDepth = 0;
+      this.pathNumber++;
       this.rawState = value === 0 ? "count" : "frames";
       return;
     }
@@ -130,7 +134,15 @@ export class StackprofReader {
       if (!frame) throw new EvidenceParseError(FORMAT, "a raw stack names a frame that is not in frames", { offset });
       if (this.rawDepth < this.maxDepth) {
         if (frame.id < 0) frame.id = this.builder.frame(describeFrame(frame));
-        this.rawStack = this.builder.stack(this.rawStack, frame.id);
+        if (frame.id >= this.onPath.length) {
+          const grown = new Int32Array(Math.max(frame.id + 1, this.onPath.length * 2));
+          grown.set(this.onPath);
+          this.onPath = grown;
+        }
+        // The walk is of whole stacks, root first: it can tell the builder which nodes' frames are outermost.
+        const outermost = this.onPath[frame.id] !== this.pathNumber;
+        this.onPath[frame.id] = this.pathNumber;
+        this.rawStack = this.builder.stack(this.rawStack, frame.id, outermost);
         this.rawDepth++;
       } else {
         this.truncated++;
@@ -225,7 +237,7 @@ export class StackprofReader {
     for (const frame of this.frames.values()) {
       if (frame.samples <= 0) continue;
       if (frame.id < 0) frame.id = builder.frame(describeFrame(frame));
-      const stack = builder.stack(null, frame.id);
+      const stack = builder.stack(null, frame.id, true);
       builder.sample(stack, track, null, samplesMetric, frame.samples);
       if (modeMetric >= 0 && intervalUs) builder.sample(stack, track, null, modeMetric, frame.samples * (mode === "object" ? intervalUs : intervalUs * 1000));
       total += frame.samples;
