@@ -248,11 +248,6 @@ function keptKind(table: string, column: string): ColumnKind | null {
 }
 
 /**
- * Collects a Firefox profile from the JSON stream: give `select` and `onValue` to
- * parseJsonStream. `onThread` hears each thread once its data is complete (the next one began or
- * the input ended); a Gecko importer writes it then and lets its tables go.
- */
-/**
  * The streamed array whose elements come next, read without looking their path up again (a
  * profile's columns hold millions of numbers): a column's values, Gecko rows, a string table's
  * entries, or Gecko marker rows (counted).
@@ -268,6 +263,11 @@ interface ActiveArray {
   scope: FirefoxScope;
 }
 
+/**
+ * Collects a Firefox profile from the JSON stream: give `select` and `onValue` to
+ * parseJsonStream. `onThread` hears each thread once its data is complete (the next one began or
+ * the input ended); a Gecko importer writes it then and lets its tables go.
+ */
 export class FirefoxCollector {
   readonly root: FirefoxProfileNode;
   private active: ActiveArray | null = null;

@@ -190,7 +190,9 @@ class GeckoImport {
     const stackTable = thread.tables.get("stackTable");
     const frameTable = thread.tables.get("frameTable");
     if (!stackTable || !frameTable) throw new EvidenceParseError(FORMAT, "a thread has samples but no stackTable or frameTable", { offset: samples.offset });
-    const shiftMs = metaNumber(node.meta, "startTime", 0) - metaNumber(rootMeta, "startTime", 0);
+    // A process's sample times count from its own start; one without a start shares the parent's.
+    const rootStart = metaNumber(rootMeta, "startTime", 0);
+    const shiftMs = metaNumber(node.meta, "startTime", rootStart) - rootStart;
     let libs = this.libsByNode.get(node);
     if (!libs) this.libsByNode.set(node, (libs = libRanges(node.libs ?? root.libs)));
     const ctx: LocationContext = { libs, categories: categoryNames(node.meta.categories ? node.meta : rootMeta) };
