@@ -178,7 +178,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: "import_artifact",
     title: "Import a profile or trace",
     description:
-      "Import a profile or trace file found inside the project root (path relative to it; paths outside are refused): cpuprofile, heapprofile, Chrome trace, speedscope, folded stacks, pprof, perf script, callgrind, OTLP/JSON. Stores it, extracts evidence and publishes a commit. Next: summarize_run or analyze_hotspots on the returned run_id.",
+      "Import a profile or trace file found inside the project root (path relative to it; paths outside are refused): cpuprofile, heapprofile, Chrome trace, speedscope, folded stacks, pprof, perf script, callgrind, OTLP/JSON, Firefox Profiler (Gecko and processed), stackprof, Instruments deep copy, Safari timeline. Stores it, extracts evidence and publishes a commit. Next: summarize_run or analyze_hotspots on the returned run_id.",
     service: importArtifact,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     summarize: (r) => `Imported ${r.format} as run ${r.run_id} (commit ${r.commit_id}).`,
