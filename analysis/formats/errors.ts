@@ -42,3 +42,22 @@ export class EmptyEvidenceError extends Error {
     this.name = "EmptyEvidenceError";
   }
 }
+
+/**
+ * A file of a known format in a version its importer cannot read (too old to upgrade, or newer
+ * than any it knows): refused by version, never guessed at. Mapped to UNSUPPORTED_FORMAT_VERSION.
+ */
+export class UnsupportedVersionError extends EvidenceParseError {
+  constructor(
+    format: string,
+    /** The version the file declares, as the file writes it. */
+    readonly version: string,
+    /** The versions the importer reads, in words ("5 to 31"). */
+    readonly supported: string,
+    reason: string,
+    at: { offset?: number; line?: number } = {},
+  ) {
+    super(format, reason, at);
+    this.name = "UnsupportedVersionError";
+  }
+}

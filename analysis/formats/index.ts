@@ -2,13 +2,18 @@ import { callgrindImporter } from "./callgrind";
 import { chromeTraceImporter } from "./chrome-trace";
 import { cpuprofileImporter } from "./cpuprofile";
 import { foldedImporter } from "./folded";
+import { firefoxProcessedImporter } from "./firefox-processed";
+import { geckoImporter } from "./gecko";
 import { heapprofileImporter } from "./heapprofile";
 import { jfrImporter } from "./jfr";
+import { instrumentsImporter } from "./instruments";
 import { otlpJsonImporter } from "./otlp-json";
 import { perfScriptImporter } from "./perf-script";
 import { pprofImporter } from "./pprof";
+import { safariTimelineImporter } from "./safari";
 import { speedscopeImporter } from "./speedscope";
 import { v8LogImporter } from "./v8-log";
+import { stackprofImporter } from "./stackprof";
 import type { FormatId, FormatImporter } from "./types";
 
 /** Every importer, by format id: the one registry the import service, CLI and docs read. */
@@ -25,6 +30,12 @@ export const IMPORTERS: readonly FormatImporter[] = [
   // Issue 19, second half of item 11: V8 --prof logs and Java Flight Recorder.
   v8LogImporter,
   jfrImporter,
+  // Firefox Profiler, stackprof, Instruments and Safari formats (issue 19, item 11).
+  geckoImporter,
+  firefoxProcessedImporter,
+  stackprofImporter,
+  instrumentsImporter,
+  safariTimelineImporter,
 ];
 
 export function importerFor(id: FormatId): FormatImporter {

@@ -14,6 +14,12 @@ export const FORMAT_IDS = [
   // Issue 19, second half of item 11: V8 --prof logs and Java Flight Recorder.
   "v8-log",
   "jfr",
+  // Firefox Profiler, stackprof, Instruments and Safari formats (issue 19, item 11).
+  "gecko",
+  "firefox-processed",
+  "stackprof",
+  "instruments-deep-copy",
+  "safari-timeline",
 ] as const;
 export type FormatId = (typeof FORMAT_IDS)[number];
 

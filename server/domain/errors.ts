@@ -44,6 +44,7 @@ export const ERROR_CATALOG = {
   ARTIFACT_PARSE_FAILED: { family: "input", retryable: false, description: "The input is malformed; `details` gives format, offset or line and reason (the kind of problem: never the input's bytes)." },
   ARTIFACT_EMPTY: { family: "input", retryable: false, description: "The input was read but holds no samples, spans or measurements; `details.skipped` lists what the importer passed over." },
   UNSUPPORTED_FORMAT: { family: "input", retryable: false, description: "The format is not recognised (`details.recognised` names what the file looks like, when known); `details.supported` lists the known ones." },
+  UNSUPPORTED_FORMAT_VERSION: { family: "input", retryable: false, description: "The file is of a known format but in a version its importer does not read; `details` gives format, version and the versions supported." },
   ARTIFACT_CHANGED: { family: "conflict", retryable: true, description: "The file changed while it was being imported; import it again once it is complete." },
   REVISION_CONFLICT: { family: "conflict", retryable: true, description: "`expected_revision` no longer matches; re-read the record and retry." },
   STALE_CURSOR: { family: "conflict", retryable: false, description: "The cursor belongs to another query, filter, ordering or commit, or was altered." },

@@ -1,5 +1,5 @@
 import { EvidenceBuilder, type EvidenceSummary } from "../../analysis/evidence/builder";
-import { EmptyEvidenceError, EvidenceParseError, InputBoundError } from "../../analysis/formats/errors";
+import { EmptyEvidenceError, EvidenceParseError, InputBoundError, UnsupportedVersionError } from "../../analysis/formats/errors";
 import { parseEvidence } from "../../analysis/formats/run";
 import { DEFAULT_IMPORT_LIMITS, type FormatImporter } from "../../analysis/formats/types";
 import { EmberscopeError } from "../domain/errors";
@@ -310,6 +310,11 @@ export function mayReuseGeneration(ws: Workspace, sizeBytes: number, importer: F
 
 /** The typed error for a failed extraction; the run keeps the reason. */
 export function extractionFailure(error: unknown, format: string, runId: string, artifactId: string): EmberscopeError {
+  if (error instanceof UnsupportedVersionError) {
+    return new EmberscopeError("UNSUPPORTED_FORMAT_VERSION", `The ${error.format} file is version ${error.version}, which Emberscope does not read (it reads ${error.supported}): ${error.reason}.`, {
+      details: { format: error.format, version: error.version, supported: error.supported, offset: error.at.offset ?? null, reason: error.reason, run_id: runId, artifact_id: artifactId },
+    });
+  }
   if (error instanceof EvidenceParseError) {
     return new EmberscopeError("ARTIFACT_PARSE_FAILED", `The ${error.format} input is malformed: ${error.reason}.`, {
       details: { format: error.format, offset: error.at.offset ?? null, line: error.at.line ?? null, ...(error.at.field ? { field: error.at.field } : {}), reason: error.reason, run_id: runId, artifact_id: artifactId },

@@ -6,6 +6,7 @@ import { analyzeHotspots, callService, compareRuns, flameTree, type ServiceConte
 import { initWorkspace } from "../../server/store/workspace";
 import { CLI } from "../helpers/cli";
 import { chromeTraceFile, cpuprofileFile, foldedFile } from "./generators";
+import { geckoProfileFile, instrumentsDeepCopyFile, processedProfileFile, safariRecordingFile, stackprofFile } from "./generators";
 import { summarize } from "./stats";
 
 const MB = 1024 * 1024;
@@ -149,6 +150,17 @@ export async function evidenceBenchmark(): Promise<Record<string, unknown>> {
       { format: "folded", file: path.join(dir, "stacks.folded"), make: (f: string) => foldedFile(f, 220 * MB) },
       { format: "cpuprofile", file: path.join(dir, "big.cpuprofile"), make: (f: string) => cpuprofileFile(f, 10_000_000, 100_000) },
     ];
+    // The Firefox Profiler, stackprof, Instruments and Safari formats (issue 19, item 11), 200 MB
+    // each: a few minutes more per round, so only when EMBERSCOPE_BENCH_NEW_FORMATS=1.
+    if (process.env.EMBERSCOPE_BENCH_NEW_FORMATS === "1") {
+      inputs.push(
+        { format: "gecko", file: path.join(dir, "gecko.json"), make: (f: string) => geckoProfileFile(f, 200 * MB) },
+        { format: "firefox-processed", file: path.join(dir, "processed.json"), make: (f: string) => processedProfileFile(f, 200 * MB) },
+        { format: "stackprof", file: path.join(dir, "stackprof.json"), make: (f: string) => stackprofFile(f, 200 * MB) },
+        { format: "instruments-deep-copy", file: path.join(dir, "deep-copy.txt"), make: (f: string) => instrumentsDeepCopyFile(f, 200 * MB) },
+        { format: "safari-timeline", file: path.join(dir, "recording.json"), make: (f: string) => safariRecordingFile(f, 200 * MB) },
+      );
+    }
     // Per input: its size, and each round's import of it.
     const measured: { input: ImportInput; bytes: number; outcomes: ImportOutcome[] }[] = [];
     for (const input of inputs) measured.push({ input, bytes: await prepareInput(input), outcomes: [] });

@@ -122,3 +122,184 @@ export function cpuprofileFile(file: string, samples: number, nodes: number): Pr
   }
   return writeLines(file, lines());
 }
+
+// Firefox Profiler (Gecko, processed), stackprof, Instruments deep copy and Safari recordings
+// (issue 19, item 11): each about `targetBytes` long, shaped as its tool writes it.
+
+/** Frame names of the new formats' generated files: JS, native and label frames. */
+const LOCATIONS = FUNCTIONS.map((name, i) =>
+  i % 3 === 0 ? `${name} (https://app.example/${name.split(".")[0]}.js:${1 + (i % 300)}:${1 + (i % 40)})` : i % 3 === 1 ? `${name} (in libxul.so)` : `0x${(0x100000 + i * 64).toString(16)}`,
+);
+
+/** A random prefix tree of `count` stacks over `frames` frames (each stack's prefix comes before it). */
+function stackTree(random: () => number, count: number, frames: number): [number | null, number][] {
+  const stacks: [number | null, number][] = [];
+  for (let s = 0; s < count; s++) stacks.push([s === 0 ? null : Math.floor(random() ** 0.5 * s), Math.floor(random() * frames)]);
+  return stacks;
+}
+
+/** A Gecko profile (version 27) of 8 threads sampled every ms, with CPU deltas, about `targetBytes` long. */
+export function geckoProfileFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(11);
+  const threads = 8;
+  function* lines() {
+    const meta = { version: 27, interval: 1, startTime: 1_700_000_000_000, shutdownTime: null, processType: 0, product: "Firefox", stackwalk: 1, categories: [{ name: "Other", color: "grey", subcategories: ["Other"] }], sampleUnits: { time: "ms", eventDelay: "ms", threadCPUDelta: "µs" }, markerSchema: [] };
+    yield `{"meta":${JSON.stringify(meta)},"libs":[{"start":1048576,"end":2097152,"offset":0,"name":"libxul.so","path":"/opt/firefox/libxul.so","debugName":"libxul.so","debugPath":"","breakpadId":"AB","arch":"x86_64"}],"threads":[`;
+    for (let t = 0; t < threads; t++) {
+      const stacks = stackTree(random, 20_000, LOCATIONS.length);
+      yield `${t ? "," : ""}{"name":"Thread ${t}","processType":"default","pid":1,"tid":${100 + t},"registerTime":0,"unregisterTime":null,"samples":{"schema":{"stack":0,"time":1,"eventDelay":2,"threadCPUDelta":3},"data":[`;
+      let written = 0;
+      let time = 0;
+      for (let k = 0; written < targetBytes / threads; k++) {
+        time += 0.9 + random() * 0.2;
+        const row = `${k ? "," : ""}[${Math.floor(random() * stacks.length)},${time.toFixed(3)},0,${Math.floor(random() * 1000)}]`;
+        written += row.length;
+        yield row;
+      }
+      yield `]},"markers":{"schema":{"name":0,"startTime":1,"endTime":2,"phase":3,"category":4,"data":5},"data":[]},"stackTable":{"schema":{"prefix":0,"frame":1},"data":${JSON.stringify(stacks)}},`;
+      const frameRows = LOCATIONS.map((_, i) => [i, false, 0, null, null, null, 0, 0]);
+      yield `"frameTable":{"schema":{"location":0,"relevantForJS":1,"innerWindowID":2,"implementation":3,"line":4,"column":5,"category":6,"subcategory":7},"data":${JSON.stringify(frameRows)}},"stringTable":${JSON.stringify(LOCATIONS)}}`;
+    }
+    yield `],"processes":[],"pausedRanges":[]}\n`;
+  }
+  return writeLines(file, lines());
+}
+
+/** A processed profile (version 49, as samply writes it) of 8 threads, about `targetBytes` long. */
+export function processedProfileFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(12);
+  const threads = 8;
+  function* lines() {
+    const meta = { interval: 1, startTime: 1_700_000_000_000, processType: 0, product: "samply", stackwalk: 1, version: 24, preprocessedProfileVersion: 49, categories: [{ name: "Other", color: "grey", subcategories: ["Other"] }], sampleUnits: { time: "ms", eventDelay: "ms", threadCPUDelta: "µs" }, markerSchema: [] };
+    yield `{"meta":${JSON.stringify(meta)},"libs":[],"threads":[`;
+    const funcs = FUNCTIONS.length;
+    for (let t = 0; t < threads; t++) {
+      const stacks = stackTree(random, 20_000, funcs);
+      const count = Math.floor(targetBytes / threads / 20);
+      const column = (value: (k: number) => string) => {
+        const parts: string[] = [];
+        for (let k = 0; k < count; k++) parts.push(value(k));
+        return parts.join(",");
+      };
+      let time = 0;
+      yield `${t ? "," : ""}{"name":"Thread ${t}","isMainThread":${t === 0},"pid":"1","tid":"${100 + t}","processName":"app","processType":"default","samples":{"length":${count},"weightType":"samples","weight":null,`;
+      yield `"stack":[${column(() => String(Math.floor(random() * stacks.length)))}],`;
+      yield `"time":[${column(() => (time += 0.9 + random() * 0.2).toFixed(3))}],`;
+      yield `"threadCPUDelta":[${column(() => String(Math.floor(random() * 1000)))}]},`;
+      yield `"stackTable":{"length":${stacks.length},"prefix":${JSON.stringify(stacks.map((s) => s[0]))},"frame":${JSON.stringify(stacks.map((s) => s[1]))}},`;
+      const ids = FUNCTIONS.map((_, i) => i);
+      yield `"frameTable":{"length":${funcs},"address":${JSON.stringify(ids.map(() => -1))},"inlineDepth":${JSON.stringify(ids.map(() => 0))},"category":${JSON.stringify(ids.map(() => 0))},"subcategory":${JSON.stringify(ids.map(() => 0))},"func":${JSON.stringify(ids)},"nativeSymbol":${JSON.stringify(ids.map(() => null))},"innerWindowID":${JSON.stringify(ids.map(() => null))},"line":${JSON.stringify(ids.map(() => null))},"column":${JSON.stringify(ids.map(() => null))}},`;
+      yield `"funcTable":{"length":${funcs},"name":${JSON.stringify(ids)},"isJS":${JSON.stringify(ids.map((i) => i % 2 === 0))},"relevantForJS":${JSON.stringify(ids.map(() => false))},"resource":${JSON.stringify(ids.map((i) => (i % 2 ? 0 : -1)))},"fileName":${JSON.stringify(ids.map((i) => (i % 2 === 0 ? funcs + 1 : null)))},"lineNumber":${JSON.stringify(ids.map((i) => (i % 2 === 0 ? i : null)))},"columnNumber":${JSON.stringify(ids.map(() => null))}},`;
+      yield `"resourceTable":{"length":1,"lib":[0],"name":[${funcs}],"host":[null],"type":[1]},"nativeSymbols":{"length":0,"libIndex":[],"address":[],"name":[],"functionSize":[]},"markers":{"length":0,"category":[],"data":[],"endTime":[],"name":[],"phase":[],"startTime":[]},`;
+      yield `"stringArray":${JSON.stringify([...FUNCTIONS, "libapp.so", "https://app.example/app.js"])}}`;
+    }
+    yield `]}\n`;
+  }
+  return writeLines(file, lines());
+}
+
+/** stackprof results (wall mode, raw: true) of stacks 5–30 deep over 400 methods, about `targetBytes` long. */
+export function stackprofFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(13);
+  const address = (i: number) => 140_000_000_000 + i * 40;
+  function* lines() {
+    const frames = Object.fromEntries(FUNCTIONS.map((name, i) => [String(address(i)), { name, file: `/srv/app/lib/${name.split(".")[0]}.rb`, line: 1 + (i % 300), total_samples: 0, samples: 0 }]));
+    yield `{"version":1.2,"mode":"wall","interval":1000,"samples":0,"gc_samples":0,"missed_samples":0,"metadata":{},"frames":${JSON.stringify(frames)},"raw":[`;
+    let written = 0;
+    let samples = 0;
+    while (written < targetBytes * 0.8) {
+      const depth = 5 + Math.floor(random() * 25);
+      const stack = [address(0)];
+      let at = 0;
+      for (let d = 1; d < depth; d++) stack.push(address((at = (at * 7 + 1 + Math.floor(random() ** 2 * 3) * 131) % FUNCTIONS.length)));
+      const count = 1 + Math.floor(random() * 3);
+      const entry = `${samples ? "," : ""}${depth},${stack.join(",")},${count}`;
+      samples += count;
+      written += entry.length;
+      yield entry;
+    }
+    yield `],"raw_timestamp_deltas":[`;
+    const deltas: string[] = [];
+    for (let k = 0; k < samples; k++) {
+      deltas.push(String(950 + Math.floor(random() * 100)));
+      if (deltas.length === 100_000 || k === samples - 1) {
+        yield (k >= deltas.length ? "," : "") + deltas.join(",");
+        deltas.length = 0;
+      }
+    }
+    yield "]}\n";
+  }
+  return writeLines(file, lines());
+}
+
+/** An Instruments deep copy (Weight, Self Weight, Symbol Name) of a call tree about `targetBytes` long, in subtrees of consistent weights. */
+export function instrumentsDeepCopyFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(14);
+  const quantity = (ns: number) => (ns >= 1e9 ? `${(ns / 1e9).toFixed(2)} s` : ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(2)} µs`);
+  function* lines() {
+    yield "Weight\tSelf Weight\t\tSymbol Name\n";
+    let written = 0;
+    while (written < targetBytes) {
+      // A subtree of about a thousand nodes: selves in whole µs, weights summed from them.
+      interface Node { name: string; self: number; children: Node[] }
+      const grow = (depth: number): Node => {
+        const children: Node[] = [];
+        const fanout = depth > 12 ? 0 : Math.floor(random() * 4);
+        for (let c = 0; c < fanout; c++) children.push(grow(depth + 1));
+        return { name: FUNCTIONS[Math.floor(random() * FUNCTIONS.length)], self: 1000 * Math.floor(random() * 5000), children };
+      };
+      const weigh = (node: Node): number => node.self + node.children.reduce((sum, child) => sum + weigh(child), 0);
+      const rows: string[] = [];
+      const emit = (node: Node, depth: number) => {
+        rows.push(`${quantity(weigh(node))}  1.0%\t${quantity(node.self)}\t \t${" ".repeat(depth)}${node.name}\n`);
+        for (const child of node.children) emit(child, depth + 1);
+      };
+      emit({ name: "main", self: 0, children: Array.from({ length: 20 }, () => grow(1)) }, 0);
+      for (const row of rows) {
+        written += row.length;
+        yield row;
+      }
+    }
+  }
+  return writeLines(file, lines());
+}
+
+/** A Safari timeline recording: sampled stacks 5–20 deep with their durations, and script records, about `targetBytes` long. */
+export function safariRecordingFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(15);
+  const frames = FUNCTIONS.map((name, i) => JSON.stringify({ sourceID: String(1 + (i % 17)), name, line: 1 + (i % 300), column: 1 + (i % 40), url: `https://app.example/${name.split(".")[0]}.js`, expressionLocation: { line: 2 + (i % 300), column: 3 } }));
+  function* lines() {
+    yield `{"version":1,"recording":{"displayName":"Timeline Recording 1","startTime":1,"endTime":2,"discontinuities":[],"instrumentTypes":["timeline-record-type-script"],"records":[`;
+    let written = 0;
+    for (let r = 0; r < 10_000; r++) {
+      const start = 1 + r * 0.001;
+      const record = `${r ? "," : ""}{"type":"timeline-record-type-script","eventType":"timer-fired","startTime":${start.toFixed(6)},"endTime":${(start + 0.0005).toFixed(6)},"details":${r % 50},"extraDetails":null}`;
+      written += record.length;
+      yield record;
+    }
+    yield `],"markers":[],"memoryPressureEvents":[],"sampleStackTraces":[`;
+    let samples = 0;
+    let time = 1;
+    while (written < targetBytes * 0.97) {
+      const depth = 5 + Math.floor(random() * 15);
+      const stack: string[] = [];
+      for (let d = 0; d < depth; d++) stack.push(frames[Math.floor(random() * frames.length)]);
+      time += 0.001;
+      const trace = `${samples ? "," : ""}{"timestamp":${time.toFixed(6)},"stackFrames":[${stack.join(",")}]}`;
+      samples++;
+      written += trace.length;
+      yield trace;
+    }
+    yield `],"sampleDurations":[`;
+    const durations: string[] = [];
+    for (let k = 0; k < samples; k++) {
+      durations.push((0.0009 + random() * 0.0002).toFixed(6));
+      if (durations.length === 100_000 || k === samples - 1) {
+        yield (k >= durations.length ? "," : "") + durations.join(",");
+        durations.length = 0;
+      }
+    }
+    yield "]},\"overview\":{}}\n";
+  }
+  return writeLines(file, lines());
+}
