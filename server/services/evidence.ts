@@ -176,8 +176,8 @@ function neighbourService(name: string, summary: string, query: typeof callersQu
   });
 }
 
-export const frameCallers = neighbourService("evidence.callers", "Who calls a frame, weighted by the frame's inclusive value under each caller.", callersQuery);
-export const frameCallees = neighbourService("evidence.callees", "What a frame calls, weighted by each callee's inclusive value.", calleesQuery);
+export const frameCallers = neighbourService("evidence.callers", "Who calls a frame, weighted by the frame's inclusive value under each caller; each sample counts once under recursion, so the callers add up to the frame's total.", callersQuery);
+export const frameCallees = neighbourService("evidence.callees", "What a frame calls, weighted by each callee's inclusive value; each sample counts once under recursion, so the callees add up to the frame's total minus its self value.", calleesQuery);
 
 export const stackExamples = defineService({
   name: "evidence.stack_examples",
