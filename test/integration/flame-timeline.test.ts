@@ -1,9 +1,11 @@
+import { copyFileSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
-import { type Workspace } from "../../server/store/workspace";
-import { flameTimeline } from "../../server/services/evidence";
+import { initWorkspace, type Workspace } from "../../server/store/workspace";
+import { flameTimeline, importArtifact } from "../../server/services";
 import { callService } from "../../server/services/service";
-import { withWorkspace } from "../helpers/project";
+import { tempProject, withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
 
 const publish = (ws: Workspace, produce: (b: EvidenceBuilder) => void) => publishEvidence(ws, "timeline", produce);
@@ -138,4 +140,72 @@ describe("evidence.flame_timeline (the service)", () => {
       expect(none).toMatchObject({ cells: [], dropped_cells: 1, dropped_total: 7, status: { state: "partial" } });
     });
   });
+});
+
+describe("time order of a real V8 profile (sucrase, Chrome 65: 17 k samples, 1 MB)", () => {
+  it("gives, with nothing pruned, exactly the cells of merging the file's own samples the long way", async () => {
+    const fixture = path.resolve(import.meta.dirname, "../fixtures/peer/Chrome/65/sucrase.cpuprofile");
+    const profile = JSON.parse(readFileSync(fixture, "utf8")) as {
+      nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
+      samples: number[];
+      timeDeltas: number[];
+      startTime: number;
+    };
+    // The file read on its own terms: each sample's frames from the root ("(root)" left out) and its time.
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const pathOf = (id: number): string[] => {
+      const out: string[] = [];
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+        const f = byId.get(at)!.callFrame;
+        if (parent.has(at) || f.functionName !== "(root)") out.unshift(`${f.functionName || "(anonymous)"}|${f.url}|${f.lineNumber + 1}`);
+      }
+      return out;
+    };
+    let t = profile.startTime;
+    const all = profile.samples.map((id, i) => ({ path: pathOf(id), time: ((t += profile.timeDeltas[i]) - profile.startTime) * 1000 }));
+    // Its first 4,000 samples (the whole profile merges into some 260,000 cells, past any budget).
+    const window = { start_ns: 0, end_ns: all[4000].time };
+    const samples = all.filter((s) => s.time >= window.start_ns && s.time < window.end_ns);
+    const n = samples.length;
+    const ends = samples.map((s, i) => (i + 1 < n ? samples[i + 1].time : s.time + (samples[n - 1].time - samples[0].time) / (n - 1)));
+    // Per depth, runs of consecutive samples whose paths agree down to it.
+    const expected: string[] = [];
+    const maxDepth = Math.max(...samples.map((s) => s.path.length)) - 1;
+    for (let d = 0; d <= maxDepth; d++) {
+      for (let i = 0; i < n; ) {
+        if (samples[i].path.length <= d) {
+          i++;
+          continue;
+        }
+        const prefix = samples[i].path.slice(0, d + 1).join(";");
+        let j = i;
+        let self = 0;
+        while (j < n && samples[j].path.length > d && samples[j].path.slice(0, d + 1).join(";") === prefix) {
+          if (samples[j].path.length === d + 1) self++;
+          j++;
+        }
+        expected.push(`${d} ${samples[i].path[d]} [${samples[i].time},${Math.round(ends[j - 1])}) ${j - i}/${self}`);
+        i = j;
+      }
+    }
+
+    const root = tempProject();
+    initWorkspace(root).close();
+    const ctx = { locator: { cwd: root, projectRoot: root }, actor: "test" as const };
+    copyFileSync(fixture, path.join(root, "sucrase.cpuprofile"));
+    const { run_id } = await callService(importArtifact, ctx, { path: path.join(root, "sucrase.cpuprofile") });
+    const order = await callService(flameTimeline, ctx, { run_id, metric: "samples", ...window, min_width_ns: 0, budget: 200_000 });
+    expect(order).toMatchObject({ samples: n, dropped_cells: 0, dropped_total: 0 });
+    const actual = order.cells.map((c) => `${c.depth} ${c.name}|${c.file ?? ""}|${c.line ?? 0} [${c.start_ns},${Math.round(c.end_ns)}) ${c.total}/${c.self}`);
+    expect(actual.length).toBe(expected.length);
+    expect([...actual].sort()).toEqual([...expected].sort());
+    // And pruned as the page asks (the shown span / 8192, 20,000 cells): the longest cells, in a second or so.
+    const started = performance.now();
+    const pruned = await callService(flameTimeline, ctx, { run_id });
+    expect(pruned.cells.length).toBeLessThanOrEqual(20_000);
+    expect(pruned.dropped_cells).toBeGreaterThan(0);
+    expect(performance.now() - started).toBeLessThan(15_000);
+  }, 120_000);
 });
