@@ -278,7 +278,8 @@ export class CallPathTreeBuilder {
     }
     // Several generations: parents first (by depth), each node keyed by its parent node and frame.
     const order = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => rows.depth[a] - rows.depth[b] || a - b);
-    const generations = Math.max(...rows.g) + 1;
+    let generations = 0;
+    for (let i = 0; i < n; i++) if (rows.g[i] + 1 > generations) generations = rows.g[i] + 1;
     const sizes = new Array<number>(generations).fill(0);
     for (let i = 0; i < n; i++) sizes[rows.g[i]] = Math.max(sizes[rows.g[i]], rows.stack[i] + 1);
     this.nodeOf = sizes.map((size) => new Int32Array(size).fill(-1));

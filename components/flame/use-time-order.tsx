@@ -13,13 +13,17 @@ type Loaded = { key: string; cells: NonNullable<TimeOrderInput["cells"]>; note: 
 
 /**
  * The time-order mode's input for a run: disabled with the reason when the metric's samples have
- * no timestamps, else the cells of `evidence.flame_timeline`, fetched once the mode is chosen. A run
+ * no timestamps, else the cells of `evidence.flame_timeline`, fetched once the mode is chosen (and,
+ * when the page opens in time order, while the run's flame tree is still loading). A run
  * with several sampled threads orders one (the busiest first); the note lets the user pick another.
  * A failed fetch is an error with a retry, never an empty graph.
  */
 export function useTimeOrder(args: { runId: string; commitId: string; metric: string | null; timeRange: { first_ns: number; last_ns: number } | null | undefined; enabled: boolean }): TimeOrderInput {
   const { runId, commitId, metric, timeRange, enabled } = args;
   const available = timeRange !== null && timeRange !== undefined;
+  // Not known to be impossible (the run's flame tree, which says, may still be on its way): the
+  // cells are asked for at once, beside the flame tree rather than after it.
+  const possible = timeRange !== null;
   const [result, setResult] = useState<Loaded | null>(null);
   // The thread ordered: null lets the service choose the busiest.
   const [trackId, setTrackId] = useState<number | null>(null);
@@ -27,7 +31,7 @@ export function useTimeOrder(args: { runId: string; commitId: string; metric: st
   const [attempt, setAttempt] = useState(0);
   const key = `${runId}\u0000${commitId}\u0000${metric}\u0000${trackId}\u0000${attempt}`;
   useEffect(() => {
-    if (!enabled || !available || result?.key === key) return;
+    if (!enabled || !possible || result?.key === key) return;
     let live = true;
     // Marks for the benchmark: when the cells were asked for and when they arrived.
     performance.mark("emberscope:time-order-request");
@@ -72,7 +76,7 @@ export function useTimeOrder(args: { runId: string; commitId: string; metric: st
     return () => {
       live = false;
     };
-  }, [enabled, available, key, runId, commitId, metric, trackId, result?.key]);
+  }, [enabled, possible, key, runId, commitId, metric, trackId, result?.key]);
   const retry = useCallback(() => setAttempt((a) => a + 1), []);
   if (!available) return { disabledReason: "the samples of this metric carry no timestamps (an aggregate profile)", cells: null };
   const current = result?.key === key ? result : null;

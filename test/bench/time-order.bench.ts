@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import type { z } from "zod";
@@ -70,12 +70,14 @@ export async function timeOrderBenchmark(): Promise<Record<string, unknown>> {
     const browser = await launchChromium();
     const paints: number[] = [];
     const stages: Record<string, number[]> = { navigation_to_request: [], request_to_data: [], data_to_paint: [] };
+    const serverCpu: number[] = [];
     try {
       // The server's first render of a route is slow (code loading); warm it over plain HTTP.
       await fetch(`${server.url}/runs/${millionRun}`).then((r) => r.text());
       for (let i = 0; i < 3; i++) {
         const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
         const page = await context.newPage();
+        const cpuBefore = processCpuMs(server.process.pid!);
         await page.goto(`${server.url}/runs/${millionRun}?mode=time-order`);
         await page.waitForFunction(() => performance.getEntriesByName("emberscope:time-order-paint").length > 0, null, { timeout: 120_000 });
         // A string, not a function: tsx's name-keeping helpers do not exist in the page.
@@ -85,6 +87,7 @@ export async function timeOrderBenchmark(): Promise<Record<string, unknown>> {
         stages.navigation_to_request.push(request);
         stages.request_to_data.push(data - request);
         stages.data_to_paint.push(paint - data);
+        serverCpu.push(processCpuMs(server.process.pid!) - cpuBefore);
         await context.close();
       }
     } finally {
@@ -99,6 +102,8 @@ export async function timeOrderBenchmark(): Promise<Record<string, unknown>> {
         // run's flame tree has said the samples have times), the flame_timeline call over HTTP,
         // the layout (in the worker) and the first frame.
         stages_ms: Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, summarize(v)])),
+        // CPU time the server process spent on each page load (the page, flame tree, hotspots, time order).
+        server_cpu_ms_each: serverCpu.map(Math.round),
         goal_ms: 1500,
         note: "fresh browser context each round, one server process (its reader opens in the first round): page load, the left-heavy graph's data, the flame_timeline call and the layout in the worker",
       },
@@ -107,4 +112,10 @@ export async function timeOrderBenchmark(): Promise<Record<string, unknown>> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** CPU time (user + system) a process has used so far, from /proc (clock ticks of 10 ms). */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
