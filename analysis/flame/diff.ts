@@ -1,4 +1,5 @@
 import { diffIndex } from "./colour";
+import { formatDelta, formatValue } from "./format";
 import type { FlameInputNode } from "./tree";
 
 /** A node of the merged tree: both sides' values, and `self`/`total` taken from the drawn side. */
@@ -95,4 +96,39 @@ function pathKeys(nodes: readonly FlameInputNode[]): Map<string, string> {
   };
   for (const n of nodes) keyOf(n.node_id);
   return keys;
+}
+
+/** One compared value as text: both sides, the change and the relative change. */
+export interface ChangeTexts {
+  base: string;
+  candidate: string;
+  change: string;
+  relative: string;
+}
+
+/** The fields of an `evidence.compare` row that its texts are made of. */
+export interface CompareValues {
+  base_self: number;
+  candidate_self: number;
+  base_total: number;
+  candidate_total: number;
+  delta: number;
+  relative: number | null;
+  total_delta: number;
+  total_relative: number | null;
+  status: "changed" | "added" | "removed" | "unchanged";
+}
+
+/**
+ * A function's self and total change as the compare table and the differential graph's tooltip
+ * both show them (one function, so the two never disagree): values with units, the change (in
+ * points of each run's total when normalized) and the relative change.
+ */
+export function compareTexts(row: CompareValues, normalized: boolean, unit: string | null, metric: string | null): { self: ChangeTexts; total: ChangeTexts } {
+  const change = (delta: number) => (normalized ? `${delta > 0 ? "+" : delta < 0 ? "−" : "±"}${Math.abs(100 * delta).toFixed(2)} pts` : formatDelta(delta, unit, metric));
+  const relative = (r: number | null) => (row.status === "added" ? "new" : r === null ? "–" : `${r > 0 ? "+" : r < 0 ? "−" : "±"}${Math.abs(100 * r).toFixed(1)}%`);
+  return {
+    self: { base: formatValue(row.base_self, unit, metric), candidate: formatValue(row.candidate_self, unit, metric), change: change(row.delta), relative: relative(row.relative) },
+    total: { base: formatValue(row.base_total, unit, metric), candidate: formatValue(row.candidate_total, unit, metric), change: change(row.total_delta), relative: relative(row.total_relative) },
+  };
 }

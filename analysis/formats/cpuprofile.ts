@@ -161,7 +161,10 @@ const CHECKPOINT_EVERY = 16_384;
 /**
  * Writes one `samples` row and one `wall_ns` row per sample. As in Chrome DevTools, a sample's
  * weight is the time until the next sample; the last one's is endUs minus its time (or the mean
- * interval when that is unknown or negative). Negative intervals (reordered samples) weigh 0.
+ * interval when that is unknown or negative). Timestamps that step back in time (V8 writes them
+ * so, e.g. around `(program)`) would count the step twice, once in the gap before it and again
+ * in the gaps after it: as DevTools does, such samples are first put in time order (a stable
+ * sort), so the weights add up to the time the samples cover (last − first + the last one's).
  */
 export async function writeV8Samples(builder: EvidenceBuilder, input: V8Samples): Promise<void> {
   const { tree, nodeIds, timeDeltas } = input;
@@ -170,34 +173,80 @@ export async function writeV8Samples(builder: EvidenceBuilder, input: V8Samples)
   const samplesMetric = builder.metric({ name: "samples", unit: "count", kind: "sampled" });
   const deltas = timeDeltas && timeDeltas.length === count ? timeDeltas : null;
   if (timeDeltas && !deltas) builder.limit("TIME_DELTAS_MISMATCH", "The profile has a different number of timeDeltas than samples; samples were kept without times.");
-  const wallMetric = deltas ? builder.metric({ name: "wall_ns", unit: "ns", kind: "temporal" }) : -1;
-  let meanDelta = 0;
-  if (deltas && count > 1) {
-    let sum = 0;
-    for (let k = 1; k < count; k++) sum += deltas.get(k);
-    meanDelta = sum / (count - 1);
+  if (!deltas) {
+    for (let k = 0; k < count; k++) {
+      const stack = tree.stackOf(nodeIds.get(k));
+      if (stack === undefined) builder.limit("UNKNOWN_NODE", "Some samples name a profile node that does not exist; they were dropped.");
+      else builder.sample(stack, input.trackId, null, samplesMetric, 1);
+      if (k % CHECKPOINT_EVERY === CHECKPOINT_EVERY - 1) await builder.checkpoint();
+    }
+    return;
   }
-  let time = input.startUs + (deltas ? deltas.get(0) : 0);
-  for (let k = 0; k < count; k++) {
+  const wallMetric = builder.metric({ name: "wall_ns", unit: "ns", kind: "temporal" });
+  // Sample k is at startUs + deltas 0..k. Most profiles never step back: their times are summed
+  // as they go, with no array of them (a large profile has tens of millions of samples).
+  const steps = backSteps(deltas);
+  const times = steps.count > 0 ? timesOf(input.startUs, deltas) : null;
+  const order = times ? timeOrder(times) : null;
+  if (steps.count > 0) {
+    const ms = (steps.totalUs / 1000).toLocaleString("en-US", { maximumFractionDigits: 3 });
+    builder.limit(
+      "SAMPLES_OUT_OF_ORDER",
+      `${steps.count.toLocaleString("en-US")} sample timestamps step back in time, by ${ms} ms in total (the count sums every profile of the run; the figures are the first's): the samples were put in time order, as Chrome DevTools does, so that each weighs the time until the next and a thread's wall_ns adds up to the time its samples cover, not that plus the steps.`,
+      steps.count,
+    );
+  }
+  const meanDelta = count > 1 ? steps.spanUs / (count - 1) : 0;
+  let time = input.startUs + deltas.get(0);
+  for (let p = 0; p < count; p++) {
+    const k = order ? order[p] : p;
+    if (times) time = times[k];
+    const next = p + 1 < count ? (order ? times![order[p + 1]] : time + deltas.get(p + 1)) : null;
     const stack = tree.stackOf(nodeIds.get(k));
-    const next = deltas ? time + (k + 1 < count ? deltas.get(k + 1) : 0) : 0;
     if (stack === undefined) {
       builder.limit("UNKNOWN_NODE", "Some samples name a profile node that does not exist; they were dropped.");
-    } else if (deltas) {
-      let weight = k + 1 < count ? deltas.get(k + 1) : input.endUs !== null && input.endUs >= time ? input.endUs - time : meanDelta;
-      if (weight < 0) {
-        builder.limit("NEGATIVE_TIME_DELTA", "Some samples are out of time order; their wall_ns weight is 0.");
-        weight = 0;
-      }
+    } else {
+      const weight = next !== null ? next - time : input.endUs !== null && input.endUs >= time ? input.endUs - time : meanDelta;
       const timeNs = int64((time - input.originUs) * 1000, input.format, "timeDeltas");
       builder.sample(stack, input.trackId, timeNs, samplesMetric, 1);
       builder.sample(stack, input.trackId, timeNs, wallMetric, int64(weight * 1000, input.format, "timeDeltas"));
-    } else {
-      builder.sample(stack, input.trackId, null, samplesMetric, 1);
     }
-    time = next;
-    if (k % CHECKPOINT_EVERY === CHECKPOINT_EVERY - 1) await builder.checkpoint();
+    if (next !== null) time = next;
+    if (p % CHECKPOINT_EVERY === CHECKPOINT_EVERY - 1) await builder.checkpoint();
   }
+}
+
+/** How often and by how much (µs) the timestamps step back, and the span they cover (latest − earliest). */
+function backSteps(deltas: NumberColumn): { count: number; totalUs: number; spanUs: number } {
+  let count = 0;
+  let totalUs = 0;
+  let time = 0;
+  let low = 0;
+  let high = 0;
+  for (let k = 1; k < deltas.length; k++) {
+    const delta = deltas.get(k);
+    time += delta;
+    if (delta < 0) {
+      count++;
+      totalUs -= delta;
+      if (time < low) low = time;
+    } else if (time > high) high = time;
+  }
+  return { count, totalUs, spanUs: high - low };
+}
+
+function timesOf(startUs: number, deltas: NumberColumn): Float64Array {
+  const times = new Float64Array(deltas.length);
+  let time = startUs;
+  for (let k = 0; k < deltas.length; k++) times[k] = time += deltas.get(k);
+  return times;
+}
+
+/** The samples by time, ties in their order in the file (a stable sort). */
+function timeOrder(times: Float64Array): Int32Array {
+  const order = new Int32Array(times.length);
+  for (let k = 0; k < order.length; k++) order[k] = k;
+  return order.sort((a, b) => times[a] - times[b] || a - b);
 }
 
 const FORMAT = "cpuprofile";
@@ -307,7 +356,7 @@ async function parseCpuprofile(ctx: ImportContext): Promise<void> {
     }
     if (startUs === null) builder.limit("MISSING_START_TIME", "The profile has no startTime; sample times count from 0.");
     builder.metadata.time_origin_us = String(startUs ?? 0);
-    builder.metadata.wall_ns_weighting = "time until the next sample; the last sample: endTime minus its time (mean interval if unknown)";
+    builder.metadata.wall_ns_weighting = "time until the next sample in time order; the last sample: endTime minus its time (mean interval if unknown)";
     await writeV8Samples(builder, { format: FORMAT, tree, nodeIds, timeDeltas: deltas, startUs: startUs ?? 0, endUs, originUs: startUs ?? 0, trackId });
   } else {
     // Old profiles carry only per-node hit counts: aggregate samples without times.

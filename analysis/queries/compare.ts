@@ -8,15 +8,19 @@ export const CompareRow = FrameColumns.omit({ line: true }).extend({
   candidate_self: z.number(),
   base_total: z.number(),
   candidate_total: z.number(),
-  delta: z.number().describe("Change of the compared value (self by default), after normalization if asked."),
-  relative: z.number().nullable().describe("delta / base value; null when the frame is new."),
+  delta: z.number().describe("Change of the self value (candidate − base), as a share of each run's total when normalized."),
+  relative: z.number().nullable().describe("delta / base self value; null when the base has none."),
+  total_delta: z.number().describe("Change of the inclusive (total) value, as a share of each run's total when normalized."),
+  total_relative: z.number().nullable().describe("total_delta / base total value; null when the base has none."),
   status: z.enum(["changed", "added", "removed", "unchanged"]),
 });
 export type CompareRow = z.infer<typeof CompareRow>;
 
 /**
- * Per frame_key: base and candidate self and inclusive values, their change (optionally with
- * each side normalized to its grand total), sorted by magnitude of change.
+ * Per frame_key: base and candidate self and inclusive values and the change of each (optionally
+ * with each side normalized to its grand total), sorted by the magnitude of the self change; a
+ * frame whose self value is the same on both sides is unchanged (its total may still differ, and
+ * is said beside it, so that no view shows one without the other).
  */
 export const compareQuery = defineQuery({
   name: "compare",
@@ -47,11 +51,14 @@ joined AS (
 scaled AS (
   SELECT j.*,
          CASE WHEN $normalize THEN j.base_self / nullif((SELECT grand_total FROM b_grand), 0) ELSE j.base_self END AS b_value,
-         CASE WHEN $normalize THEN j.candidate_self / nullif((SELECT grand_total FROM c_grand), 0) ELSE j.candidate_self END AS c_value
+         CASE WHEN $normalize THEN j.candidate_self / nullif((SELECT grand_total FROM c_grand), 0) ELSE j.candidate_self END AS c_value,
+         CASE WHEN $normalize THEN j.base_total / nullif((SELECT grand_total FROM b_grand), 0) ELSE j.base_total END AS b_total_value,
+         CASE WHEN $normalize THEN j.candidate_total / nullif((SELECT grand_total FROM c_grand), 0) ELSE j.candidate_total END AS c_total_value
   FROM joined j
 ),
 classified AS (
   SELECT s.*, coalesce(s.c_value, 0) - coalesce(s.b_value, 0) AS delta,
+         coalesce(s.c_total_value, 0) - coalesce(s.b_total_value, 0) AS total_delta,
          CASE WHEN NOT s.in_base THEN 'added' WHEN NOT s.in_candidate THEN 'removed'
               WHEN coalesce(s.c_value, 0) <> coalesce(s.b_value, 0) THEN 'changed' ELSE 'unchanged' END AS status
   FROM scaled s
@@ -61,6 +68,8 @@ SELECT c.frame_key, fi.name, fi.file, fi.module, fi.kind,
        c.base_total::DOUBLE AS base_total, c.candidate_total::DOUBLE AS candidate_total,
        c.delta::DOUBLE AS delta,
        CASE WHEN coalesce(c.b_value, 0) = 0 THEN NULL ELSE c.delta / c.b_value END AS relative,
+       c.total_delta::DOUBLE AS total_delta,
+       CASE WHEN coalesce(c.b_total_value, 0) = 0 THEN NULL ELSE c.total_delta / c.b_total_value END AS total_relative,
        c.status
 FROM classified c JOIN frame_info fi ON fi.frame_key = c.frame_key
 WHERE ($collection = 'all' AND c.status <> 'unchanged')

@@ -1,14 +1,14 @@
 import { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 import { compareQuery } from "./compare";
 import type { EvidenceQuery } from "./define";
-import { flameTimelineQuery } from "./flame-timeline";
+import { timelineFramesQuery, timelineMetricIdsQuery, timelineSamplesQuery, timelineStacksQuery } from "./flame-timeline";
 import { flameTreeQuery, flameTreeRangeQuery } from "./flame-tree";
 import { hotspotsQuery } from "./hotspots";
 import { metricTotalsQuery, spanTotalsQuery } from "./summary";
 import { traceFlowsQuery } from "./trace-flows";
 import { spanExtentQuery, spanIndexQuery, traceWindowQuery, tracksQuery } from "./trace-window";
 
-export { flameTimelineQuery, type TimelineCell } from "./flame-timeline";
+export { timelineCells, timelineFramesQuery, timelineMetricIdsQuery, timelineRemainder, timelineSamplesQuery, timelineStacksQuery, type TimelineCell } from "./flame-timeline";
 export { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "./flame-tree";
 export { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 export { compareQuery } from "./compare";
@@ -23,7 +23,10 @@ export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   hotspotsQuery,
   flameTreeQuery,
   flameTreeRangeQuery,
-  flameTimelineQuery,
+  timelineFramesQuery,
+  timelineStacksQuery,
+  timelineMetricIdsQuery,
+  timelineSamplesQuery,
   callersQuery,
   calleesQuery,
   stackExamplesQuery,

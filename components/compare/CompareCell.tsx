@@ -2,22 +2,16 @@
 
 import { useCallback, useMemo } from "react";
 import { diffPalette } from "../../analysis/flame/colour";
-import { diffColourOf, diffColourScale, diffFlameTrees, type DiffNode } from "../../analysis/flame/diff";
+import { compareTexts, diffColourOf, diffColourScale, diffFlameTrees, type ChangeTexts, type CompareValues, type DiffNode } from "../../analysis/flame/diff";
 import { formatDelta, formatPercent, formatValue } from "../../analysis/flame/format";
 import type { FlameInputNode, FlameTree } from "../../analysis/flame/tree";
 import { FlameGraphCell } from "../flame/FlameGraphCell";
 
-export interface CompareRow {
+/** An `evidence.compare` row (the fields this cell reads). */
+export interface CompareRow extends CompareValues {
   frame_key: string;
   name: string;
   file: string | null;
-  base_self: number;
-  candidate_self: number;
-  base_total: number;
-  candidate_total: number;
-  delta: number;
-  relative: number | null;
-  status: "changed" | "added" | "removed" | "unchanged";
 }
 
 export interface CompareCellProps {
@@ -60,37 +54,65 @@ export function CompareCell(props: CompareCellProps) {
     },
     [byId, scale],
   );
-  const v = (x: number) => formatValue(x, props.unit, props.metric);
+  const rowsByKey = useMemo(() => new Map(props.rows.map((r) => [r.frame_key, r])), [props.rows]);
   const describe = useCallback(
     (id: string) => {
       const n = byId.get(id);
       if (!n) return null;
       const change = n.share_change;
+      const d = (x: number) => formatDelta(x, props.unit, props.metric);
+      const v = (x: number) => formatValue(x, props.unit, props.metric);
+      // The function over all its call paths: the table's row, in the table's words.
+      const fn = rowsByKey.get(n.frame_key);
+      const fnTexts = fn ? compareTexts(fn, props.normalized, props.unit, props.metric) : null;
       return (
-        <table className="tip-values" data-testid="diff-tooltip">
+        <table className="tip-values diff-values" data-testid="diff-tooltip">
+          <thead>
+            <tr>
+              <th>this path</th>
+              <th className="num">base</th>
+              <th className="num">candidate</th>
+              <th className="num">change</th>
+            </tr>
+          </thead>
           <tbody>
-            <tr>
-              <th>base</th>
+            <tr data-testid="diff-node-self">
+              <th>self</th>
+              <td className="num">{v(n.base_self)}</td>
+              <td className="num">{v(n.candidate_self)}</td>
+              <td className="num">{d(n.candidate_self - n.base_self)}</td>
+            </tr>
+            <tr data-testid="diff-node-total">
+              <th>total</th>
               <td className="num">{v(n.base_total)}</td>
-              <td className="num">{formatPercent(n.base_total, diff.baseTotal)}</td>
-            </tr>
-            <tr>
-              <th>candidate</th>
               <td className="num">{v(n.candidate_total)}</td>
-              <td className="num">{formatPercent(n.candidate_total, diff.candidateTotal)}</td>
+              <td className="num">{d(n.candidate_total - n.base_total)}</td>
             </tr>
             <tr>
-              <th>change</th>
-              <td className="num" colSpan={2} data-testid="diff-change">
+              <th>total, share</th>
+              <td className="num">{formatPercent(n.base_total, diff.baseTotal)}</td>
+              <td className="num">{formatPercent(n.candidate_total, diff.candidateTotal)}</td>
+              <td className="num" data-testid="diff-change">
                 {change > 0 ? "grew" : change < 0 ? "shrank" : "unchanged"} {change >= 0 ? "+" : "−"}
                 {Math.abs(100 * change).toFixed(1)} points of the total
               </td>
             </tr>
+            {fnTexts ? (
+              <>
+                <tr>
+                  <th colSpan={4} className="tip-sub">
+                    function, all call paths{props.normalized ? " (change in points of each run’s total)" : ""}
+                  </th>
+                </tr>
+                <ChangeRow label="self" texts={fnTexts.self} testId="diff-fn-self" />
+                <ChangeRow label="total" texts={fnTexts.total} testId="diff-fn-total" />
+              </>
+            ) : null}
           </tbody>
         </table>
       );
     },
-    [byId, diff, props.unit, props.metric],
+    [byId, diff, rowsByKey, props.unit, props.metric, props.normalized],
   );
 
   const legend = (
@@ -152,35 +174,41 @@ export function CompareCell(props: CompareCellProps) {
         <table className="data compact" data-testid="compare-table">
           <thead>
             <tr>
-              <th>Function</th>
-              <th>Status</th>
-              <th className="num">Base self</th>
-              <th className="num">Candidate self</th>
+              <th rowSpan={2}>Function</th>
+              <th rowSpan={2}>Status</th>
+              <th colSpan={4} className="group">
+                Self
+              </th>
+              <th colSpan={4} className="group">
+                Total (inclusive)
+              </th>
+            </tr>
+            <tr>
+              <th className="num">Base</th>
+              <th className="num">Candidate</th>
               <th className="num">Change{props.normalized ? " (share)" : ""}</th>
               <th className="num">Relative</th>
-              <th className="num">Base total</th>
-              <th className="num">Candidate total</th>
+              <th className="num">Base</th>
+              <th className="num">Candidate</th>
+              <th className="num">Change{props.normalized ? " (share)" : ""}</th>
+              <th className="num">Relative</th>
             </tr>
           </thead>
           <tbody>
             {props.rows.map((r) => {
               const direction = r.delta > 0 ? "grew" : r.delta < 0 ? "shrank" : "same";
+              const totalDirection = r.total_delta > 0 ? "grew" : r.total_delta < 0 ? "shrank" : "same";
+              const texts = compareTexts(r, props.normalized, props.unit, props.metric);
               return (
-                <tr key={r.frame_key} data-testid="compare-row" data-name={r.name} data-direction={direction}>
+                <tr key={r.frame_key} data-testid="compare-row" data-name={r.name} data-frame-key={r.frame_key} data-direction={direction} data-total-direction={totalDirection}>
                   <td className="wide">
                     {r.name} <span className="tip-muted mono">{r.file ?? ""}</span>
                   </td>
                   <td>
-                    <span className={`status diff-${direction}`}>
-                      {r.status === "changed" ? direction : r.status}
-                    </span>
+                    <span className={`status diff-${direction}`}>{r.status === "changed" ? `self ${direction}` : r.status}</span>
                   </td>
-                  <td className="num">{v(r.base_self)}</td>
-                  <td className="num">{v(r.candidate_self)}</td>
-                  <td className={`num diff-${direction}`}>{props.normalized ? `${r.delta > 0 ? "+" : r.delta < 0 ? "−" : "±"}${Math.abs(100 * r.delta).toFixed(2)} pts` : formatDelta(r.delta, props.unit, props.metric)}</td>
-                  <td className="num">{r.relative === null ? "new" : `${r.relative > 0 ? "+" : ""}${(100 * r.relative).toFixed(1)}%`}</td>
-                  <td className="num">{v(r.base_total)}</td>
-                  <td className="num">{v(r.candidate_total)}</td>
+                  <ChangeCells texts={texts.self} direction={direction} testId="compare-self" />
+                  <ChangeCells texts={texts.total} direction={totalDirection} testId="compare-total" />
                 </tr>
               );
             })}
@@ -188,5 +216,43 @@ export function CompareCell(props: CompareCellProps) {
         </table>
       )}
     </div>
+  );
+}
+
+/** Base, candidate, change and relative change of one value, as table cells. */
+function ChangeCells(props: { texts: ChangeTexts; direction: string; testId: string }) {
+  return (
+    <>
+      <td className="num" data-testid={`${props.testId}-base`}>
+        {props.texts.base}
+      </td>
+      <td className="num" data-testid={`${props.testId}-candidate`}>
+        {props.texts.candidate}
+      </td>
+      <td className={`num diff-${props.direction}`} data-testid={`${props.testId}-change`}>
+        {props.texts.change}
+      </td>
+      <td className="num" data-testid={`${props.testId}-relative`}>
+        {props.texts.relative}
+      </td>
+    </>
+  );
+}
+
+/** The same, as a labelled tooltip row (the relative change after the absolute one). */
+function ChangeRow(props: { label: string; texts: ChangeTexts; testId: string }) {
+  return (
+    <tr data-testid={props.testId}>
+      <th>{props.label}</th>
+      <td className="num" data-testid={`${props.testId}-base`}>
+        {props.texts.base}
+      </td>
+      <td className="num" data-testid={`${props.testId}-candidate`}>
+        {props.texts.candidate}
+      </td>
+      <td className="num">
+        <span data-testid={`${props.testId}-change`}>{props.texts.change}</span> (<span data-testid={`${props.testId}-relative`}>{props.texts.relative}</span>)
+      </td>
+    </tr>
   );
 }

@@ -21,8 +21,12 @@ export interface TimeOrderInput {
   disabledReason: string | null;
   /** Merged cells; null while loading. */
   cells: readonly TimelineInputCell[] | null;
-  /** A failure or a note (pruning, a partial result) shown under the toolbar. */
+  /** A note (pruning, a partial result) shown under the toolbar. */
   note?: ReactNode;
+  /** Set when the cells could not be fetched: said under the toolbar (with a retry), and the left-heavy graph stays drawn. */
+  failed?: ReactNode;
+  /** Asks for the cells again (after a failure). */
+  retry?: () => void;
 }
 
 export interface FunctionTotals {
@@ -113,12 +117,15 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
       </div>
     );
   }
-  const loadingTime = mode === "time-order" && props.timeOrder && !props.timeOrder.disabledReason && timeCells === null;
+  const loadingTime = mode === "time-order" && props.timeOrder && !props.timeOrder.disabledReason && !props.timeOrder.failed && timeCells === null;
   return <FlameView {...props} prepared={prepared} mode={mode} setMode={setMode} busy={pending || Boolean(loadingTime)} />;
 }
 
 function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode: FlameMode; setMode: (m: FlameMode) => void; busy: boolean }) {
   const { prepared, mode, setMode } = props;
+  // Time order that failed is not shown: the left-heavy graph stays, and the toggle says so.
+  const timeFailed = mode === "time-order" && Boolean(props.timeOrder?.failed);
+  const shownMode: FlameMode = timeFailed ? "left-heavy" : mode;
   const [zoomId, setZoomId] = useControlled<string | null>(props.zoom, props.onZoomChange, null);
   const [query, setQuery] = useControlled<string>(props.search, props.onSearchChange, "");
   const [orientation, setOrientation] = useControlled<"flame" | "icicle">(props.orientation, props.onOrientationChange, "icicle");
@@ -321,13 +328,13 @@ function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode:
           <span className="spacer" />
           {props.timeOrder ? (
             <div className="segmented" role="group" aria-label="Layout">
-              <button type="button" aria-pressed={mode === "left-heavy"} onClick={() => setMode("left-heavy")} data-testid="mode-left-heavy" title="Stacks merged, heaviest first">
+              <button type="button" aria-pressed={shownMode === "left-heavy"} onClick={() => setMode("left-heavy")} data-testid="mode-left-heavy" title="Stacks merged, heaviest first">
                 Left-heavy
               </button>
               <button
                 type="button"
-                aria-pressed={mode === "time-order"}
-                onClick={() => setMode("time-order")}
+                aria-pressed={shownMode === "time-order"}
+                onClick={() => (timeFailed ? props.timeOrder?.retry?.() : setMode("time-order"))}
                 disabled={props.timeOrder.disabledReason !== null}
                 title={props.timeOrder.disabledReason ?? "x is time: consecutive samples with a common stack prefix merged"}
                 data-testid="mode-time-order"
@@ -354,8 +361,9 @@ function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode:
         <p className="tip-muted mode-note" data-testid="mode-note">
           {props.timeOrder.disabledReason && mode === "time-order" ? `Time order is not available: ${props.timeOrder.disabledReason}` : null}
           {props.timeOrder.disabledReason && mode !== "time-order" ? `Time order is off: ${props.timeOrder.disabledReason}` : null}
-          {!props.timeOrder.disabledReason && props.busy ? "Merging the samples in time order…" : null}
-          {!props.timeOrder.disabledReason && !props.busy ? props.timeOrder.note : null}
+          {!props.timeOrder.disabledReason && timeFailed ? props.timeOrder.failed : null}
+          {!props.timeOrder.disabledReason && !timeFailed && props.busy ? "Merging the samples in time order…" : null}
+          {!props.timeOrder.disabledReason && !timeFailed && !props.busy ? props.timeOrder.note : null}
         </p>
       ) : null}
       <nav className="breadcrumb" aria-label="Zoom path" data-testid="flame-breadcrumb">

@@ -1,31 +1,44 @@
 "use client";
 
-import { useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { formatValue } from "../../analysis/flame/format";
+import type { ErrorDocument } from "../../server/domain/errors";
 import type { flameTimeline } from "../../server/services/evidence";
 import { callQuery, errorDocumentOf } from "../home/trpc-client";
 import type { TimeOrderInput } from "./FlameGraphCell";
 
 const CELL_BUDGET = 20_000;
 
+type Loaded = { key: string; cells: NonNullable<TimeOrderInput["cells"]>; note: TimeOrderInput["note"] } | { key: string; error: ErrorDocument };
+
 /**
  * The time-order mode's input for a run: disabled with the reason when the metric's samples have
- * no timestamps, else the cells of `evidence.flame_timeline`, fetched once the mode is chosen. A run
+ * no timestamps, else the cells of `evidence.flame_timeline`, fetched once the mode is chosen (and,
+ * when the page opens in time order, while the run's flame tree is still loading). A run
  * with several sampled threads orders one (the busiest first); the note lets the user pick another.
+ * A failed fetch is an error with a retry, never an empty graph.
  */
 export function useTimeOrder(args: { runId: string; commitId: string; metric: string | null; timeRange: { first_ns: number; last_ns: number } | null | undefined; enabled: boolean }): TimeOrderInput {
   const { runId, commitId, metric, timeRange, enabled } = args;
   const available = timeRange !== null && timeRange !== undefined;
-  const [result, setResult] = useState<{ key: string; cells: TimeOrderInput["cells"]; note: TimeOrderInput["note"] } | null>(null);
+  // Not known to be impossible (the run's flame tree, which says, may still be on its way): the
+  // cells are asked for at once, beside the flame tree rather than after it.
+  const possible = timeRange !== null;
+  const [result, setResult] = useState<Loaded | null>(null);
   // The thread ordered: null lets the service choose the busiest.
   const [trackId, setTrackId] = useState<number | null>(null);
-  const key = `${runId}\u0000${commitId}\u0000${metric}\u0000${trackId}`;
+  // Bumped by a retry: the same question asked again.
+  const [attempt, setAttempt] = useState(0);
+  const key = `${runId}\u0000${commitId}\u0000${metric}\u0000${trackId}\u0000${attempt}`;
   useEffect(() => {
-    if (!enabled || !available || result?.key === key) return;
+    if (!enabled || !possible || result?.key === key) return;
     let live = true;
+    // Marks for the benchmark: when the cells were asked for and when they arrived.
+    performance.mark("emberscope:time-order-request");
     callQuery<typeof flameTimeline>("evidence.flame_timeline", { run_id: runId, commit_id: commitId, metric: metric ?? undefined, budget: CELL_BUDGET, track_id: trackId ?? undefined })
       .then((r) => {
         if (!live) return;
+        performance.mark("emberscope:time-order-data");
         const dropped =
           r.dropped_cells > 0
             ? `${r.dropped_cells.toLocaleString("en-US")} cells shorter than ${formatValue(r.min_width_ns, "ns")} (or past the ${CELL_BUDGET.toLocaleString("en-US")}-cell budget) are left out with everything under them: ${formatValue(r.dropped_total, r.unit, r.metric)} not drawn.`
@@ -44,7 +57,8 @@ export function useTimeOrder(args: { runId: string; commitId: string; metric: st
               </select>{" "}
             </label>
           ) : null;
-        const text = [reason, dropped].filter(Boolean).join(" ") || `${r.cells.length.toLocaleString("en-US")} cells, nothing left out.`;
+        const merged = `${r.samples.toLocaleString("en-US")} samples merged into ${r.cells.length.toLocaleString("en-US")} cells`;
+        const text = [reason, dropped].filter(Boolean).join(" ") || `${merged}, nothing left out.`;
         setResult({
           key,
           cells: r.cells,
@@ -57,14 +71,29 @@ export function useTimeOrder(args: { runId: string; commitId: string; metric: st
         });
       })
       .catch((e: unknown) => {
-        if (!live) return;
-        const doc = errorDocumentOf(e);
-        setResult({ key, cells: [], note: <span className="error-inline" data-testid="time-order-error">{`${doc.code}: ${doc.message}`}</span> });
+        if (live) setResult({ key, error: errorDocumentOf(e) });
       });
     return () => {
       live = false;
     };
-  }, [enabled, available, key, runId, commitId, metric, trackId, result?.key]);
+  }, [enabled, possible, key, runId, commitId, metric, trackId, result?.key]);
+  const retry = useCallback(() => setAttempt((a) => a + 1), []);
   if (!available) return { disabledReason: "the samples of this metric carry no timestamps (an aggregate profile)", cells: null };
-  return { disabledReason: null, cells: result?.key === key ? result.cells : null, note: result?.key === key ? result.note : null };
+  const current = result?.key === key ? result : null;
+  if (current && "error" in current) {
+    return {
+      disabledReason: null,
+      cells: null,
+      retry,
+      failed: (
+        <span className="error-inline" data-testid="time-order-error">
+          Time order failed: <code>{current.error.code}</code> {current.error.message}{" "}
+          <button type="button" className="plain-button" onClick={retry} data-testid="time-order-retry">
+            Retry
+          </button>
+        </span>
+      ),
+    };
+  }
+  return { disabledReason: null, cells: current ? current.cells : null, note: current ? current.note : null };
 }

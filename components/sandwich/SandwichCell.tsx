@@ -114,8 +114,27 @@ export function SandwichCell(props: SandwichCellProps) {
               self {v(selectedRow.self)} ({formatPercent(selectedRow.self, props.grandTotal)}) · total {v(selectedRow.total)} ({formatPercent(selectedRow.total, props.grandTotal)})
             </p>
             <div className="neighbours">
-              <NeighbourList title="Direct callers" rows={props.callers} unit={props.unit} metric={props.metric} whole={selectedRow.total} testId="sandwich-callers" onSelect={props.onSelect} />
-              <NeighbourList title="Direct callees" rows={props.callees} unit={props.unit} metric={props.metric} whole={selectedRow.total} testId="sandwich-callees" onSelect={props.onSelect} />
+              <NeighbourList
+                title="Direct callers"
+                hint="of its outermost call under recursion: each sample once, adding up to its total"
+                rows={props.callers}
+                unit={props.unit}
+                metric={props.metric}
+                whole={selectedRow.total}
+                testId="sandwich-callers"
+                onSelect={props.onSelect}
+              />
+              <NeighbourList
+                title="Direct callees"
+                hint="of its innermost call under recursion: each sample once, adding up with its self to its total"
+                rows={props.callees}
+                self={selectedRow.self}
+                unit={props.unit}
+                metric={props.metric}
+                whole={selectedRow.total}
+                testId="sandwich-callees"
+                onSelect={props.onSelect}
+              />
             </div>
             <h4>Callers (inverted: the function at the bottom, its callers above)</h4>
             {callerNodes.length ? (
@@ -134,10 +153,15 @@ export function SandwichCell(props: SandwichCellProps) {
   );
 }
 
-function NeighbourList(props: { title: string; rows: readonly NeighbourRow[] | null; unit: string | null; metric: string | null; whole: number; testId: string; onSelect: (k: string) => void }) {
+/**
+ * Direct callers or callees with their shares of the function's total. Each sample counts once
+ * (see analysis/queries/callers.ts), so callers add up to 100 %, and callees with the function's
+ * own self value (its last row) too.
+ */
+function NeighbourList(props: { title: string; hint: string; rows: readonly NeighbourRow[] | null; self?: number; unit: string | null; metric: string | null; whole: number; testId: string; onSelect: (k: string) => void }) {
   return (
     <div className="neighbour-list" data-testid={props.testId}>
-      <h4>{props.title}</h4>
+      <h4 title={props.hint}>{props.title}</h4>
       {props.rows === null ? (
         <p className="tip-muted">Loading…</p>
       ) : props.rows.length === 0 ? (
@@ -160,6 +184,13 @@ function NeighbourList(props: { title: string; rows: readonly NeighbourRow[] | n
                 <td className="num">{formatPercent(r.value, props.whole)}</td>
               </tr>
             ))}
+            {props.self !== undefined && props.self > 0 ? (
+              <tr data-testid={`${props.testId}-self`}>
+                <td className="wide tip-muted">(self: in the function itself)</td>
+                <td className="num">{formatValue(props.self, props.unit, props.metric)}</td>
+                <td className="num">{formatPercent(props.self, props.whole)}</td>
+              </tr>
+            ) : null}
           </tbody>
         </table>
       )}

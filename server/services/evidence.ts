@@ -4,7 +4,6 @@ import {
   calleesQuery,
   callersQuery,
   compareQuery,
-  flameTimelineQuery,
   flameTreeQuery,
   flameTreeRangeQuery,
   hotspotsQuery,
@@ -12,12 +11,17 @@ import {
   spanTotalsQuery,
   stackExamplesQuery,
   spanExtentQuery,
+  timelineFramesQuery,
+  timelineMetricIdsQuery,
+  timelineSamplesQuery,
+  timelineStacksQuery,
   traceWindowQuery,
   tracksQuery,
 } from "../../analysis/queries";
+import { CallPathTreeBuilder, TimeOrderMerge, type TimeOrder } from "../../analysis/flame/time-order";
 import { CompareRow } from "../../analysis/queries/compare";
 import { FlameNode } from "../../analysis/queries/flame-tree";
-import { TimelineCell, timelineRemainder } from "../../analysis/queries/flame-timeline";
+import { TimelineCell, timelineCells, timelineRemainder } from "../../analysis/queries/flame-timeline";
 import { HotspotRow } from "../../analysis/queries/hotspots";
 import { NeighbourRow, StackExampleRow } from "../../analysis/queries/callers";
 import { MetricTotalRow, SpanTotalsRow } from "../../analysis/queries/summary";
@@ -176,8 +180,8 @@ function neighbourService(name: string, summary: string, query: typeof callersQu
   });
 }
 
-export const frameCallers = neighbourService("evidence.callers", "Who calls a frame, weighted by the frame's inclusive value under each caller.", callersQuery);
-export const frameCallees = neighbourService("evidence.callees", "What a frame calls, weighted by each callee's inclusive value.", calleesQuery);
+export const frameCallers = neighbourService("evidence.callers", "Who calls a frame, weighted by the frame's inclusive value under each caller; each sample counts once under recursion, so the callers add up to the frame's total.", callersQuery);
+export const frameCallees = neighbourService("evidence.callees", "What a frame calls, weighted by each callee's inclusive value; each sample counts once under recursion, so the callees add up to the frame's total minus its self value.", calleesQuery);
 
 export const stackExamples = defineService({
   name: "evidence.stack_examples",
@@ -243,9 +247,83 @@ export const flameTree = defineService({
 /** Cells narrower than the shown span / this are dropped by default (well under a pixel). */
 const TIMELINE_RESOLUTION = 8192;
 
+interface TimeOrderRequest {
+  generations: string[];
+  metric: string;
+  start_ns: number | null;
+  end_ns: number | null;
+  track_id: number | null;
+  min_width_ns: number;
+  budget: number;
+}
+
+/**
+ * Time order in one pass: the generations' call-path tree, then each generation's samples straight
+ * from its file (no sort: importers write them in time order) into the merge. Samples found out of
+ * order, and those of several generations, are kept and put in time order here instead (a stable
+ * sort: ties in the generations' and the files' order).
+ */
+async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest): Promise<{ order: TimeOrder; cells: z.infer<typeof TimelineCell>[] }> {
+  const { generations } = request;
+  const frames = await reader.run(timelineFramesQuery, { generations });
+  const paths = new CallPathTreeBuilder();
+  const info = new Map<string, Omit<z.infer<typeof TimelineCell>, "cell_id" | "parent_id" | "frame_key" | "depth" | "start_ns" | "end_ns" | "total" | "self">>();
+  for (const f of frames) {
+    paths.addFrame(f.g, f.frame_id, f.frame_key);
+    if (!info.has(f.frame_key)) info.set(f.frame_key, { name: f.name, file: f.file, line: f.line, module: f.module, kind: f.kind });
+  }
+  await reader.scan(timelineStacksQuery, { generations }, (columns, rows) => {
+    const [g, stack, parent, frame, depth] = columns as [number[], number[], (number | null)[], number[], number[]];
+    for (let i = 0; i < rows; i++) paths.addStack(g[i], stack[i], parent[i], frame[i], depth[i]);
+  });
+  const { tree, node } = paths.build();
+  const options = { minWidth: request.min_width_ns, budget: request.budget };
+  const sources = (await reader.run(timelineMetricIdsQuery, { generations, metric: request.metric })).map((m) => ({
+    g: m.g,
+    params: { generations: [m.generation_id], metric_id: m.metric_id, start_ns: request.start_ns, end_ns: request.end_ns, track_id: request.track_id },
+  }));
+  let merge = new TimeOrderMerge(tree, options);
+  let inOrder = sources.length <= 1;
+  if (inOrder && sources.length) {
+    const { g, params } = sources[0];
+    await reader.scan(timelineSamplesQuery, params, (columns, rows) => {
+      const [stack, time, value] = columns as number[][];
+      for (let i = 0; i < rows; i++) {
+        const at = node(g, stack[i]);
+        if (at >= 0 && !merge.push(at, time[i], value[i])) {
+          inOrder = false;
+          return false;
+        }
+      }
+    });
+  }
+  if (!inOrder) {
+    const nodes: number[] = [];
+    const times: number[] = [];
+    const values: number[] = [];
+    for (const { g, params } of sources) {
+      await reader.scan(timelineSamplesQuery, params, (columns, rows) => {
+        const [stack, time, value] = columns as number[][];
+        for (let i = 0; i < rows; i++) {
+          const at = node(g, stack[i]);
+          if (at < 0) continue;
+          nodes.push(at);
+          times.push(time[i]);
+          values.push(value[i]);
+        }
+      });
+    }
+    const byTime = Int32Array.from(nodes, (_, i) => i).sort((a, b) => times[a] - times[b] || a - b);
+    merge = new TimeOrderMerge(tree, options);
+    for (const i of byTime) merge.push(nodes[i], times[i], values[i]);
+  }
+  const order = merge.finish();
+  return { order, cells: timelineCells(order, paths.frameKeys, (key) => info.get(key)) };
+}
+
 export const flameTimeline = defineService({
   name: "evidence.flame_timeline",
-  summary: "A time-order flame graph (flame chart): consecutive samples sharing a stack prefix merged into cells, pruned to a cell budget.",
+  summary: "A time-order flame graph (flame chart): consecutive samples sharing a stack prefix merged into cells in one pass over the samples, pruned to a cell budget.",
   kind: "query",
   input: z
     .object({
@@ -261,11 +339,13 @@ export const flameTimeline = defineService({
     .strict()
     .refine((i) => i.start_ns === undefined || i.end_ns === undefined || i.end_ns > i.start_ns, { message: "end_ns must be after start_ns", path: ["end_ns"] }),
   output: z.object({
-    cells: z.array(TimelineCell.omit({ dropped_cells: true, window_total: true })),
+    cells: z.array(TimelineCell),
     /** Cells left out (narrower than min_width_ns, each with everything under it, or over the budget) and the value they leave undrawn. */
     dropped_cells: z.number().int(),
     dropped_total: z.number(),
     min_width_ns: z.number(),
+    /** How many samples were merged. */
+    samples: z.number().int(),
     /** The track ordered, and every track with samples (to choose another). */
     track_id: z.number().int().nullable(),
     sampled_tracks: z.array(TrackRow),
@@ -282,7 +362,7 @@ export const flameTimeline = defineService({
     const sampledTracks = (await evidence.reader.run(tracksQuery, { generations: evidence.generations })).filter((t) => t.samples > 0);
     const busiest = sampledTracks.reduce<(typeof sampledTracks)[number] | null>((best, t) => (best === null || t.samples > best.samples ? t : best), null);
     const trackId = input.track_id ?? (sampledTracks.length > 1 ? busiest!.track_id : null);
-    const empty = { cells: [], dropped_cells: 0, dropped_total: 0, min_width_ns: 0, track_id: trackId, sampled_tracks: sampledTracks, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: commitId };
+    const empty = { cells: [], dropped_cells: 0, dropped_total: 0, min_width_ns: 0, samples: 0, track_id: trackId, sampled_tracks: sampledTracks, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: commitId };
     if (!metric) return { ...empty, status: statusOf(evidence, input.run_id, false, "samples") };
     if (!range) {
       return { ...empty, status: { state: "empty" as const, reason: `The samples of ${metric.name} carry no timestamps (an aggregate profile), so there is no time order; use the left-heavy flame graph.`, fill_with: null } };
@@ -290,7 +370,7 @@ export const flameTimeline = defineService({
     const start = input.start_ns ?? range.first_ns;
     const end = input.end_ns ?? range.last_ns;
     const minWidth = input.min_width_ns ?? Math.max(0, end - start) / TIMELINE_RESOLUTION;
-    const rows = await evidence.reader.run(flameTimelineQuery, {
+    const { order, cells } = await timeOrderOf(evidence.reader, {
       generations: evidence.generations,
       metric: metric.name,
       start_ns: input.start_ns ?? null,
@@ -299,15 +379,15 @@ export const flameTimeline = defineService({
       min_width_ns: minWidth,
       budget: input.budget,
     });
-    const cells = rows.filter((r) => r.depth >= 0).map(({ dropped_cells: _d, window_total: _w, ...cell }) => cell);
     return {
       ...empty,
       cells,
-      dropped_cells: rows[0]?.dropped_cells ?? 0,
-      dropped_total: timelineRemainder(cells, rows[0]?.window_total ?? 0),
+      dropped_cells: order.droppedCells,
+      dropped_total: timelineRemainder(cells, order.windowTotal),
       min_width_ns: minWidth,
+      samples: order.samples,
       status:
-        cells.length === 0 && (rows[0]?.dropped_cells ?? 0) > 0
+        cells.length === 0 && order.droppedCells > 0
           ? { state: "partial" as const, reason: `Every merged cell is shorter than ${Math.round(minWidth)} ns (the samples change stack at almost every tick); ask for a shorter window (start_ns, end_ns) or a smaller min_width_ns.`, fill_with: null }
           : statusOf(evidence, input.run_id, cells.length > 0, "time-stamped samples in that range"),
     };

@@ -5,6 +5,7 @@ import { captureBenchmark } from "./capture.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { mcpBenchmark } from "./mcp.bench";
+import { timeOrderBenchmark } from "./time-order.bench";
 import { uiBenchmark } from "./ui.bench";
 import { uiDataBenchmark } from "./ui-data.bench";
 
@@ -13,6 +14,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   evidence: evidenceBenchmark,
   ui: uiBenchmark,
   "ui-data": uiDataBenchmark,
+  "time-order": timeOrderBenchmark,
   capture: captureBenchmark,
   mcp: mcpBenchmark,
 };

@@ -2,6 +2,8 @@ import { rmSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { diffFlameTrees } from "../../analysis/flame/diff";
+import { formatValue } from "../../analysis/flame/format";
+import type { CompareRow } from "../../analysis/queries/compare";
 import { layoutFlame } from "../../analysis/flame/layout";
 import { buildFlameTree } from "../../analysis/flame/tree";
 import { ROW_HEIGHT } from "../../components/flame/constants";
@@ -49,7 +51,7 @@ describe("compare page: differential flame graph of two captures of the demo", (
     rmSync(root, { recursive: true, force: true });
   });
 
-  it("shows countPrimes as shrunk and hashStrings as grown, in the table and the graph", async () => {
+  it("shows countPrimes as shrunk and hashStrings as grown, in the table and the graph; self and total agree between them", async () => {
     const expected = await callService(compareRuns, ctx, { base_run_id: primes, candidate_run_id: hash });
     const base = await callService(flameTree, ctx, { run_id: primes });
     const candidate = await callService(flameTree, ctx, { run_id: hash });
@@ -79,5 +81,41 @@ describe("compare page: differential flame graph of two captures of the demo", (
     await expect.poll(() => page.locator('[data-testid=compare-row][data-name="countPrimes"]').innerText()).toContain("pts");
     expect(errors).toEqual([]);
     await page.close();
-  }, 60_000);
+
+    // Self and total side by side, labelled, with the same numbers in the table and the tooltip.
+    // (One test: the demo project's directory is removed after each test.)
+    await tableAgreesWithTooltip(expected, base, candidate);
+  }, 90_000);
+
+  async function tableAgreesWithTooltip(expected: { rows: CompareRow[]; unit: string | null; metric: string | null }, base: unknown, candidate: unknown) {
+    const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 900 } });
+    await page.goto(`${server.url}/compare?base=${primes}&candidate=${hash}`);
+    await page.locator("[data-testid=compare-table]").waitFor();
+    // Labelled groups: Self and Total, each with base, candidate, change and relative change.
+    expect(await page.locator("[data-testid=compare-table] thead").innerText()).toMatch(/Self[\s\S]*Total \(inclusive\)/i);
+    // A function on both sides whose self value changed (drawn in the candidate's widths).
+    const row = expected.rows.find((r) => r.status === "changed" && r.candidate_total > 0 && r.base_total > 0)!;
+    expect(row, "a function present in both runs changed").toBeDefined();
+    // The server's total change is the total's, not the self's, beside it.
+    expect(row.total_delta).toBe(row.candidate_total - row.base_total);
+    const cells = page.locator(`[data-testid=compare-row][data-frame-key="${row.frame_key}"]`);
+    const table: Record<string, string> = {};
+    for (const part of ["self", "total"]) for (const field of ["base", "candidate", "change", "relative"]) table[`${part}-${field}`] = await cells.locator(`[data-testid=compare-${part}-${field}]`).innerText();
+    expect(table["total-base"]).toBe(formatValue(row.base_total, expected.unit, expected.metric));
+    expect(table["total-candidate"]).toBe(formatValue(row.candidate_total, expected.unit, expected.metric));
+    expect(table["self-candidate"]).toBe(formatValue(row.candidate_self, expected.unit, expected.metric));
+
+    await hoverChange(page, base, candidate, "candidate", row.name);
+    const tip = page.locator("[data-testid=flame-tooltip]");
+    expect(await tip.innerText()).toMatch(/function, all call paths/i);
+    const shown: Record<string, string> = {};
+    for (const part of ["self", "total"]) for (const field of ["base", "candidate", "change", "relative"]) shown[`${part}-${field}`] = await tip.locator(`[data-testid=diff-fn-${part}-${field}]`).innerText();
+    expect(shown).toEqual(table);
+    // The call path's own self and total are labelled too.
+    expect(await tip.locator("[data-testid=diff-node-self] th").innerText()).toBe("self");
+    expect(await tip.locator("[data-testid=diff-node-total] th").innerText()).toBe("total");
+    await page.screenshot({ path: screenshotPath("compare-tooltip"), fullPage: true });
+    expect(errors).toEqual([]);
+    await page.close();
+  }
 });

@@ -262,6 +262,41 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     await page.close();
   });
 
+  it("time order that fails says so with a retry, keeping the left-heavy graph and the toggle off; the retry draws it", async () => {
+    const file = path.join(root, "timed-retry.cpuprofile");
+    writeFileSync(file, JSON.stringify(TIMED));
+    const timed = (await callService(importArtifact, ctx, { path: file })).run_id;
+    // A server of its own, stopped under the page and started again on the same port.
+    let own = await startServer(root);
+    const port = new URL(own.url).port;
+    const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 800 } });
+    try {
+      await page.goto(`${own.url}/runs/${timed}`);
+      const canvas = page.locator("[data-testid=flame-canvas]");
+      await expect.poll(() => canvas.getAttribute("data-mode")).toBe("left-heavy");
+      await own.stop();
+      await page.locator("[data-testid=mode-time-order]").click();
+      await page.locator("[data-testid=time-order-error]").waitFor({ timeout: 20_000 });
+      expect(await page.locator("[data-testid=time-order-error]").innerText()).toContain("Time order failed");
+      // No empty graph behind a pressed button: the left-heavy graph stays, and the toggle says so.
+      expect(await canvas.getAttribute("data-mode")).toBe("left-heavy");
+      expect(await page.locator("[data-testid=mode-time-order]").getAttribute("aria-pressed")).toBe("false");
+      expect(await page.locator("[data-testid=mode-left-heavy]").getAttribute("aria-pressed")).toBe("true");
+      await page.screenshot({ path: screenshotPath("flame-time-order-failed") });
+
+      own = await startServer(root, ["--port", port]);
+      await page.locator("[data-testid=time-order-retry]").click();
+      await expect.poll(() => canvas.getAttribute("data-mode"), { timeout: 20_000 }).toBe("time-order");
+      expect(await page.locator("[data-testid=mode-time-order]").getAttribute("aria-pressed")).toBe("true");
+      expect(await page.locator("[data-testid=time-order-error]").count()).toBe(0);
+      expect(await page.locator("[data-testid=time-order-note]").innerText()).toContain("10 samples merged");
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await own.stop();
+    }
+  }, 90_000);
+
   it("time order of a run with several threads orders one, the busiest first, and the note picks another", async () => {
     // perf script output: thread 101 runs main→compute three times, thread 102 worker→work twice.
     const sample = (tid: number, at: string, frames: string[]) => `app 100/${tid} [000] ${at}:       1000 cpu-clock: \n${frames.map((f) => `\t            1139 ${f}+0x10 (/opt/app/bin/app)\n`).join("")}\n`;

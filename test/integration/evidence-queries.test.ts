@@ -79,8 +79,8 @@ describe("evidence queries over published Parquet", () => {
       const callers = await ev.run(callersQuery, { generations: [generation_id], metric: "samples", frame_key: bKey, limit: 10 });
       expect(callers.map((c) => [c.name, c.value])).toEqual([["a", 4]]);
       const callees = await ev.run(calleesQuery, { generations: [generation_id], metric: "samples", frame_key: aKey, limit: 10 });
-      // a calls b directly both at main;a and at main;a;a (the recursive call).
-      expect(callees.map((c) => [c.name, c.value])).toEqual([["b", 4], ["c", 2], ["a", 1]]);
+      // a calls b directly both at main;a and at main;a;a; the recursive call a;a collapses into one a.
+      expect(callees.map((c) => [c.name, c.value])).toEqual([["b", 4], ["c", 2]]);
       const examples = await ev.run(stackExamplesQuery, { generations: [generation_id], metric: "samples", frame_key: bKey, limit: 5 });
       expect(examples).toEqual([
         { value: 3, frames: ["main", "a", "b"] },
@@ -156,11 +156,22 @@ describe("evidence queries over published Parquet", () => {
       expect(rows[0].name).toBe("b");
       expect(byName.b).toMatchObject({ base_self: 4, candidate_self: 10, delta: 6, status: "changed" });
       expect(byName.b.relative).toBeCloseTo(1.5);
+      // Self and total side by side: b's inclusive value grew as its self did.
+      expect(byName.b).toMatchObject({ base_total: 4, candidate_total: 10, total_delta: 6 });
+      expect(byName.b.total_relative).toBeCloseTo(1.5);
+      // d vanished: self and total both went from 1 to 0.
+      expect(byName.d).toMatchObject({ total_delta: -1, total_relative: -1 });
       expect(byName.e).toMatchObject({ status: "added", relative: null });
       expect(byName.d).toMatchObject({ status: "removed", delta: -1 });
       expect(byName.c).toBeUndefined();
       const added = await ev.run(compareQuery, { base_generations: [base.generation_id], candidate_generations: [candidate.generation_id], metric: "samples", normalize: true, collection: "added", limit: 10 });
       expect(added.map((r) => r.name)).toEqual(["e"]);
+      // Normalized, a change is one of shares: main is the whole of both runs (7 of 7, 13 of 13).
+      const shares = await ev.run(compareQuery, { base_generations: [base.generation_id], candidate_generations: [candidate.generation_id], metric: "samples", normalize: true, collection: "all", limit: 10 });
+      const b = shares.find((r) => r.name === "b")!;
+      expect(b.delta).toBeCloseTo(10 / 13 - 4 / 7);
+      expect(b.total_delta).toBeCloseTo(10 / 13 - 4 / 7);
+      expect(shares.find((r) => r.name === "main")).toBeUndefined(); // self 0 on both sides: unchanged
       const totals = await ev.run(metricTotalsQuery, { generations: [candidate.generation_id] });
       expect(totals).toEqual([expect.objectContaining({ name: "samples", total: 13, samples: 13 })]);
     });

@@ -1,11 +1,11 @@
+import { copyFileSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
-import { flameTimelineQuery } from "../../analysis/queries";
-import { openEvidence } from "../../server/evidence/engine";
-import { type Workspace } from "../../server/store/workspace";
-import { flameTimeline } from "../../server/services/evidence";
+import { initWorkspace, type Workspace } from "../../server/store/workspace";
+import { flameTimeline, importArtifact } from "../../server/services";
 import { callService } from "../../server/services/service";
-import { withWorkspace } from "../helpers/project";
+import { tempProject, withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
 
 const publish = (ws: Workspace, produce: (b: EvidenceBuilder) => void) => publishEvidence(ws, "timeline", produce);
@@ -14,28 +14,34 @@ const publish = (ws: Workspace, produce: (b: EvidenceBuilder) => void) => publis
 const MAIN = ["main;a;b", "main;a;b", "main;a;c", "main;d", "main;a;b", "main", "main;a;a;b"];
 
 let mainTrack = -1;
+let otherTrack = -1;
 
 function fixture(b: EvidenceBuilder) {
   const samples = b.metric({ name: "samples", unit: "count", kind: "sampled" });
   const main = b.track({ threadId: 1, threadName: "main", kind: "thread" });
   mainTrack = main;
   const other = b.track({ threadId: 2, threadName: "other", kind: "thread" });
+  otherTrack = other;
   const stack = (path: string) => b.stackOf(path.split(";").map((name) => b.frame({ name, file: `${name}.js`, line: 1, kind: "js" })))!;
   MAIN.forEach((path, i) => b.sample(stack(path), main, i * 10, samples, 1));
   for (let i = 0; i < 3; i++) b.sample(stack("worker;z"), other, i * 10 + 5, samples, 1);
 }
 
-type Cell = { cell_id: string; parent_id: string | null; name: string; depth: number; start_ns: number; end_ns: number; total: number; self: number; dropped_cells: number };
-const shape = (rows: Omit<Cell, "dropped_cells">[]) => rows.map((r) => `${r.depth} ${r.name} [${r.start_ns},${r.end_ns}) total ${r.total} self ${r.self}`);
+type Cell = { cell_id: string; parent_id: string | null; name: string; depth: number; start_ns: number; end_ns: number; total: number; self: number };
+const shape = (rows: Cell[]) => rows.map((r) => `${r.depth} ${r.name} [${r.start_ns},${r.end_ns}) total ${r.total} self ${r.self}`);
+
+async function timeOrder(ws: Workspace, run_id: string, input: Partial<{ start_ns: number; end_ns: number; track_id: number; min_width_ns: number; budget: number }>) {
+  const ctx = { locator: { cwd: ws.layout.projectRoot, projectRoot: ws.layout.projectRoot }, actor: "test" as const };
+  return callService(flameTimeline, ctx, { run_id, metric: "samples", min_width_ns: 0, budget: 1000, ...input });
+}
 
 describe("flame_timeline: consecutive samples sharing a stack prefix merge into cells", () => {
   it("merges per frame in time order, links each cell to its parent and lasts each sample until the next", async () => {
     await withWorkspace(async (ws) => {
-      const published = await publish(ws, fixture);
-      const ev = await openEvidence(ws, "HEAD");
-      const base = { generations: [published.generation_id], metric: "samples", start_ns: null, end_ns: null, min_width_ns: 0, budget: 1000 };
-      const rows = (await ev.run(flameTimelineQuery, { ...base, track_id: mainTrack })) as Cell[];
-      // Worked out by hand from MAIN: the last sample lasts the median interval (10 ns).
+      const { run_id } = await publish(ws, fixture);
+      const result = await timeOrder(ws, run_id, { track_id: mainTrack });
+      const rows = result.cells;
+      // Worked out by hand from MAIN: the last sample lasts the mean interval (10 ns).
       expect(shape(rows)).toEqual([
         "0 main [0,70) total 7 self 1",
         "1 a [0,30) total 3 self 0",
@@ -63,33 +69,30 @@ describe("flame_timeline: consecutive samples sharing a stack prefix merge into 
         "b@60 <- a@60",
       ]);
       expect(new Set(rows.map((r) => r.cell_id)).size).toBe(rows.length);
-      expect(rows.every((r) => r.dropped_cells === 0)).toBe(true);
+      expect(result).toMatchObject({ dropped_cells: 0, dropped_total: 0, samples: 7, status: { state: "available" } });
     });
   });
 
   it("prunes to a minimum width and a cell budget, keeping every kept cell's ancestors", async () => {
     await withWorkspace(async (ws) => {
-      const published = await publish(ws, fixture);
-      const ev = await openEvidence(ws, "HEAD");
-      const base = { generations: [published.generation_id], metric: "samples", start_ns: null, end_ns: null, track_id: mainTrack };
-      const wide = (await ev.run(flameTimelineQuery, { ...base, min_width_ns: 15, budget: 1000 })) as Cell[];
-      expect(shape(wide)).toEqual(["0 main [0,70) total 7 self 1", "1 a [0,30) total 3 self 0", "2 b [0,20) total 2 self 2"]);
+      const { run_id } = await publish(ws, fixture);
+      const wide = await timeOrder(ws, run_id, { track_id: mainTrack, min_width_ns: 15 });
+      expect(shape(wide.cells)).toEqual(["0 main [0,70) total 7 self 1", "1 a [0,30) total 3 self 0", "2 b [0,20) total 2 self 2"]);
       // Left out: d@30, a@40 and a@60 under main (a@60 with its b), c@20 under a@0.
-      expect(wide[0].dropped_cells).toBe(4);
-      const two = (await ev.run(flameTimelineQuery, { ...base, min_width_ns: 0, budget: 2 })) as Cell[];
-      expect(shape(two)).toEqual(["0 main [0,70) total 7 self 1", "1 a [0,30) total 3 self 0"]);
-      expect(two[1].parent_id).toBe(two[0].cell_id);
-      expect(two[0].dropped_cells).toBe(8);
+      expect(wide.dropped_cells).toBe(4);
+      // Undrawn: c (1) under a@0, and d, a@40, a@60 (3) under main.
+      expect(wide.dropped_total).toBe(4);
+      // Ten cells in all: a budget of ten keeps them (the rules for fewer: analysis/flame/time-order.test.ts).
+      const budget = await timeOrder(ws, run_id, { track_id: mainTrack, budget: 10 });
+      expect([budget.cells.length, budget.dropped_cells]).toEqual([10, 0]);
     });
   });
 
-  it("reads a time window, and without a track interleaved threads break the merges", async () => {
+  it("reads a time window of one thread; the other thread's samples never cut its cells", async () => {
     await withWorkspace(async (ws) => {
-      const published = await publish(ws, fixture);
-      const ev = await openEvidence(ws, "HEAD");
-      const base = { generations: [published.generation_id], metric: "samples", min_width_ns: 0, budget: 1000 };
-      const window = (await ev.run(flameTimelineQuery, { ...base, start_ns: 20, end_ns: 50, track_id: mainTrack })) as Cell[];
-      expect(shape(window)).toEqual([
+      const { run_id } = await publish(ws, fixture);
+      const window = await timeOrder(ws, run_id, { start_ns: 20, end_ns: 50, track_id: mainTrack });
+      expect(shape(window.cells)).toEqual([
         "0 main [20,50) total 3 self 0",
         "1 a [20,30) total 1 self 0",
         "1 d [30,40) total 1 self 1",
@@ -97,16 +100,25 @@ describe("flame_timeline: consecutive samples sharing a stack prefix merge into 
         "2 c [20,30) total 1 self 1",
         "2 b [40,50) total 1 self 1",
       ]);
-      // Both threads in one time order: main (0) worker (5) main (10) worker (15) main (20) worker (25) main (30) …
-      const mixed = (await ev.run(flameTimelineQuery, { ...base, start_ns: 0, end_ns: 30, track_id: null })) as Cell[];
-      expect(shape(mixed.filter((r) => r.depth === 0))).toEqual([
-        "0 main [0,5) total 1 self 0",
-        "0 worker [5,10) total 1 self 0",
-        "0 main [10,15) total 1 self 0",
-        "0 worker [15,20) total 1 self 0",
-        "0 main [20,25) total 1 self 0",
-        "0 worker [25,30) total 1 self 0",
-      ]);
+      const other = await timeOrder(ws, run_id, { track_id: otherTrack });
+      expect(shape(other.cells)).toEqual(["0 worker [5,35) total 3 self 0", "1 z [5,35) total 3 self 3"]);
+    });
+  });
+
+  it("puts samples the files hold out of time order in order first (ties in the files' order)", async () => {
+    await withWorkspace(async (ws) => {
+      const ordered = await publish(ws, fixture);
+      // The same samples of the main thread, written in a shuffled order.
+      const shuffled = await publishEvidence(ws, "shuffled", (b) => {
+        const samples = b.metric({ name: "samples", unit: "count", kind: "sampled" });
+        const main = b.track({ threadId: 1, threadName: "main", kind: "thread" });
+        const stack = (path: string) => b.stackOf(path.split(";").map((name) => b.frame({ name, file: `${name}.js`, line: 1, kind: "js" })))!;
+        for (const i of [3, 0, 6, 1, 5, 2, 4]) b.sample(stack(MAIN[i]), main, i * 10, samples, 1);
+      });
+      const expected = await timeOrder(ws, ordered.run_id, { track_id: mainTrack });
+      const actual = await timeOrder(ws, shuffled.run_id, {});
+      expect(shape(actual.cells)).toEqual(shape(expected.cells));
+      expect(actual.samples).toBe(7);
     });
   });
 });
@@ -130,15 +142,70 @@ describe("evidence.flame_timeline (the service)", () => {
   });
 });
 
-describe("flame_timeline when nothing is wide enough", () => {
-  it("still reports how many cells were left out", async () => {
-    await withWorkspace(async (ws) => {
-      const published = await publish(ws, fixture);
-      const ev = await openEvidence(ws, "HEAD");
-      const rows = (await ev.run(flameTimelineQuery, { generations: [published.generation_id], metric: "samples", start_ns: null, end_ns: null, track_id: mainTrack, min_width_ns: 1000, budget: 10 })) as Cell[];
-      // main is the only depth-0 island and it is 70 ns long: one narrow cell.
-      expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ depth: -1, dropped_cells: 1 });
-    });
-  });
+describe("time order of a real V8 profile (sucrase, Chrome 65: 17 k samples, 1 MB)", () => {
+  it("gives, with nothing pruned, exactly the cells of merging the file's own samples the long way", async () => {
+    const fixture = path.resolve(import.meta.dirname, "../fixtures/peer/Chrome/65/sucrase.cpuprofile");
+    const profile = JSON.parse(readFileSync(fixture, "utf8")) as {
+      nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
+      samples: number[];
+      timeDeltas: number[];
+      startTime: number;
+    };
+    // The file read on its own terms: each sample's frames from the root ("(root)" left out) and its time.
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const pathOf = (id: number): string[] => {
+      const out: string[] = [];
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+        const f = byId.get(at)!.callFrame;
+        if (parent.has(at) || f.functionName !== "(root)") out.unshift(`${f.functionName || "(anonymous)"}|${f.url}|${f.lineNumber + 1}`);
+      }
+      return out;
+    };
+    let t = profile.startTime;
+    const all = profile.samples.map((id, i) => ({ path: pathOf(id), time: ((t += profile.timeDeltas[i]) - profile.startTime) * 1000 }));
+    // Its first 4,000 samples (the whole profile merges into some 260,000 cells, past any budget).
+    const window = { start_ns: 0, end_ns: all[4000].time };
+    const samples = all.filter((s) => s.time >= window.start_ns && s.time < window.end_ns);
+    const n = samples.length;
+    const ends = samples.map((s, i) => (i + 1 < n ? samples[i + 1].time : s.time + (samples[n - 1].time - samples[0].time) / (n - 1)));
+    // Per depth, runs of consecutive samples whose paths agree down to it.
+    const expected: string[] = [];
+    const maxDepth = Math.max(...samples.map((s) => s.path.length)) - 1;
+    for (let d = 0; d <= maxDepth; d++) {
+      for (let i = 0; i < n; ) {
+        if (samples[i].path.length <= d) {
+          i++;
+          continue;
+        }
+        const prefix = samples[i].path.slice(0, d + 1).join(";");
+        let j = i;
+        let self = 0;
+        while (j < n && samples[j].path.length > d && samples[j].path.slice(0, d + 1).join(";") === prefix) {
+          if (samples[j].path.length === d + 1) self++;
+          j++;
+        }
+        expected.push(`${d} ${samples[i].path[d]} [${samples[i].time},${Math.round(ends[j - 1])}) ${j - i}/${self}`);
+        i = j;
+      }
+    }
+
+    const root = tempProject();
+    initWorkspace(root).close();
+    const ctx = { locator: { cwd: root, projectRoot: root }, actor: "test" as const };
+    copyFileSync(fixture, path.join(root, "sucrase.cpuprofile"));
+    const { run_id } = await callService(importArtifact, ctx, { path: path.join(root, "sucrase.cpuprofile") });
+    const order = await callService(flameTimeline, ctx, { run_id, metric: "samples", ...window, min_width_ns: 0, budget: 200_000 });
+    expect(order).toMatchObject({ samples: n, dropped_cells: 0, dropped_total: 0 });
+    const actual = order.cells.map((c) => `${c.depth} ${c.name}|${c.file ?? ""}|${c.line ?? 0} [${c.start_ns},${Math.round(c.end_ns)}) ${c.total}/${c.self}`);
+    expect(actual.length).toBe(expected.length);
+    expect([...actual].sort()).toEqual([...expected].sort());
+    // And pruned as the page asks (the shown span / 8192, 20,000 cells): the longest cells, in a second or so.
+    const started = performance.now();
+    const pruned = await callService(flameTimeline, ctx, { run_id });
+    expect(pruned.cells.length).toBeLessThanOrEqual(20_000);
+    expect(pruned.dropped_cells).toBeGreaterThan(0);
+    expect(performance.now() - started).toBeLessThan(15_000);
+  }, 120_000);
 });
