@@ -227,55 +227,6 @@ export function stackprofFile(file: string, targetBytes: number): Promise<number
         deltas.length = 0;
       }
     }
-/**
- * A V8 .cpuprofile whose samples move through the call tree as a program's do: each sample stays
- * on the stack before it, or calls into a child, or returns to the parent, now and then jumping
- * elsewhere (a new task); so consecutive samples share long stack prefixes, as time order merges
- * them. The tree has about `nodes` nodes, 5–40 deep.
- */
-export function walkingCpuprofileFile(file: string, samples: number, nodes: number): Promise<number> {
-  const random = rng(4);
-  const parent = [-1];
-  const depth = [0];
-  for (let id = 1; id < nodes; id++) {
-    // Mostly a child of a recent node (deep chains), sometimes of any (new branches).
-    let p = random() < 0.7 ? id - 1 - Math.floor(random() * Math.min(id, 6)) : Math.floor(random() * id);
-    while (depth[p] >= 40) p = parent[p];
-    parent.push(p);
-    depth.push(depth[p] + 1);
-  }
-  const children: number[][] = parent.map(() => []);
-  for (let id = 1; id < nodes; id++) children[parent[id]].push(id);
-  function* lines() {
-    yield '{"nodes":[';
-    for (let id = 0; id < nodes; id++) {
-      const name = id === 0 ? "(root)" : FUNCTIONS[(id * 7) % FUNCTIONS.length];
-      const callFrame = { functionName: name, scriptId: "1", url: id === 0 ? "" : `file:///app/${name.split(".")[0]}.js`, lineNumber: id % 300, columnNumber: 4 };
-      yield `${id ? "," : ""}${JSON.stringify({ id: id + 1, callFrame, hitCount: 0, children: children[id].map((c) => c + 1) })}`;
-    }
-    yield '],"startTime":1000000,"endTime":' + (1000000 + samples * 100) + ',"samples":[';
-    let at = 1;
-    let chunk: string[] = [];
-    const flush = (i: number) => {
-      const text = (i > chunk.length ? "," : "") + chunk.join(",");
-      chunk = [];
-      return text;
-    };
-    for (let i = 0; i < samples; i++) {
-      const r = random();
-      if (r < 0.01) at = 1 + Math.floor(random() * (nodes - 1));
-      else if (r < 0.25 && children[at].length) at = children[at][Math.floor(random() * children[at].length)];
-      else if (r < 0.45 && parent[at] > 0) at = parent[at];
-      chunk.push(String(at + 1));
-      if (chunk.length === 100_000) yield flush(i + 1);
-    }
-    if (chunk.length) yield flush(samples);
-    yield '],"timeDeltas":[';
-    for (let i = 0; i < samples; i++) {
-      chunk.push(String(80 + Math.floor(random() * 40)));
-      if (chunk.length === 100_000) yield flush(i + 1);
-    }
-    if (chunk.length) yield flush(samples);
     yield "]}\n";
   }
   return writeLines(file, lines());
@@ -349,6 +300,60 @@ export function safariRecordingFile(file: string, targetBytes: number): Promise<
       }
     }
     yield "]},\"overview\":{}}\n";
+  }
+  return writeLines(file, lines());
+}
+
+/**
+ * A V8 .cpuprofile whose samples move through the call tree as a program's do: each sample stays
+ * on the stack before it, or calls into a child, or returns to the parent, now and then jumping
+ * elsewhere (a new task); so consecutive samples share long stack prefixes, as time order merges
+ * them. The tree has about `nodes` nodes, 5–40 deep.
+ */
+export function walkingCpuprofileFile(file: string, samples: number, nodes: number): Promise<number> {
+  const random = rng(4);
+  const parent = [-1];
+  const depth = [0];
+  for (let id = 1; id < nodes; id++) {
+    // Mostly a child of a recent node (deep chains), sometimes of any (new branches).
+    let p = random() < 0.7 ? id - 1 - Math.floor(random() * Math.min(id, 6)) : Math.floor(random() * id);
+    while (depth[p] >= 40) p = parent[p];
+    parent.push(p);
+    depth.push(depth[p] + 1);
+  }
+  const children: number[][] = parent.map(() => []);
+  for (let id = 1; id < nodes; id++) children[parent[id]].push(id);
+  function* lines() {
+    yield '{"nodes":[';
+    for (let id = 0; id < nodes; id++) {
+      const name = id === 0 ? "(root)" : FUNCTIONS[(id * 7) % FUNCTIONS.length];
+      const callFrame = { functionName: name, scriptId: "1", url: id === 0 ? "" : `file:///app/${name.split(".")[0]}.js`, lineNumber: id % 300, columnNumber: 4 };
+      yield `${id ? "," : ""}${JSON.stringify({ id: id + 1, callFrame, hitCount: 0, children: children[id].map((c) => c + 1) })}`;
+    }
+    yield '],"startTime":1000000,"endTime":' + (1000000 + samples * 100) + ',"samples":[';
+    let at = 1;
+    let chunk: string[] = [];
+    const flush = (i: number) => {
+      const text = (i > chunk.length ? "," : "") + chunk.join(",");
+      chunk = [];
+      return text;
+    };
+    for (let i = 0; i < samples; i++) {
+      const r = random();
+      if (r < 0.01) at = 1 + Math.floor(random() * (nodes - 1));
+      else if (r < 0.25 && children[at].length) at = children[at][Math.floor(random() * children[at].length)];
+      else if (r < 0.45 && parent[at] > 0) at = parent[at];
+      chunk.push(String(at + 1));
+      if (chunk.length === 100_000) yield flush(i + 1);
+    }
+    if (chunk.length) yield flush(samples);
+    yield '],"timeDeltas":[';
+    for (let i = 0; i < samples; i++) {
+      chunk.push(String(80 + Math.floor(random() * 40)));
+      if (chunk.length === 100_000) yield flush(i + 1);
+    }
+    if (chunk.length) yield flush(samples);
+    yield "]}\n";
   }
   return writeLines(file, lines());
 }
