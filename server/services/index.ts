@@ -9,6 +9,10 @@ import { listCorpusFiles } from "./corpus";
 import { traceFlows } from "./trace-flows";
 import { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 import { cancelOperation, listOperations, showOperation } from "./operations";
+import { addCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
+import { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
+import { changeHypothesis, recordHypothesis } from "./hypotheses";
+import { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
 import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -24,6 +28,10 @@ export { listCorpusFiles, readCorpusObject } from "./corpus";
 export { traceFlows } from "./trace-flows";
 export { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 export { cancelOperation, listOperations, reconcileOperations, showOperation } from "./operations";
+export { addCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
+export { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
+export { changeHypothesis, recordHypothesis } from "./hypotheses";
+export { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
 export { callService, type ServiceContext, type ServiceDef } from "./service";
 export { validateWorkspace } from "./validate";
 export { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -70,4 +78,24 @@ export const SERVICES: readonly ServiceDef[] = [
   setAgentDetail,
   agentToken,
   listAuditEvents,
+  createInvestigation,
+  listInvestigations,
+  showInvestigation,
+  changeInvestigation,
+  investigationActivity,
+  addCell,
+  showCell,
+  changeCell,
+  moveCell,
+  deleteCell,
+  restoreCell,
+  listCells,
+  listCellRevisions,
+  recordHypothesis,
+  changeHypothesis,
+  recordFinding,
+  changeFinding,
+  assessFinding,
+  listFindings,
+  showFinding,
 ] as unknown as ServiceDef[];

@@ -1,0 +1,13 @@
+import { addCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "../services/cells";
+import { procedureFor, router } from "./init";
+
+export const cellsRouter = router({
+  add: procedureFor(addCell),
+  get: procedureFor(showCell),
+  update: procedureFor(changeCell),
+  move: procedureFor(moveCell),
+  delete: procedureFor(deleteCell),
+  restore: procedureFor(restoreCell),
+  list: procedureFor(listCells),
+  revisions: procedureFor(listCellRevisions),
+});
