@@ -4,7 +4,8 @@ import { EmberscopeError } from "../domain/errors";
 import { newId, nowIso } from "../domain/ids";
 import { CursorArg, Limit, pageOf } from "../domain/models";
 import { Cell, CellId, CellKind, CellName, CommitId, InvestigationId, type Author } from "../domain/notebook";
-import { cellNamed, cellRevisions, getCell, insertCell, listCellRows, nameTaken, slotAfter, updateCell } from "../store/cells";
+import { DOCUMENT_LIMITS } from "../domain/notebook-document";
+import { cellNamed, cellRevisions, countCells, getCell, insertCell, listCellRows, nameTaken, slotAfter, updateCell } from "../store/cells";
 import { writeTransaction, type SqliteDatabase } from "../store/control-store";
 import { getInvestigation } from "../store/investigations";
 import { Revision } from "./investigations";
@@ -32,6 +33,10 @@ export interface NewCell {
  */
 export function addCellIn(db: SqliteDatabase, draft: NewCell): Cell {
   const inv = getInvestigation(db, draft.investigationId);
+  if (countCells(db, inv.investigation_id, true) >= DOCUMENT_LIMITS.cells) {
+    // Bounded so that every notebook can be exported whole (deleted cells count: they are restorable).
+    throw new EmberscopeError("INVALID_ARGUMENTS", `An investigation holds at most ${DOCUMENT_LIMITS.cells} cells, deleted ones included.`, { details: { argument: "investigation_id", limit: DOCUMENT_LIMITS.cells } });
+  }
   const def = kindDef(draft.kind);
   const content = parseContent(def, draft.content);
   const commitId = pinFor(db, def, draft.commitId);

@@ -8,7 +8,7 @@ import { findFinding, findingNotFound, getFinding, insertFinding, listFindingRow
 import { getInvestigation } from "../store/investigations";
 import { addCellIn } from "./cells";
 import { Revision } from "./investigations";
-import { authorFor, checkReferences, refuseAgentOverPerson, requireSupport } from "./notebook-rules";
+import { authorFor, refuseOverLimit, checkReferences, refuseAgentOverPerson, requireSupport } from "./notebook-rules";
 import { keysetPage } from "./pagination";
 import { defineService } from "./service";
 
@@ -41,6 +41,7 @@ export const recordFinding = defineService({
   handler: (input, { ws, ctx }) =>
     writeTransaction(ws.db, () => {
       const inv = getInvestigation(ws.db, input.investigation_id);
+      refuseOverLimit(ws.db, inv.investigation_id, "findings");
       checkReferences(ws.db, inv.investigation_id, input.references);
       requireSupport(input, null);
       const now = nowIso();

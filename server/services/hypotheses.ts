@@ -6,7 +6,7 @@ import { insertHypothesis, updateHypothesis } from "../store/hypotheses";
 import { getInvestigation } from "../store/investigations";
 import { addCellIn } from "./cells";
 import { Revision } from "./investigations";
-import { authorFor, refuseAgentOverPerson } from "./notebook-rules";
+import { authorFor, refuseOverLimit, refuseAgentOverPerson } from "./notebook-rules";
 import { defineService } from "./service";
 
 /** Hypotheses: a claim, what it predicts and what would refute it, with a status as evidence comes in. */
@@ -30,6 +30,7 @@ export const recordHypothesis = defineService({
   handler: (input, { ws, ctx }) =>
     writeTransaction(ws.db, () => {
       const inv = getInvestigation(ws.db, input.investigation_id);
+      refuseOverLimit(ws.db, inv.investigation_id, "hypotheses");
       const now = nowIso();
       const author = authorFor(ctx);
       const hypothesis: Hypothesis = {

@@ -13,6 +13,7 @@ import { addCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell
 import { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
 import { changeHypothesis, recordHypothesis } from "./hypotheses";
 import { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
+import { exportInvestigation, importInvestigation } from "./notebook-format";
 import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -32,6 +33,7 @@ export { addCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell
 export { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
 export { changeHypothesis, recordHypothesis } from "./hypotheses";
 export { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
+export { exportInvestigation, importInvestigation, readNotebookDocument } from "./notebook-format";
 export { callService, type ServiceContext, type ServiceDef } from "./service";
 export { validateWorkspace } from "./validate";
 export { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -83,6 +85,8 @@ export const SERVICES: readonly ServiceDef[] = [
   showInvestigation,
   changeInvestigation,
   investigationActivity,
+  exportInvestigation,
+  importInvestigation,
   addCell,
   showCell,
   changeCell,

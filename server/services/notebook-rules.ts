@@ -9,6 +9,7 @@ import { findFinding, findingNotFound } from "../store/findings";
 import { hypothesisNotFound } from "../store/hypotheses";
 import { runVisibleInCommit } from "../store/pins";
 import { getRun } from "../store/runs";
+import { DOCUMENT_LIMITS } from "../domain/notebook-document";
 import type { ServiceContext } from "./service";
 
 /**
@@ -155,5 +156,13 @@ export function refuseDeleted(cell: Cell): void {
       details: { cell_id: cell.cell_id, revision: cell.revision },
       recovery: { operation: "cells.restore", arguments: { cell_id: cell.cell_id, expected_revision: cell.revision }, safe_to_repeat: false },
     });
+  }
+}
+
+/** Hypotheses and findings per investigation are bounded as a notebook document bounds them. */
+export function refuseOverLimit(db: SqliteDatabase, investigationId: string, table: "hypotheses" | "findings"): void {
+  const n = (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE investigation_id = ?`).get(investigationId) as { n: number }).n;
+  if (n >= DOCUMENT_LIMITS[table]) {
+    throw new EmberscopeError("INVALID_ARGUMENTS", `An investigation holds at most ${DOCUMENT_LIMITS[table]} ${table}.`, { details: { argument: "investigation_id", limit: DOCUMENT_LIMITS[table] } });
   }
 }

@@ -1,4 +1,5 @@
 import { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "../services/investigations";
+import { exportInvestigation, importInvestigation } from "../services/notebook-format";
 import { procedureFor, router } from "./init";
 
 /** Investigations as notebooks (procedure paths = service names, e.g. investigations.get). */
@@ -8,4 +9,6 @@ export const investigationsRouter = router({
   get: procedureFor(showInvestigation),
   update: procedureFor(changeInvestigation),
   activity: procedureFor(investigationActivity),
+  export: procedureFor(exportInvestigation),
+  import: procedureFor(importInvestigation),
 });
