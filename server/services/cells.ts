@@ -216,3 +216,45 @@ export const listCellRevisions = defineService({
     });
   },
 });
+
+/** The note and query cells an agent adds (MCP add_note, add_query_cell): cells.add with one kind's fields. */
+export const addNoteCell = defineService({
+  name: "cells.add_note",
+  summary: "Add a markdown note to an investigation's notebook.",
+  kind: "mutation",
+  input: z.object({ investigation_id: InvestigationId, markdown: z.string().min(1).max(100_000), after_cell_id: AfterCell }).strict(),
+  output: z.object({ cell: Cell }),
+  handler: (input, { ws, ctx }) => ({
+    cell: writeTransaction(ws.db, () => addCellIn(ws.db, { investigationId: input.investigation_id, kind: "note", content: { markdown: input.markdown }, afterCellId: input.after_cell_id, author: authorFor(ctx) })),
+  }),
+});
+
+export const addQueryCell = defineService({
+  name: "cells.add_query",
+  summary: "Add a SQL cell over a pinned commit's evidence tables (and earlier named cells); the page runs it, the server stores it.",
+  kind: "mutation",
+  input: z
+    .object({
+      investigation_id: InvestigationId,
+      sql: z.string().min(1).max(20_000),
+      name: CellName.nullable().optional().describe("A name later SQL cells read as a table (unique in the investigation)."),
+      commit_id: CommitId.optional().describe("The commit it reads; HEAD's id at this moment when absent."),
+      chart: z.object({ kind: z.enum(["bar", "line"]), x: z.string().min(1).max(256).optional(), y: z.string().min(1).max(256).optional() }).strict().optional(),
+      after_cell_id: AfterCell,
+    })
+    .strict(),
+  output: z.object({ cell: Cell }),
+  handler: (input, { ws, ctx }) => ({
+    cell: writeTransaction(ws.db, () =>
+      addCellIn(ws.db, {
+        investigationId: input.investigation_id,
+        kind: "sql",
+        content: { sql: input.sql, view: input.chart ? { chart: input.chart } : {} },
+        name: input.name,
+        commitId: input.commit_id,
+        afterCellId: input.after_cell_id,
+        author: authorFor(ctx),
+      }),
+    ),
+  }),
+});

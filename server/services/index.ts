@@ -9,7 +9,7 @@ import { listCorpusFiles } from "./corpus";
 import { traceFlows } from "./trace-flows";
 import { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 import { cancelOperation, listOperations, showOperation } from "./operations";
-import { addCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
+import { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
 import { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
 import { changeHypothesis, recordHypothesis } from "./hypotheses";
 import { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
@@ -29,7 +29,7 @@ export { listCorpusFiles, readCorpusObject } from "./corpus";
 export { traceFlows } from "./trace-flows";
 export { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 export { cancelOperation, listOperations, reconcileOperations, showOperation } from "./operations";
-export { addCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
+export { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
 export { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
 export { changeHypothesis, recordHypothesis } from "./hypotheses";
 export { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
@@ -88,6 +88,8 @@ export const SERVICES: readonly ServiceDef[] = [
   exportInvestigation,
   importInvestigation,
   addCell,
+  addNoteCell,
+  addQueryCell,
   showCell,
   changeCell,
   moveCell,

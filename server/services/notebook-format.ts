@@ -11,7 +11,7 @@ import { insertFinding, listFindingRows } from "../store/findings";
 import { insertHypothesis, listHypothesisRows } from "../store/hypotheses";
 import { findInvestigation, getInvestigation, insertInvestigation } from "../store/investigations";
 import { knownCommits } from "../store/pins";
-import { PACKAGE_VERSION } from "../mcp/version";
+import packageJson from "../../package.json" with { type: "json" };
 import { defineService } from "./service";
 
 /**
@@ -129,7 +129,7 @@ export function exportDocument(db: SqliteDatabase, investigationId: string, work
     format: NOTEBOOK_FORMAT,
     version: NOTEBOOK_VERSION,
     exported_at: nowIso(),
-    source: { workspace_id: workspaceId, emberscope_version: PACKAGE_VERSION },
+    source: { workspace_id: workspaceId, emberscope_version: packageJson.version },
     investigation: { investigation_id: inv.investigation_id, title: inv.title, question: inv.question, status: inv.status, created_by: author(inv.created_by), ...stamps(inv) },
     cells: cells.map((c) => ({ cell_id: c.cell_id, position: c.position, name: c.name, commit_id: c.commit_id, created_by: author(c.created_by), ...stamps(c), kind: c.kind, content: c.content }) as NotebookDocument["cells"][number]),
     hypotheses: hypotheses.map((h) => ({ hypothesis_id: h.hypothesis_id, claim: h.claim, prediction: h.prediction, refuted_by: h.refuted_by, status: h.status, created_by: author(h.created_by), ...stamps(h) })),

@@ -27,10 +27,10 @@ export function authorFor(ctx: ServiceContext): Author {
 }
 
 /** An agent may add to a person's investigation, but never change or reassess what a person wrote. */
-export function refuseAgentOverPerson(ctx: ServiceContext, record: { created_by: Author }, what: string, ids: Record<string, string>): void {
+export function refuseAgentOverPerson(ctx: ServiceContext, record: { created_by: Author; investigation_id: string }, what: string, ids: Record<string, string>): void {
   if (ctx.actor === "agent" && record.created_by.actor === "person") {
     throw new EmberscopeError("POLICY_DENIED", `A person wrote this ${what}; an agent cannot change or reassess it. Record your own instead.`, {
-      details: { ...ids, created_by: record.created_by, actor: "agent" },
+      details: { ...ids, investigation_id: record.investigation_id, created_by: record.created_by, actor: "agent" },
     });
   }
 }

@@ -47,7 +47,14 @@ export interface CasSpec<T extends Revisable> {
 
 export function revisionConflict<T extends Revisable>(spec: CasSpec<T>, id: string, expected: number, current: T): EmberscopeError {
   return new EmberscopeError("REVISION_CONFLICT", `The ${spec.noun} changed since it was read (revision ${current.revision}, not ${expected}).`, {
-    details: { [spec.idKey]: id, expected_revision: expected, current_revision: current.revision, updated_at: current.updated_at },
+    details: {
+      [spec.idKey]: id,
+      // Every notebook record names its investigation (audit targets and the page find it by it).
+      ...("investigation_id" in current ? { investigation_id: current.investigation_id } : {}),
+      expected_revision: expected,
+      current_revision: current.revision,
+      updated_at: current.updated_at,
+    },
     recovery: spec.reread(current),
   });
 }
