@@ -28,7 +28,8 @@ export const sqlCell = defineCellKind({
             .optional(),
         })
         .strict()
-        .default({}),
+        .default({})
+        .describe("How the result is drawn: { chart?: { kind: bar or line, x?, y? } } (columns by name); a table when there is no chart."),
     })
     .strict(),
 });
