@@ -59,7 +59,7 @@ export const ERROR_CATALOG = {
   PLAN_MISMATCH: { family: "conflict", retryable: false, description: "The token belongs to another plan than `expected_plan_id`." },
   CELL_NAME_TAKEN: { family: "conflict", retryable: false, description: "Another live cell of the investigation has that name; `details.cell_id` names it. Choose another name." },
   CELL_DELETED: { family: "conflict", retryable: false, description: "The cell is deleted; restore it (`cells.restore`) before changing it." },
-  INVESTIGATION_EXISTS: { family: "conflict", retryable: false, description: "An investigation with the imported document's id is already in this workspace." },
+  INVESTIGATION_EXISTS: { family: "conflict", retryable: false, description: "The imported document's investigation (or one of its cells, hypotheses or findings) is already in this workspace under the same id; `details` names it." },
   STALE_INTENT: { family: "conflict", retryable: false, description: "An input bound by the plan changed since planning; plan again." },
   CAPABILITY_UNAVAILABLE: { family: "process", retryable: false, description: "The adapter or tool is not available on this machine." },
   PROCESS_FAILED: { family: "process", retryable: false, description: "A child process exited non-zero or by a signal." },
