@@ -20,6 +20,7 @@ import { integerFlag, stringFlag, type OptionSpec, type ParsedArgs } from "./arg
 import { CAPTURE_COMMANDS } from "./capture-commands";
 import { EVIDENCE_COMMANDS } from "./evidence-commands";
 import { MCP_COMMANDS } from "./mcp-commands";
+import { NOTEBOOK_COMMANDS } from "./notebook-commands";
 import { requirePositionals, serviceCommand, type CliCommand } from "./service-command";
 import { formatBytes, keyValues, pageFooter, table } from "./render";
 import { serveCommand } from "./serve";
@@ -179,6 +180,7 @@ export const COMMANDS: CliCommand[] = [
       ]),
   }),
   ...EVIDENCE_COMMANDS,
+  ...NOTEBOOK_COMMANDS,
   ...CAPTURE_COMMANDS,
   ...MCP_COMMANDS,
   serveCommand,

@@ -62,7 +62,24 @@ const inflight = new Map<string, AbortController>();
 interface RpcMessage {
   id?: string | number;
   method?: string;
-  params?: { name?: string; requestId?: string | number; _meta?: { progressToken?: unknown } };
+  params?: { name?: string; requestId?: string | number; _meta?: { progressToken?: unknown }; clientInfo?: { name?: unknown } };
+}
+
+/**
+ * The client name of each token's latest `initialize`, as stateless HTTP answers the client's
+ * later calls in fresh servers that never saw its handshake (what an agent writes is marked with it).
+ */
+const clientNames = new Map<string, string>();
+const MAX_CLIENT_NAMES = 1000;
+
+function rememberClient(caller: string, messages: RpcMessage[]): void {
+  for (const m of messages) {
+    const name = m.method === "initialize" ? m.params?.clientInfo?.name : undefined;
+    if (typeof name !== "string") continue;
+    clientNames.delete(caller);
+    if (clientNames.size >= MAX_CLIENT_NAMES) clientNames.delete(clientNames.keys().next().value!);
+    clientNames.set(caller, name.slice(0, 200));
+  }
 }
 
 function messagesOf(body: unknown): RpcMessage[] {
@@ -142,6 +159,7 @@ export function mcpServerForRequest(locator: WorkspaceLocator, admitted: Admitte
   for (const m of messagesOf(body)) {
     if (m.method === "notifications/cancelled" && m.params?.requestId !== undefined) inflight.get(`${caller}:${m.params.requestId}`)?.abort();
   }
+  rememberClient(caller, messagesOf(body));
   const mine = messagesOf(body).filter((m) => m.method === "tools/call" && m.id !== undefined).map((m) => `${caller}:${m.id}`);
   for (const key of mine) inflight.set(key, new AbortController());
   const server = createEmberscopeMcpServer({
@@ -151,6 +169,7 @@ export function mcpServerForRequest(locator: WorkspaceLocator, admitted: Admitte
     heldWorkspace: () => ws,
     cancellationFor: (id) => inflight.get(`${caller}:${id}`)?.signal,
     callEnded: (id) => inflight.delete(`${caller}:${id}`),
+    clientName: () => clientNames.get(caller) ?? null,
   });
   return { server, forget: () => mine.forEach((key) => inflight.delete(key)) };
 }

@@ -9,6 +9,11 @@ import { listCorpusFiles } from "./corpus";
 import { traceFlows } from "./trace-flows";
 import { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 import { cancelOperation, listOperations, showOperation } from "./operations";
+import { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
+import { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
+import { changeHypothesis, recordHypothesis } from "./hypotheses";
+import { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
+import { exportInvestigation, importInvestigation } from "./notebook-format";
 import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -24,6 +29,11 @@ export { listCorpusFiles, readCorpusObject } from "./corpus";
 export { traceFlows } from "./trace-flows";
 export { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 export { cancelOperation, listOperations, reconcileOperations, showOperation } from "./operations";
+export { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
+export { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
+export { changeHypothesis, recordHypothesis } from "./hypotheses";
+export { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
+export { exportInvestigation, importInvestigation, readNotebookDocument } from "./notebook-format";
 export { callService, type ServiceContext, type ServiceDef } from "./service";
 export { validateWorkspace } from "./validate";
 export { initializeWorkspace, workspaceStatus } from "./workspace";
@@ -71,4 +81,28 @@ export const SERVICES: readonly ServiceDef[] = [
   agentToken,
   signInLink,
   listAuditEvents,
+  createInvestigation,
+  listInvestigations,
+  showInvestigation,
+  changeInvestigation,
+  investigationActivity,
+  exportInvestigation,
+  importInvestigation,
+  addCell,
+  addNoteCell,
+  addQueryCell,
+  showCell,
+  changeCell,
+  moveCell,
+  deleteCell,
+  restoreCell,
+  listCells,
+  listCellRevisions,
+  recordHypothesis,
+  changeHypothesis,
+  recordFinding,
+  changeFinding,
+  assessFinding,
+  listFindings,
+  showFinding,
 ] as unknown as ServiceDef[];

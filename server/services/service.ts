@@ -16,6 +16,11 @@ export interface ServiceContext {
    */
   person?: boolean;
   /**
+   * An agent's MCP client name, from its handshake (`clientInfo.name`): recorded as who wrote
+   * what it creates. Self-declared, so a label only; policy goes by `actor`.
+   */
+  client?: string | null;
+  /**
    * A workspace handle the caller keeps open for its whole life (a long-lived server), used
    * instead of opening and closing one per call; null when there is no workspace (yet).
    */

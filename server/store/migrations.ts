@@ -207,6 +207,119 @@ CREATE TABLE servers (
 ) STRICT;
 `,
   },
+  {
+    version: 5,
+    name: "investigations as notebooks",
+    // Revisable records keep every revision's snapshot. Cells' commit_id has no foreign key: an
+    // imported notebook may pin commits this workspace does not hold. Positions are fractional
+    // keys (analysis/notebook/position.ts), unique per investigation, deleted cells included, so
+    // a restored cell comes back where it was.
+    sql: `
+CREATE TABLE investigations (
+  id TEXT PRIMARY KEY,
+  title TEXT NOT NULL,
+  question TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('open', 'concluded', 'abandoned')),
+  created_by_actor TEXT NOT NULL CHECK (created_by_actor IN ('person', 'agent')),
+  created_by_client TEXT,
+  imported TEXT,
+  revision INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX investigations_by_created ON investigations (created_at DESC, id DESC);
+
+CREATE TABLE investigation_revisions (
+  investigation_id TEXT NOT NULL REFERENCES investigations (id) ON DELETE CASCADE,
+  revision INTEGER NOT NULL,
+  snapshot TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (investigation_id, revision)
+) STRICT;
+
+CREATE TABLE cells (
+  id TEXT PRIMARY KEY,
+  investigation_id TEXT NOT NULL REFERENCES investigations (id),
+  position TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT,
+  content TEXT NOT NULL,
+  commit_id TEXT,
+  created_by_actor TEXT NOT NULL CHECK (created_by_actor IN ('person', 'agent')),
+  created_by_client TEXT,
+  deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+  revision INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX cells_by_position ON cells (investigation_id, position);
+CREATE UNIQUE INDEX cells_by_live_name ON cells (investigation_id, name) WHERE name IS NOT NULL AND deleted = 0;
+
+CREATE TABLE cell_revisions (
+  cell_id TEXT NOT NULL REFERENCES cells (id) ON DELETE CASCADE,
+  revision INTEGER NOT NULL,
+  snapshot TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (cell_id, revision)
+) STRICT;
+
+CREATE TABLE hypotheses (
+  id TEXT PRIMARY KEY,
+  investigation_id TEXT NOT NULL REFERENCES investigations (id),
+  claim TEXT NOT NULL,
+  prediction TEXT NOT NULL,
+  refuted_by TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('open', 'supported', 'refuted', 'inconclusive')),
+  created_by_actor TEXT NOT NULL CHECK (created_by_actor IN ('person', 'agent')),
+  created_by_client TEXT,
+  revision INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX hypotheses_by_investigation ON hypotheses (investigation_id, created_at, id);
+
+CREATE TABLE hypothesis_revisions (
+  hypothesis_id TEXT NOT NULL REFERENCES hypotheses (id) ON DELETE CASCADE,
+  revision INTEGER NOT NULL,
+  snapshot TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (hypothesis_id, revision)
+) STRICT;
+
+CREATE TABLE findings (
+  id TEXT PRIMARY KEY,
+  investigation_id TEXT NOT NULL REFERENCES investigations (id),
+  title TEXT NOT NULL,
+  claim TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('observation', 'regression', 'improvement', 'root_cause', 'other')),
+  evidence_level TEXT NOT NULL CHECK (evidence_level IN ('observed', 'derived', 'inferred')),
+  assessment TEXT NOT NULL CHECK (assessment IN ('unassessed', 'supported', 'refuted', 'inconclusive')),
+  lifecycle TEXT NOT NULL CHECK (lifecycle IN ('active', 'superseded', 'retracted')),
+  superseded_by TEXT REFERENCES findings (id) DEFERRABLE INITIALLY DEFERRED,
+  limitations TEXT NOT NULL,
+  next_steps TEXT NOT NULL,
+  evidence_refs TEXT NOT NULL,
+  created_by_actor TEXT NOT NULL CHECK (created_by_actor IN ('person', 'agent')),
+  created_by_client TEXT,
+  revision INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  CHECK ((lifecycle = 'superseded') = (superseded_by IS NOT NULL))
+) STRICT;
+CREATE INDEX findings_by_investigation ON findings (investigation_id, created_at DESC, id DESC);
+CREATE INDEX findings_by_created ON findings (created_at DESC, id DESC);
+
+CREATE TABLE finding_revisions (
+  finding_id TEXT NOT NULL REFERENCES findings (id) ON DELETE CASCADE,
+  revision INTEGER NOT NULL,
+  snapshot TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (finding_id, revision)
+) STRICT;
+
+CREATE INDEX audit_events_by_target ON audit_events (target, seq);
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -6,6 +6,10 @@ import { corpusRouter } from "./corpus";
 import { evidenceRouter } from "./evidence";
 import { importsRouter } from "./imports";
 import { router } from "./init";
+import { cellsRouter } from "./cells";
+import { findingsRouter } from "./findings";
+import { hypothesesRouter } from "./hypotheses";
+import { investigationsRouter } from "./investigations";
 import { runsRouter } from "./runs";
 import { workspaceRouter } from "./workspace";
 
@@ -22,6 +26,10 @@ export const appRouter = router({
   captures: capturesRouter,
   operations: operationsRouter,
   agent: agentRouter,
+  investigations: investigationsRouter,
+  cells: cellsRouter,
+  hypotheses: hypothesesRouter,
+  findings: findingsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -59,6 +59,23 @@ const CLI_ARGV: Record<string, (input: Record<string, any>) => string[]> = {
   "runs.list": (i) => ["runs", "list", ...(i.limit !== undefined ? ["--limit", String(i.limit)] : []), ...(i.cursor ? ["--cursor", i.cursor] : []), ...(i.kind ? ["--kind", i.kind] : [])],
   "runs.get": (i) => ["runs", "show", i.run_id],
   "commits.get": (i) => ["commits", "show", i.commit_id],
+  "investigations.create": (i) => ["investigations", "create", i.title, ...(i.question !== undefined ? ["--question", i.question] : [])],
+  "investigations.get": (i) => ["investigations", "show", i.investigation_id],
+  "cells.add": (i) => ["cells", "add", i.investigation_id, "--kind", i.kind, "--content", JSON.stringify(i.content)],
+  "findings.record": (i) => [
+    "findings",
+    "record",
+    i.investigation_id,
+    "--title",
+    i.title,
+    "--claim",
+    i.claim,
+    "--evidence-level",
+    i.evidence_level,
+    ...(i.assessment ? ["--assessment", i.assessment] : []),
+    ...(i.references ?? []).flatMap((r: unknown) => ["--ref", JSON.stringify(r)]),
+  ],
+  "findings.assess": (i) => ["findings", "assess", i.finding_id, i.assessment, "--revision", String(i.expected_revision)],
 };
 
 export function cliTransport(projectRoot: string): Transport {

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createRun } from "../../server/store/runs";
+import { seedImport } from "../helpers/seed";
 import { openWorkspace } from "../../server/store/workspace";
 import { startServer, type RunningServer } from "../helpers/server";
 import { cliTransport, directTransport, trpcTransport, type Outcome, type Transport } from "../helpers/transports";
@@ -72,6 +73,61 @@ async function behaviour(transport: Transport, projectRoot: string) {
   });
   expect(expectError(await transport.call("runs.list", { limit: 0 }), "INVALID_ARGUMENTS")).toMatchObject({ code: "INVALID_ARGUMENTS", retryable: false });
   expect(expectOk(await transport.call("commits.get", { commit_id: "HEAD" }))).toMatchObject({ commit_id: init.head_commit_id, generations: [] });
+
+  await notebookBehaviour(transport, projectRoot, { expectOk, expectError });
+}
+
+/** One notebook through the transport: create, add cells, record a finding citing a run, assess it. */
+async function notebookBehaviour(
+  transport: Transport,
+  projectRoot: string,
+  { expectOk, expectError }: { expectOk: (o: Outcome) => any; expectError: (o: Outcome, code: string) => any },
+) {
+  const ws = openWorkspace({ cwd: projectRoot, projectRoot });
+  const seeded = await seedImport(ws, { title: "startup", native: "main;require 80\nmain;run 20" });
+  ws.close();
+  const runId = seeded.run.run_id;
+  const commitId = seeded.published.commit_id;
+
+  const inv = expectOk(await transport.call("investigations.create", { title: "Why is startup slow?", question: "What dominates?" }));
+  expect(inv).toMatchObject({ investigation_id: expect.stringMatching(/^inv_/), status: "open", revision: 1, created_by: { actor: "person", client: null }, imported: null });
+  const id = inv.investigation_id;
+  const flame = expectOk(await transport.call("cells.add", { investigation_id: id, kind: "flame", content: { run_id: runId, search: "require" } }));
+  expect(flame).toMatchObject({ kind: "flame", commit_id: commitId, content: { run_id: runId, search: "require" }, revision: 1, deleted: false });
+  const note = expectOk(await transport.call("cells.add", { investigation_id: id, kind: "note", content: { markdown: "require() looks wide" } }));
+  expect(note.commit_id).toBeNull();
+  expect(expectError(await transport.call("cells.add", { investigation_id: id, kind: "poem", content: {} }), "INVALID_ARGUMENTS").code).toBe("INVALID_ARGUMENTS");
+
+  const unsupported = expectError(await transport.call("findings.record", { investigation_id: id, title: "require dominates", claim: "80% of samples", evidence_level: "observed", assessment: "supported", references: [] }), "FINDING_UNSUPPORTED");
+  expect(unsupported).toMatchObject({ code: "FINDING_UNSUPPORTED", retryable: false, details: { references: 0, supports: 0 } });
+
+  const recorded = expectOk(
+    await transport.call("findings.record", {
+      investigation_id: id,
+      title: "require dominates",
+      claim: "80% of samples",
+      evidence_level: "observed",
+      references: [{ relation: "supports", target: { kind: "run", run_id: runId, commit_id: commitId } }],
+    }),
+  );
+  expect(recorded.finding).toMatchObject({ assessment: "unassessed", revision: 1, references: [{ relation: "supports", target: { kind: "run", run_id: runId, commit_id: commitId } }] });
+  expect(recorded.cell).toMatchObject({ kind: "finding", content: { finding_id: recorded.finding.finding_id } });
+  const findingId = recorded.finding.finding_id;
+  const assessed = expectOk(await transport.call("findings.assess", { finding_id: findingId, expected_revision: 1, assessment: "supported" }));
+  expect(assessed).toMatchObject({ finding_id: findingId, assessment: "supported", revision: 2 });
+  const stale = expectError(await transport.call("findings.assess", { finding_id: findingId, expected_revision: 1, assessment: "refuted" }), "REVISION_CONFLICT");
+  expect(stale).toEqual({
+    code: "REVISION_CONFLICT",
+    message: "The finding changed since it was read (revision 2, not 1).",
+    retryable: true,
+    details: { finding_id: findingId, investigation_id: id, expected_revision: 1, current_revision: 2, updated_at: assessed.updated_at },
+    recovery: { operation: "findings.get", arguments: { finding_id: findingId }, safe_to_repeat: true },
+  });
+
+  const view = expectOk(await transport.call("investigations.get", { investigation_id: id }));
+  expect(view.cells.map((c: { cell_id: string }) => c.cell_id)).toEqual([flame.cell_id, note.cell_id, recorded.cell.cell_id]);
+  expect(view.findings).toEqual([assessed]);
+  expect(view).toMatchObject({ counts: { cells: 3, hypotheses: 0, findings: 1 }, truncated: { cells: false, hypotheses: false, findings: false } });
 }
 
 describe("transport parity", () => {

@@ -54,10 +54,10 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     rmSync(outside, { recursive: true, force: true });
   });
 
-  it("lists every registered tool with strict input schemas, output schemas and annotations, and the four resource templates", async () => {
+  it("lists every registered tool with strict input schemas, output schemas and annotations, and the six resource templates", async () => {
     const { tools } = await agent.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(MCP_TOOLS.map((t) => t.name).sort());
-    expect(tools).toHaveLength(20);
+    expect(tools).toHaveLength(28);
     for (const t of tools) {
       expect(t.inputSchema.type).toBe("object");
       expect((t.inputSchema as { additionalProperties?: boolean }).additionalProperties).toBe(false);
@@ -71,6 +71,8 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     expect(resourceTemplates.map((r) => r.uriTemplate).sort()).toEqual([
       "emberscope://artifacts/{artifact_id}",
       "emberscope://commits/{commit_id}",
+      "emberscope://findings/{finding_id}",
+      "emberscope://investigations/{investigation_id}",
       "emberscope://operations/{operation_id}",
       "emberscope://runs/{run_id}",
     ]);
@@ -251,6 +253,28 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     expect(JSON.parse((commit.contents[0] as { text: string }).text).commit_id).toMatch(/^cmt_/);
     await expect(agent.client.readResource({ uri: "emberscope://runs/run_missing" })).rejects.toThrow(/run/i);
     await expect(agent.client.readResource({ uri: "emberscope://secrets/x" })).rejects.toThrow(/Unknown resource/);
+  });
+
+  it("the notebook tools record an investigation on the captured run, marked with the client's name", async () => {
+    const head = await agent.call("workspace_status");
+    const commitId = head.ok ? head.value.head_commit_id : "";
+    const created = await agent.call("create_investigation", { title: "Where does the demo spend its time?" });
+    expect(created.ok && created.value.created_by).toEqual({ actor: "agent", client: "emberscope-test" });
+    if (!created.ok) return;
+    const id = created.value.investigation_id;
+    expect((await agent.call("add_note", { investigation_id: id, markdown: "Captured the demo in primes mode." })).ok).toBe(true);
+    const query = await agent.call("add_query_cell", { investigation_id: id, sql: "SELECT count(*) AS n FROM samples", name: "sample_count" });
+    expect(query.ok && query.value.cell.commit_id).toBe(commitId);
+    expect((await agent.call("record_hypothesis", { investigation_id: id, claim: "countPrimes dominates" })).ok).toBe(true);
+    const finding = await agent.call("record_finding", { investigation_id: id, title: "countPrimes is hot", claim: "countPrimes holds most samples", evidence_level: "observed", references: [{ relation: "supports", target: { kind: "run", run_id: ids.capture, commit_id: commitId } }] });
+    expect(finding.ok).toBe(true);
+    if (!finding.ok) return;
+    const assessed = await agent.call("assess_finding", { finding_id: finding.value.finding.finding_id, expected_revision: 1, assessment: "supported" });
+    expect(assessed.ok && assessed.value.assessment).toBe("supported");
+    const listed = await agent.call("list_findings", { investigation_id: id, assessment: "supported" });
+    expect(listed.ok && listed.value.items.map((f: { finding_id: string }) => f.finding_id)).toEqual([finding.value.finding.finding_id]);
+    const notebook = await agent.call("get_investigation", { investigation_id: id });
+    expect(notebook.ok && notebook.value.cells.map((c: { kind: string }) => c.kind)).toEqual(["note", "sql", "hypothesis", "finding"]);
   });
 
   it("every call was written to the audit log with tool, argument digest, result code and duration", () => {

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { CELL_KINDS, CellBodySchema, CellName, cellKind } from "./index";
+
+describe("the cell-kind registry", () => {
+  it("registers each kind once, each with a strict content schema", () => {
+    expect(CELL_KINDS.map((k) => k.kind)).toEqual(["note", "sql", "flame", "sandwich", "calltree", "trace", "compare", "hypothesis", "finding"]);
+    for (const def of CELL_KINDS) expect(def.content.safeParse({ unexpected: true }).success).toBe(false);
+    expect(CELL_KINDS.filter((k) => k.readsEvidence).map((k) => k.kind)).toEqual(["sql", "flame", "sandwich", "calltree", "trace", "compare"]);
+    expect(cellKind("poem")).toBeUndefined();
+  });
+
+  it("parses kind and content together, defaulting a SQL cell's view", () => {
+    expect(CellBodySchema.parse({ kind: "sql", content: { sql: "SELECT 1" } })).toEqual({ kind: "sql", content: { sql: "SELECT 1", view: {} } });
+    expect(CellBodySchema.safeParse({ kind: "flame", content: { run_id: "run_1", orientation: "sideways" } }).success).toBe(false);
+    expect(cellKind("compare")!.runs!({ base_run_id: "run_a", candidate_run_id: "run_b" } as never)).toEqual(["run_a", "run_b"]);
+  });
+
+  it("names are lower-case SQL identifiers that hide no evidence table", () => {
+    expect(CellName.safeParse("hot_frames").success).toBe(true);
+    expect(CellName.safeParse("_t2").success).toBe(true);
+    for (const bad of ["Hot", "2hot", "hot-frames", "", "a".repeat(64), "samples", "frames", "spans"]) expect(CellName.safeParse(bad).success, bad).toBe(false);
+  });
+});
