@@ -150,7 +150,7 @@ describe("agentView", () => {
 });
 
 describe("agentView on JSON text (span args)", () => {
-  const view = (value: unknown, extra: Partial<Parameters<typeof agentView>[1]> = {}) => agentView(value, { detail: "redacted", redaction: context, toolNames: ["cancel_operation"], ...extra });
+  const view = <T,>(value: T, extra: Partial<Parameters<typeof agentView>[1]> = {}) => agentView(value, { detail: "redacted", redaction: context, toolNames: ["cancel_operation"], ...extra });
 
   it("redacts the decoded strings and writes the args back as JSON; untouched args keep their exact text", () => {
     const args = JSON.stringify({ file: "C:\\Users\\alice\\x.dll", token: "abc123def456", note: 'a "quote" and /home/alice/.npmrc' });
