@@ -289,10 +289,11 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
   /** `key` is the string's key or index in its container (none at the root): its path is built only if it is reported. */
   const visitString = (text: string, key?: string | number): string => {
     const expectJson = typeof key === "string" && jsonKeys.has(key);
-    const projected = remembered(expectJson ? "json" : "text", project, text, expectJson);
+    const entry = memo.get(text);
+    const projected = (expectJson ? entry?.json : entry?.text) ?? remembered(expectJson ? "json" : "text", project, text, expectJson);
     if (projected.suppressed) reportPath(key);
-    for (const pointer of projected.suppressedInside ?? []) reportPath(key, `#${pointer}`);
-    addCounts(report.redacted, projected.counts);
+    if (projected.suppressedInside) for (const pointer of projected.suppressedInside) reportPath(key, `#${pointer}`);
+    if (projected.counts) addCounts(report.redacted, projected.counts);
     if (projected.cut) report.truncated_strings++;
     return projected.text;
   };
