@@ -129,24 +129,24 @@ const AUTH_SCHEME = /\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})/gi;
 const KNOWN_KEYS: readonly { hint: RegExp; pattern: RegExp }[] = [
   { hint: /A(?:KI|SI|BI|CC|GP|ID|IP|NP|NV|PK|RO|SC)A/, pattern: /(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Z0-9])/g },
   { hint: /gh[pousr]_/, pattern: /gh[pousr]_[A-Za-z0-9]{30,}(?![A-Za-z0-9])/g },
-  { hint: /github_pat_/, pattern: /github_pat_[A-Za-z0-9_]{22,}/g },
-  { hint: /glpat-/, pattern: /glpat-[A-Za-z0-9_-]{20,}/g },
-  { hint: /xox/, pattern: /xox[abposre]-[A-Za-z0-9-]{10,}/g },
-  { hint: /xapp-/, pattern: /xapp-\d-[A-Za-z0-9-]{10,}/g },
+  { hint: /github_pat_/, pattern: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}/g },
+  { hint: /glpat-/, pattern: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}/g },
+  { hint: /xox/, pattern: /(?<![A-Za-z0-9-])xox[abposre]-[A-Za-z0-9-]{10,}/g },
+  { hint: /xapp-/, pattern: /(?<![A-Za-z0-9-])xapp-\d-[A-Za-z0-9-]{10,}/g },
   { hint: /hooks\.slack\.com/, pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9/_-]+/g },
   { hint: /AIza/, pattern: /AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
   { hint: /[sr]k_(?:live|test)_/, pattern: /(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}/g },
   { hint: /whsec_/, pattern: /whsec_[A-Za-z0-9]{20,}/g },
   { hint: /npm_/, pattern: /npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/g },
-  { hint: /sk-/, pattern: /(?<![A-Za-z0-9])sk-(?:proj-|ant-(?:[a-z]+\d*-)?|svcacct-|admin-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}/g },
-  { hint: /eyJ/, pattern: /eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
-  { hint: /SG\./, pattern: /SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g },
+  { hint: /sk-/, pattern: /(?<![A-Za-z0-9_-])sk-(?:proj-|ant-(?:[a-z]+\d*-)?|svcacct-|admin-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}/g },
+  { hint: /eyJ/, pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*|(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { hint: /SG\./, pattern: /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g },
   { hint: /shp/, pattern: /shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}/g },
-  { hint: /pypi-/, pattern: /pypi-AgE[A-Za-z0-9_-]{50,}/g },
-  { hint: /dckr_pat_/, pattern: /dckr_pat_[A-Za-z0-9_-]{20,}/g },
+  { hint: /pypi-/, pattern: /(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}/g },
+  { hint: /dckr_pat_/, pattern: /(?<![A-Za-z0-9_-])dckr_pat_[A-Za-z0-9_-]{20,}/g },
   { hint: /hf_/, pattern: /(?<![A-Za-z0-9])hf_[A-Za-z]{30,}/g },
   { hint: /dop_v1_/, pattern: /dop_v1_[a-f0-9]{64}/g },
-  { hint: /hvs\./, pattern: /hvs\.[A-Za-z0-9_-]{24,}/g },
+  { hint: /hvs\./, pattern: /(?<![A-Za-z0-9_.-])hvs\.[A-Za-z0-9_-]{24,}/g },
 ];
 
 /** Any of the known keys' hints, in one scan. */
@@ -163,8 +163,8 @@ const BASE64_RUN = /[A-Za-z0-9/+]{40,}/g;
 
 // ------------------------------------------------------------------ people and machines
 
-const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])/g;
-const EMAIL_ENCODED = /[A-Za-z0-9._+-]+%40[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])/g;
+const EMAIL_ENCODED = /(?<![A-Za-z0-9._+-])[A-Za-z0-9._+-]+%40[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
 /** Host names with an address in them: `ip-10-20-30-45`, `ec2-54-1-2-3.compute-1.amazonaws.com`. */
 const DASHED_ADDRESS_HOST = /(?<![A-Za-z0-9.-])(?:[A-Za-z][A-Za-z0-9]*-)?(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})(?:\.[A-Za-z0-9-]+)*(?![A-Za-z0-9-])/g;
 /** `host10.20.30.44`: a name glued to an IPv4 address. */
@@ -208,6 +208,8 @@ const PATH_LEFT = /[\s"'`(=,;<>|[{]/;
 /** Words a path may be glued to in a stack or log line (`at/home/dana/app.js`). */
 const GLUE_WORDS = /(?:^|[^A-Za-z])(?:at|in|from|file|path|dir|cwd|open|load|loading|read|reading|write|writing|see)$/i;
 const HOME_ROOTS = /^\/(?:home|Users|root)\//;
+/** Where, inside a candidate that was no path, another may start (see standsAsPath). */
+const LATER_PATH_START = /[=`]\/|\/(?:home|Users|root)\//g;
 const HTTP_ROUTE = /(?:^|\s)(?:GET|HEAD|POST|PUT|DELETE|PATCH|OPTIONS|CONNECT|TRACE)\s+$/;
 
 /** Whether an absolute-path candidate at `start` is a path of this machine, judged by what precedes it. */
@@ -363,8 +365,11 @@ export const DETECTORS: readonly Detector[] = [
       for (let m = POSIX_PATH.exec(text); m; m = POSIX_PATH.exec(text)) {
         const candidate = m[0];
         if (standsAsPath(text, m.index, candidate, spans.localUsers) && spans.add(m.index, m.index + candidate.length, "PATH")) continue;
-        // Not a path where it starts (a relative path's tail, a URL's): a later slash may start one.
-        POSIX_PATH.lastIndex = m.index + 1;
+        // Not a path where it starts (a relative path's tail, a URL's): a later slash inside it may
+        // start one, but only after a `=` or backtick, or as a home directory glued to a word.
+        LATER_PATH_START.lastIndex = m.index + 1;
+        const later = LATER_PATH_START.exec(candidate === "" ? "" : text);
+        POSIX_PATH.lastIndex = later && later.index < m.index + candidate.length ? later.index + (later[0][0] === "/" ? 0 : 1) : m.index + candidate.length;
       }
     },
   },

@@ -58,10 +58,39 @@ interface Span {
   prefix: string;
 }
 
+/** Disjoint intervals [start, end), kept in order of start: finding one that overlaps takes a binary search. */
+class Intervals<T extends { start: number; end: number }> {
+  readonly items: T[] = [];
+
+  /** Index of the first interval starting at or after `start`. */
+  private after(start: number): number {
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.items[mid].start < start) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  overlaps(start: number, end: number): boolean {
+    const i = this.after(start);
+    return (i > 0 && this.items[i - 1].end > start) || (i < this.items.length && this.items[i].start < end);
+  }
+
+  /** Adds an interval overlapping none already held. */
+  insert(item: T): void {
+    const i = this.after(item.start);
+    if (i === this.items.length) this.items.push(item);
+    else this.items.splice(i, 0, item);
+  }
+}
+
 /** The spans found in one string: the first of overlapping spans (by detector priority) wins. */
 class FoundSpans implements Spans {
-  readonly found: Span[] = [];
-  private readonly vetoes: number[] = [];
+  readonly found = new Intervals<Span>();
+  private readonly vetoes = new Intervals<{ start: number; end: number }>();
 
   constructor(
     private readonly text: string,
@@ -71,15 +100,13 @@ class FoundSpans implements Spans {
   ) {}
 
   add(start: number, end: number, kind: TokenKind, value?: string, options?: { prefix?: string }): boolean {
-    if (end <= start) return false;
-    for (const s of this.found) if (start < s.end && s.start < end) return false;
-    if (kind === "PATH") for (let i = 0; i < this.vetoes.length; i += 2) if (start < this.vetoes[i + 1] && this.vetoes[i] < end) return false;
-    this.found.push({ start, end, kind, value: value ?? this.text.slice(start, end), prefix: options?.prefix ?? "" });
+    if (end <= start || this.found.overlaps(start, end) || (kind === "PATH" && this.vetoes.overlaps(start, end))) return false;
+    this.found.insert({ start, end, kind, value: value ?? this.text.slice(start, end), prefix: options?.prefix ?? "" });
     return true;
   }
 
   veto(start: number, end: number): void {
-    this.vetoes.push(start, end);
+    if (!this.vetoes.overlaps(start, end)) this.vetoes.insert({ start, end });
   }
 }
 
@@ -88,7 +115,17 @@ export type Redactor = (text: string) => { text: string; counts: RedactionCounts
 /** A redactor for one workspace: `redact(text)` returns the redacted text and counts per kind. */
 export function createRedactor(context: RedactionContext): Redactor {
   const root = normalPath(context.projectRoot);
-  const token = (kind: TokenKind, value: string) => `${kind}_${context.tokenFor(kind, value).slice(0, 6)}`;
+  // A keyed token costs an HMAC; values repeat within and across strings (the same path on every frame).
+  const tokens = new Map<string, string>();
+  const token = (kind: TokenKind, value: string) => {
+    const key = `${kind}\0${value}`;
+    let made = tokens.get(key);
+    if (made === undefined) {
+      made = `${kind}_${context.tokenFor(kind, value).slice(0, 6)}`;
+      if (tokens.size < 10_000) tokens.set(key, made);
+    }
+    return made;
+  };
   const usable = (names: readonly string[]) => [...new Set(names.filter((n) => n.length >= 3 && !GENERIC_NAMES.has(n.toLowerCase())))];
   const nameRule = (names: readonly string[]) => (names.length ? new RegExp(`(?<![A-Za-z0-9])(?:${names.map(escapeRegExp).join("|")})(?![A-Za-z0-9])`, "gi") : null);
   const users = usable(context.userNames ?? []);
@@ -109,11 +146,10 @@ export function createRedactor(context: RedactionContext): Redactor {
     const spans = new FoundSpans(text, userRule, hostRule, localUsers);
     const chars = charClasses(text);
     for (const detector of SHORT_WORD.test(text) ? WORD_DETECTORS : DETECTORS) if (detector.hint(text, chars)) detector.find(text, spans);
-    const found = spans.found;
+    const found = spans.found.items;
     const counts = emptyCounts();
     if (!found.length) return { text, counts };
 
-    found.sort((a, b) => a.start - b.start);
     let out = "";
     let at = 0;
     for (const span of found) {

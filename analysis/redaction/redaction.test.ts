@@ -206,3 +206,14 @@ describe("agentView on JSON text (span args)", () => {
     expect(report.suppressed.paths).toEqual(["args"]);
   });
 });
+
+describe("cost on hostile long strings", () => {
+  // Each was quadratic once (a pattern rescanning a run from every position, or every span
+  // checked against every other): 16 KiB of them took 0.7-2 s; 32 KiB would take 3-8 s.
+  it.each(["eyJ", "%40", "a/", "~/", "sk-", "$HOME/", "C:\\", "a.b@c.", "authorization: "])("projects 32 KiB of %j in well under a second", (unit) => {
+    const text = unit.repeat(Math.ceil(32_768 / unit.length)).slice(0, 32_768);
+    const started = performance.now();
+    agentView({ name: text, args: JSON.stringify({ value: text }) }, { detail: "redacted", redaction: context, maxStringLength: 100_000 });
+    expect(performance.now() - started).toBeLessThan(400);
+  });
+});
