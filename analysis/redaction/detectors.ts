@@ -368,7 +368,7 @@ export const DETECTORS: readonly Detector[] = [
         // Not a path where it starts (a relative path's tail, a URL's): a later slash inside it may
         // start one, but only after a `=` or backtick, or as a home directory glued to a word.
         LATER_PATH_START.lastIndex = m.index + 1;
-        const later = LATER_PATH_START.exec(candidate === "" ? "" : text);
+        const later = LATER_PATH_START.exec(text);
         POSIX_PATH.lastIndex = later && later.index < m.index + candidate.length ? later.index + (later[0][0] === "/" ? 0 : 1) : m.index + candidate.length;
       }
     },
