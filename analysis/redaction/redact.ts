@@ -1,12 +1,21 @@
 /**
- * Redaction of agent-facing strings: absolute paths, user and host names, e-mail and IP
- * addresses and secret-looking values become typed tokens (`PATH_3f9a1c`, `EMAIL_…`, `SECRET_…`).
- * Pure: the keyed token function is supplied by the caller (the server keys it per workspace),
- * so the same value always maps to the same token within one workspace and to another elsewhere.
+ * Redaction of one decoded agent-facing string: absolute paths, user and host names, e-mail and
+ * IP addresses and secret-looking values become typed tokens (`PATH_3f9a1c`, `EMAIL_…`,
+ * `SECRET_…`). Pure: the keyed token function is supplied by the caller (the server keys it per
+ * workspace), so the same value always maps to the same token within one workspace and to another
+ * elsewhere.
+ *
+ * The detectors (detectors.ts) all read the original text and report spans; the spans are then
+ * replaced in one pass. No detector sees another's output, so none can eat part of a token, and a
+ * span overlapping one of a detector listed before it is dropped. Strings that are JSON text are
+ * decoded before they get here (agent-view.ts): this function never sees escapes to corrupt.
  */
 
-export type TokenKind = "PATH" | "USER" | "HOST" | "EMAIL" | "IP" | "SECRET";
-export const TOKEN_KINDS: readonly TokenKind[] = ["PATH", "USER", "HOST", "EMAIL", "IP", "SECRET"];
+import { charClasses, DETECTORS, type Spans } from "./detectors";
+
+/** `DATA`: a value that should have been JSON text but could not be read, redacted whole. */
+export type TokenKind = "PATH" | "USER" | "HOST" | "EMAIL" | "IP" | "SECRET" | "DATA";
+export const TOKEN_KINDS: readonly TokenKind[] = ["PATH", "USER", "HOST", "EMAIL", "IP", "SECRET", "DATA"];
 
 export interface RedactionContext {
   /** Absolute project root: paths under it become project-relative instead of tokens. */
@@ -21,88 +30,138 @@ export interface RedactionContext {
 export type RedactionCounts = Record<TokenKind, number>;
 
 export function emptyCounts(): RedactionCounts {
-  return { PATH: 0, USER: 0, HOST: 0, EMAIL: 0, IP: 0, SECRET: 0 };
+  return { PATH: 0, USER: 0, HOST: 0, EMAIL: 0, IP: 0, SECRET: 0, DATA: 0 };
 }
 
 /** Words too generic to replace on their own (`(root)` is a frame name); paths still hide them. */
 const GENERIC_NAMES = new Set(["root", "admin", "user", "users", "node", "nobody", "ubuntu", "debian", "runner", "app", "www", "daemon", "home", "test", "localhost"]);
 
-const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g;
-const BEARER = /\b(Bearer|Basic|Token)\s+([A-Za-z0-9._~+/=-]{8,})/g;
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)([^/\s:@]+):([^/\s@]+)@/gi;
-const KNOWN_KEYS =
-  /\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})/g;
-const ASSIGNED_SECRET = /\b((?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth))(\s*[=:]\s*)(["']?)([^\s"'&;,]{4,})/gi;
-const EMAIL = /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g;
-const IPV4 = /(?<![\w.])(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}(?![\w.])/g;
-const IPV6_CANDIDATE = /(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){1,7}(?::|(?::[0-9A-Fa-f]{1,4}){1,7}|[0-9A-Fa-f]{1,4})(?![\w:])/g;
-const FILE_URL = /\bfile:\/\/(\/[^\s"'<>]*)/g;
-const WINDOWS_PATH = /(?<![\w])[A-Za-z]:\\(?:[^\\\s"'<>|*?:]+\\)*[^\\\s"'<>|*?:]*/g;
-const HOME_PATH = /(?<![\w/~])~\/[^\s"'<>|*?:;,()]+/g;
-/** An absolute POSIX path of at least two segments, not part of a URL or a relative path. */
-const POSIX_PATH = /(?<![\w:/.~@-])\/(?:[^\s/"'<>|*?:;,()[\]{}]+\/)+[^\s/"'<>|*?:;,()[\]{}]*/g;
-const EXISTING_TOKEN = /^(?:PATH|USER|HOST|EMAIL|IP|SECRET)_[0-9a-f]{6}$/;
-
-function isIpv6(candidate: string): boolean {
-  if (!/\d/.test(candidate)) return false;
-  const groups = candidate.split(":");
-  if (candidate.includes("::")) return groups.filter(Boolean).length >= 2 && candidate.indexOf("::") === candidate.lastIndexOf("::");
-  return groups.length === 8;
-}
-
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-function trimSlash(p: string): string {
-  return p.length > 1 ? p.replace(/[/\\]+$/, "") : p;
+/** A path with `/` separators, single slashes and no trailing one. */
+function normalPath(p: string): string {
+  const slashes = p.replace(/\\+/g, "/").replace(/\/{2,}/g, "/");
+  return slashes.length > 1 ? slashes.replace(/\/+$/, "") : slashes;
 }
+
+/** A short word of letters and digits (most keys and names) can only be a local user's or machine's name. */
+const SHORT_WORD = /^[A-Za-z$][A-Za-z0-9$]{0,15}$/;
+const WORD_DETECTORS = DETECTORS.filter((d) => d.name === "local_names");
+
+interface Span {
+  start: number;
+  end: number;
+  kind: TokenKind;
+  value: string;
+  prefix: string;
+}
+
+/** Disjoint intervals [start, end), kept in order of start: finding one that overlaps takes a binary search. */
+class Intervals<T extends { start: number; end: number }> {
+  readonly items: T[] = [];
+
+  /** Index of the first interval starting at or after `start`. */
+  private after(start: number): number {
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.items[mid].start < start) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  overlaps(start: number, end: number): boolean {
+    const i = this.after(start);
+    return (i > 0 && this.items[i - 1].end > start) || (i < this.items.length && this.items[i].start < end);
+  }
+
+  /** Adds an interval overlapping none already held. */
+  insert(item: T): void {
+    const i = this.after(item.start);
+    if (i === this.items.length) this.items.push(item);
+    else this.items.splice(i, 0, item);
+  }
+}
+
+/** The spans found in one string: the first of overlapping spans (by detector priority) wins. */
+class FoundSpans implements Spans {
+  readonly found = new Intervals<Span>();
+  private readonly vetoes = new Intervals<{ start: number; end: number }>();
+
+  constructor(
+    private readonly text: string,
+    readonly userRule: RegExp | null,
+    readonly hostRule: RegExp | null,
+    readonly localUsers: ReadonlySet<string>,
+  ) {}
+
+  add(start: number, end: number, kind: TokenKind, value?: string, options?: { prefix?: string }): boolean {
+    if (end <= start || this.found.overlaps(start, end) || (kind === "PATH" && this.vetoes.overlaps(start, end))) return false;
+    this.found.insert({ start, end, kind, value: value ?? this.text.slice(start, end), prefix: options?.prefix ?? "" });
+    return true;
+  }
+
+  veto(start: number, end: number): void {
+    if (!this.vetoes.overlaps(start, end)) this.vetoes.insert({ start, end });
+  }
+}
+
+export type Redactor = (text: string) => { text: string; counts: RedactionCounts };
 
 /** A redactor for one workspace: `redact(text)` returns the redacted text and counts per kind. */
-export function createRedactor(context: RedactionContext) {
-  const root = trimSlash(context.projectRoot.replace(/\\/g, "/"));
-  const token = (kind: TokenKind, value: string) => `${kind}_${context.tokenFor(kind, value).slice(0, 6)}`;
-  const nameRule = (names: readonly string[] | undefined) => {
-    const usable = [...new Set((names ?? []).filter((n) => n.length >= 3 && !GENERIC_NAMES.has(n.toLowerCase())))];
-    return usable.length ? new RegExp(`(?<![A-Za-z0-9])(?:${usable.map(escapeRegExp).join("|")})(?![A-Za-z0-9])`, "gi") : null;
-  };
-  const userRule = nameRule(context.userNames);
-  const hostRule = nameRule([...(context.hostNames ?? []), ...(context.hostNames ?? []).map((h) => h.split(".")[0])]);
-
-  return function redact(text: string): { text: string; counts: RedactionCounts } {
-    const counts = emptyCounts();
-    const swap = (kind: TokenKind, value: string) => {
-      counts[kind]++;
-      return token(kind, value);
-    };
-    const path = (raw: string): string => {
-      const p = trimSlash(raw.replace(/\\/g, "/"));
-      if (p === root) return ".";
-      if (root !== "/" && p.startsWith(`${root}/`)) return p.slice(root.length + 1);
-      return swap("PATH", p);
-    };
-    let out = text;
-    // Each pass runs only when its tell-tale character is present: most observed strings are plain names.
-    if (out.includes("-----")) out = out.replace(PRIVATE_KEY, (m) => swap("SECRET", m));
-    if (out.includes("://")) out = out.replace(URL_CREDENTIALS, (_m, scheme: string, user: string, pass: string) => `${scheme}${swap("USER", user)}:${swap("SECRET", pass)}@`);
-    out = out.replace(BEARER, (_m, scheme: string, value: string) => `${scheme} ${swap("SECRET", value)}`);
-    out = out.replace(KNOWN_KEYS, (m) => swap("SECRET", m));
-    if (out.includes("=") || out.includes(":")) {
-      out = out.replace(ASSIGNED_SECRET, (m, name: string, sep: string, quote: string, value: string) =>
-        EXISTING_TOKEN.test(value) ? m : `${name}${sep}${quote}${swap("SECRET", value)}`,
-      );
+export function createRedactor(context: RedactionContext): Redactor {
+  const root = normalPath(context.projectRoot);
+  // A keyed token costs an HMAC; values repeat within and across strings (the same path on every frame).
+  const tokens = new Map<string, string>();
+  const token = (kind: TokenKind, value: string) => {
+    const key = `${kind}\0${value}`;
+    let made = tokens.get(key);
+    if (made === undefined) {
+      made = `${kind}_${context.tokenFor(kind, value).slice(0, 6)}`;
+      if (tokens.size < 10_000) tokens.set(key, made);
     }
-    if (out.includes("@")) out = out.replace(EMAIL, (m) => swap("EMAIL", m));
-    if (out.includes("file://")) out = out.replace(FILE_URL, (_m, p: string) => path(p));
-    if (out.includes(":\\")) out = out.replace(WINDOWS_PATH, (m) => path(m));
-    if (out.includes("~/")) out = out.replace(HOME_PATH, (m) => swap("PATH", m));
-    if (out.includes("/")) out = out.replace(POSIX_PATH, (m) => path(m));
-    if (out.includes(".")) out = out.replace(IPV4, (m) => swap("IP", m));
-    if (out.includes(":")) out = out.replace(IPV6_CANDIDATE, (m) => (isIpv6(m) ? swap("IP", m) : m));
-    if (userRule) out = out.replace(userRule, (m) => swap("USER", m));
-    if (hostRule) out = out.replace(hostRule, (m) => swap("HOST", m));
-    return { text: out, counts };
+    return made;
+  };
+  const usable = (names: readonly string[]) => [...new Set(names.filter((n) => n.length >= 3 && !GENERIC_NAMES.has(n.toLowerCase())))];
+  const nameRule = (names: readonly string[]) => (names.length ? new RegExp(`(?<![A-Za-z0-9])(?:${names.map(escapeRegExp).join("|")})(?![A-Za-z0-9])`, "gi") : null);
+  const users = usable(context.userNames ?? []);
+  const hosts = usable([...(context.hostNames ?? []), ...(context.hostNames ?? []).map((h) => h.split(".")[0])]);
+  const userRule = nameRule(users);
+  const hostRule = nameRule(hosts);
+  const localUsers = new Set(users.map((u) => u.toLowerCase()));
+
+  /** A path under the project root as project-relative text, any other as null (a token). */
+  const relative = (raw: string): string | null => {
+    const p = normalPath(raw);
+    if (p === root) return ".";
+    if (root !== "/" && p.startsWith(`${root}/`)) return p.slice(root.length + 1);
+    return null;
+  };
+
+  return function redact(text: string) {
+    const spans = new FoundSpans(text, userRule, hostRule, localUsers);
+    const chars = charClasses(text);
+    for (const detector of SHORT_WORD.test(text) ? WORD_DETECTORS : DETECTORS) if (detector.hint(text, chars)) detector.find(text, spans);
+    const found = spans.found.items;
+    const counts = emptyCounts();
+    if (!found.length) return { text, counts };
+
+    let out = "";
+    let at = 0;
+    for (const span of found) {
+      out += text.slice(at, span.start);
+      const rel = span.kind === "PATH" ? relative(span.value) : null;
+      if (rel !== null) out += span.prefix ? `${span.prefix}./${rel === "." ? "" : rel}` : rel;
+      else {
+        counts[span.kind]++;
+        out += span.prefix + token(span.kind, span.kind === "PATH" ? normalPath(span.value) : span.value);
+      }
+      at = span.end;
+    }
+    return { text: out + text.slice(at), counts };
   };
 }
-
-export type Redactor = ReturnType<typeof createRedactor>;

@@ -79,6 +79,11 @@ export const ERROR_CATALOG = {
   UNAUTHORIZED: { family: "access", retryable: false, description: "Missing or wrong credentials." },
   QUERY_BUDGET_EXCEEDED: { family: "resource", retryable: true, description: "A query exceeded its time or memory budget." },
   LOCK_TIMEOUT: { family: "resource", retryable: true, description: "The control store stayed locked by another writer too long." },
+  AUDIT_FAILED: {
+    family: "internal",
+    retryable: true,
+    description: "An agent's call could not be written to the audit log, so its answer was withheld; `details.outcome` is what the call returned, and a call that writes may have taken effect.",
+  },
   INTERNAL_ERROR: { family: "internal", retryable: false, description: "An unexpected fault; the message is safe, the details are in the server log." },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -33,7 +33,11 @@ Agents reach the same services as the workbench and the CLI through one MCP serv
   \`AGENT_ACCESS_DISABLED\`.
 
 Every tool call is written to the audit log (tool, a digest of the arguments, result code,
-duration) and listed on the Settings page.
+duration) and listed on the Settings page, calls to unknown tools and refused calls included. No
+answer goes out without its row: arguments nested deeper than 64 levels are refused
+(\`INVALID_ARGUMENTS\`, \`details.reason: "nested_too_deep"\`) before the tool runs, and when the
+row cannot be written the answer is withheld (\`AUDIT_FAILED\`, with the call's own result code in
+\`details.outcome\`).
 
 ## Results
 
@@ -51,13 +55,27 @@ duration) and listed on the Settings page.
 
 ## Redaction and neutralization
 
-By default agent-facing strings are redacted: absolute paths become project-relative or a keyed
-token (\`PATH_3f9a1c\`); user and host names, e-mail and IP addresses and secret-looking values (API
-keys, bearer tokens, URL passwords, private keys) become typed tokens (\`USER_…\`, \`HOST_…\`,
-\`EMAIL_…\`, \`IP_…\`, \`SECRET_…\`), stable within a workspace. A person can choose full detail in
-Settings; an agent cannot widen its own access. Observed text that reads as instructions (\"ignore
-previous instructions…\", role tags, \"call tool X\") is always replaced by a marker, and
-\`agent_view.suppressed\` says how many fields and where. Stored evidence is never rewritten.
+By default agent-facing strings are redacted: absolute paths (POSIX, Windows, UNC, \`~\`, \`file:\`
+and \`webpack:///\` URLs) become project-relative or a keyed token (\`PATH_3f9a1c\`); user and host
+names (also host names holding an address, \`ip-10-20-30-45\`), e-mail and IP addresses and
+secrets (private key blocks, provider keys such as AWS, GitHub, Slack, Stripe, npm, Google, JWTs,
+bare AWS secret keys, \`Authorization\` values, URL passwords, secret query parameters and
+\`NAME=value\` assignments, values under secret-like keys) become typed tokens (\`USER_…\`,
+\`HOST_…\`, \`EMAIL_…\`, \`IP_…\`, \`SECRET_…\`), stable within a workspace. JSON text (span args) is
+decoded first and written back as JSON, so its keys and strings are redacted one by one and the
+result is still JSON; args that should be JSON but cannot be read (cut at their bound) are
+redacted whole (\`DATA_…\`). A person can choose full detail in Settings; an agent cannot widen
+its own access.
+
+Observed text that reads as instructions is always replaced by a marker, whatever the detail:
+"ignore previous instructions…", "disregard the above", "forget everything… call the delete
+tool", role tags and prefixes, "IMPORTANT: … run rm -rf", requests to call tools or reveal
+secrets, in English, French, German, Spanish, Italian, Portuguese, Russian, Chinese, Japanese and
+Korean. Matching reads a normalized copy: compatibility forms (fullwidth), hidden characters
+(zero-width, bidi, Unicode tags), accents, case, look-alike letters of other scripts (Cyrillic,
+Greek) and spaced-out or digit-for-letter spellings. Inside args the string is replaced in place;
+\`agent_view.suppressed\` says how many fields and where (\`spans[3].args#/data/note\`). Stored
+evidence is never rewritten.
 
 ## Tools
 

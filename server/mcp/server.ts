@@ -27,7 +27,7 @@ import { cancelOperation } from "../services/operations";
 import { callService, type ServiceContext, type ServiceDef } from "../services/service";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
 import { PACKAGE_VERSION } from "./version";
-import { MCP_RESOURCES, MCP_TOOLS, toolForOperation, type AuditedCall, type McpTool } from "./tools";
+import { MCP_RESOURCES, MCP_TOOL_NAMES, MCP_TOOLS, toolForOperation, type AuditedCall, type McpTool } from "./tools";
 import { viewForAgent } from "./view";
 
 /**
@@ -134,8 +134,35 @@ export function mcpCatalog() {
   return { server: "emberscope", transports: ["stdio (emberscope mcp serve)", "streamable-http (/api/mcp)"], tools: toolCatalog(), resource_templates: resourceTemplateCatalog(), prompts: [] as never[] };
 }
 
+/** Tool arguments nested deeper than this are refused before the tool runs (no tool's input nests past a few levels). */
+export const MAX_ARGUMENT_DEPTH = 64;
+
+/** `value` with every container deeper than MAX_ARGUMENT_DEPTH replaced by "…" (recursion bounded by that depth). */
+function boundedCopy(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= MAX_ARGUMENT_DEPTH) return "…";
+  if (Array.isArray(value)) return value.map((v) => boundedCopy(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundedCopy(v, depth + 1)]));
+}
+
+/** The digest the audit log keeps of a call's arguments; computed for any arguments (deep ones bounded first). */
 function digestOf(args: unknown): string {
-  return createHash("sha256").update(canonicalJson(args ?? {})).digest("hex").slice(0, 16);
+  return createHash("sha256").update(canonicalJson(boundedCopy(args ?? {}))).digest("hex").slice(0, 16);
+}
+
+/** Refuses arguments nested deeper than MAX_ARGUMENT_DEPTH, naming the top-level argument (counted without recursion). */
+function refuseDeepArguments(args: unknown): void {
+  const stack: [unknown, number, string][] = [[args, 0, ""]];
+  while (stack.length) {
+    const [node, depth, argument] = stack.pop()!;
+    if (node === null || typeof node !== "object") continue;
+    if (depth > MAX_ARGUMENT_DEPTH) {
+      throw new EmberscopeError("INVALID_ARGUMENTS", `The arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels; no tool takes arguments like these.`, {
+        details: { argument: argument || "(arguments)", reason: "nested_too_deep", max_depth: MAX_ARGUMENT_DEPTH },
+      });
+    }
+    for (const [key, child] of Object.entries(node)) if (child !== null && typeof child === "object") stack.push([child, depth + 1, argument || key]);
+  }
 }
 
 function tryOpen(locator: WorkspaceLocator): Workspace | null {
@@ -240,7 +267,12 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
   const callerCtx = (): ServiceContext => ({ ...baseCtx, client: server.getClientVersion()?.name ?? options.clientName?.() ?? null });
   const catalog = toolCatalog();
 
-  /** Opens the workspace (when there is one), applies the access switch, and audits the call. */
+  /**
+   * Opens the workspace (when there is one), applies the access switch, refuses arguments it
+   * could not audit, runs the call and audits it (naming its target, e.g. the investigation it
+   * touched). An answer is returned only once its audit row is written: when the row cannot be
+   * written, the answer is withheld (AUDIT_FAILED).
+   */
   async function guarded<T>(
     action: string,
     args: Record<string, unknown>,
@@ -254,30 +286,53 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
     const held = options.heldWorkspace !== undefined;
     let ws = open();
     let code = "OK";
+    let answer: CallToolResult;
     try {
       if (options.requireAccessSwitch && (!ws || !agentAccessEnabled(ws))) throw ACCESS_DISABLED();
+      refuseDeepArguments(args);
       const value = await run();
       call.result = value;
       ws ??= open();
-      return project(value, ws);
+      answer = project(value, ws);
     } catch (thrown) {
       const error = toEmberscopeError(thrown);
       code = error.code;
       call.error = { details: error.details };
       if (error.code === "INTERNAL_ERROR") console.error(`emberscope mcp: ${action} failed:`, thrown);
       ws ??= open();
-      const view = viewOf(agentError(error.toDocument()), ws);
-      return { isError: true, content: [{ type: "text", text: JSON.stringify(view.value) }], _meta: { "emberscope/error": view.value } };
-    } finally {
-      if (ws) {
-        try {
-          recordAudit(ws.db, { actor: "agent", action, target: targetOf?.(call) ?? null, argumentsDigest: digestOf(args), resultCode: code, durationMs: Math.round((performance.now() - started) * 100) / 100, details: { transport: options.transport } });
-        } catch (error) {
-          console.error("emberscope mcp: audit write failed:", toEmberscopeError(error).code);
-        }
-        if (!held) ws.close();
-      }
+      answer = errorAnswer(error, ws);
     }
+    if (!ws) return answer;
+    let target: string | null = null;
+    try {
+      target = targetOf?.(call) ?? null;
+    } catch {
+      // a target that cannot be read from the call is not recorded; the call still is
+    }
+    try {
+      recordAudit(ws.db, { actor: "agent", action, target, argumentsDigest: digestOf(args), resultCode: code, durationMs: Math.round((performance.now() - started) * 100) / 100, details: { transport: options.transport } });
+      return answer;
+    } catch (error) {
+      console.error("emberscope mcp: audit write failed:", toEmberscopeError(error).code);
+      const failed = new EmberscopeError("AUDIT_FAILED", "The call could not be written to the audit log, so its answer is withheld. A call that writes may have taken effect: check before repeating it.", {
+        details: { action, outcome: code },
+        cause: error,
+      });
+      return errorAnswer(failed, null);
+    } finally {
+      if (!held) ws.close();
+    }
+  }
+
+  /** A typed error as the agent gets it (projected like any result; `ws` null when it cannot be read). */
+  function errorAnswer(error: EmberscopeError, ws: Workspace | null): CallToolResult {
+    let view;
+    try {
+      view = viewOf(agentError(error.toDocument()), ws);
+    } catch {
+      view = viewOf(agentError(error.toDocument()), null);
+    }
+    return { isError: true, content: [{ type: "text", text: JSON.stringify(view.value) }], _meta: { "emberscope/error": view.value } };
   }
 
   /** Redacted unless a person chose full detail for this workspace; always neutralized. */
@@ -291,8 +346,8 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
     const tool = MCP_TOOLS.find((t) => t.name === request.params.name);
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     if (!tool) {
-      const doc = agentError(new EmberscopeError("INVALID_ARGUMENTS", `Unknown tool ${request.params.name}.`, { details: { argument: "name", tools: MCP_TOOLS.map((t) => t.name) } }).toDocument());
-      return { isError: true, content: [{ type: "text", text: JSON.stringify(doc) }] };
+      const unknown = () => Promise.reject(new EmberscopeError("INVALID_ARGUMENTS", "Unknown tool.", { details: { argument: "name", tools: MCP_TOOL_NAMES } }));
+      return guarded("mcp.unknown_tool", { name: request.params.name, arguments: args }, unknown, () => ({ content: [] }));
     }
     const ctx = callerCtx();
     try {

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
 import os from "node:os";
-import { agentView, type AgentDetail, type AgentViewReport, type ProjectedString, type ProjectionMemo, type TokenKind } from "../../analysis/redaction";
+import { agentView, type AgentDetail, type AgentViewReport, type MemoEntry, type ProjectionMemo, type TokenKind } from "../../analysis/redaction";
 import type { Workspace } from "../store/workspace";
 import { MCP_TOOL_NAMES } from "./tools";
 
@@ -31,9 +31,9 @@ const MAX_MEMO_STRINGS = 20_000;
 /** Names repeat; long texts (span arguments) rarely do and would only fill memory. */
 const MAX_MEMO_STRING_LENGTH = 256;
 
-class BoundedMemo extends Map<string, ProjectedString> {
-  override set(text: string, projected: ProjectedString): this {
-    if (text.length <= MAX_MEMO_STRING_LENGTH) super.set(text, projected);
+class BoundedMemo extends Map<string, MemoEntry> {
+  override set(text: string, entry: MemoEntry): this {
+    if (text.length <= MAX_MEMO_STRING_LENGTH) super.set(text, entry);
     return this;
   }
 }

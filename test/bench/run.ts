@@ -5,6 +5,7 @@ import { captureBenchmark } from "./capture.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { mcpBenchmark } from "./mcp.bench";
+import { redactionBenchmark } from "./redaction.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { uiBenchmark } from "./ui.bench";
 import { uiDataBenchmark } from "./ui-data.bench";
@@ -17,6 +18,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "time-order": timeOrderBenchmark,
   capture: captureBenchmark,
   mcp: mcpBenchmark,
+  redaction: redactionBenchmark,
 };
 
 const only = process.argv.slice(2);
