@@ -65,7 +65,7 @@ describe("long tools, access policy and detail over MCP (in-memory transport)", 
     const imported = await agent.call("import_artifact", { path: "hostile.folded" });
     expect(imported.ok).toBe(true);
     if (!imported.ok) return;
-    const person = { locator: { cwd: root, projectRoot: root }, actor: "web" as const };
+    const person = { locator: { cwd: root, projectRoot: root }, actor: "web" as const, person: true };
     const redacted = await agent.call("analyze_hotspots", { run_id: imported.value.run_id });
     expect(redacted.ok && JSON.stringify(redacted.value.rows)).not.toContain(root);
     expect(redacted.ok && redacted.value.rows.map((r: { name: string }) => r.name)).toContain("lib/tool.js:work");
