@@ -224,8 +224,10 @@ describe("cost on hostile long strings", () => {
   it.each(["eyJ", "%40", "a/", "~/", "sk-", "$HOME/", "C:\\", "a.b@c.", "authorization: "])("projects runs of %j at a cost linear in their length", (unit) => {
     const of = (bytes: number) => unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
     cost(of(65_536)); // compiled and warm before either is measured
-    const small = cost(of(8_192));
-    const large = cost(of(65_536));
-    expect(large / Math.max(small, 0.5)).toBeLessThan(32);
+    // A busy machine only inflates a ratio (a slow moment lands on one side): the least of three
+    // pairs is still about 64 for a quadratic cost, and near 8 for a linear one.
+    let ratio = Infinity;
+    for (let pair = 0; pair < 3 && ratio >= 32; pair++) ratio = Math.min(ratio, cost(of(65_536)) / Math.max(cost(of(8_192)), 0.5));
+    expect(ratio).toBeLessThan(32);
   });
 });

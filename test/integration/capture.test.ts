@@ -58,7 +58,9 @@ describe("captures of declared workloads", () => {
   it("node-heapprofile and node-trace-events produce allocation and span evidence", async () => {
     const root = demoProject();
     const ctx = ctxFor(root);
-    const heap = await callService(runCapture, ctx, { adapter: "node-heapprofile", workload: "demo", parameters: { seconds: 0.5, mode: "hash" } });
+    // The heap profile holds what is still live at exit: sampled every 4 KiB it always holds some of
+    // it, whereas at the default 512 KiB a short run on a busy machine can leave none sampled.
+    const heap = await callService(runCapture, ctx, { adapter: "node-heapprofile", workload: "demo", parameters: { seconds: 0.5, mode: "hash" }, options: { interval_bytes: 4096 } });
     const heapSummary = await callService(summarizeRun, ctx, { run_id: heap.run_id });
     expect(heapSummary.metrics.map((m) => m.name)).toContain("alloc_bytes");
     const trace = await callService(runCapture, ctx, { adapter: "node-trace-events", workload: "demo", parameters: { seconds: 0.5 } });
