@@ -14,6 +14,12 @@ import { callQuery } from "../home/trpc-client";
  */
 export const ENGINE = "duckdb-wasm";
 
+/**
+ * Where a notebook's named SQL cells keep their results as tables: on every session's search path
+ * after the commit's evidence tables, so any cell reads `FROM hot` whatever commit it pins.
+ */
+export const NOTEBOOK_SCHEMA = "notebook";
+
 export interface QueryResult {
   columns: { name: string; type: string }[];
   rows: Record<string, unknown>[];
@@ -100,7 +106,8 @@ async function createSession(commitRef: string, runId: string | null): Promise<C
   const { db, version } = await engineReady;
   const connection = await db.connect();
   await connection.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-  await connection.query(`SET search_path = '${schema}'`);
+  await connection.query(`CREATE SCHEMA IF NOT EXISTS ${NOTEBOOK_SCHEMA}`);
+  await connection.query(`SET search_path = '${schema},${NOTEBOOK_SCHEMA}'`);
   mark("session-connected");
   // Tables are materialized on first use: a query reading only frames never downloads samples.
   const loaded = new Map<string, Promise<void>>();

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CELL_KINDS, RESERVED_CELL_NAMES } from "../../analysis/notebook/cells";
+import { NOTEBOOK_KEYS } from "../../analysis/notebook/keys";
 import { DocumentCell, DocumentFinding, DocumentHypothesis, DOCUMENT_LIMITS, NOTEBOOK_FORMAT, NOTEBOOK_VERSION, NotebookDocumentV1, UPGRADERS } from "../domain/notebook-document";
 import { EvidenceTarget } from "../domain/notebook";
 
@@ -106,6 +107,28 @@ agents (MCP) work on the same records through the same services.
   \`investigations.get\` returns at most 500 of each and says when it cut a list.
 - **Agents' calls** are audited with the investigation as their target; \`investigations.activity\`
   lists them (the notebook's agent timeline), refused ones included.
+
+## The notebook page
+
+\`/investigations\` lists investigations; \`/investigations/ID\` is one as a notebook. Each cell
+is drawn by its kind's renderer (\`components/notebook/cells/<kind>.tsx\`) over the commit it pins;
+its header shows that commit, "re-pin to HEAD" when HEAD has moved, who wrote it (an agent by its
+client name) and whether its last edit is saved. Edits are saved a moment after typing stops, by
+compare-and-set; when another page (or the CLI, or an agent) saved the cell first, the page shows
+both versions and offers to keep yours, take theirs, or keep both (yours as a new cell below).
+Every run view, compare and the SQL console have "Add to investigation".
+
+**Reactive SQL.** SQL cells run in the page with DuckDB-WASM (one engine per page) over their
+commit's Parquet files. A named cell's result is kept as a table of that name, and a cell that
+reads it (\`FROM hot\`) runs after it; running a cell re-runs every cell that depends on it, in
+dependency order (\`analysis/notebook/sql-deps.ts\`). A cycle, or a name that is neither a cell nor
+an evidence table, is an error on the cells concerned, and cells that wait on them say so.
+
+Keys in command mode (press \`?\` on the page):
+
+| key | what it does |
+|---|---|
+${NOTEBOOK_KEYS.map(([key, what]) => `| ${key} | ${what} |`).join("\n")}
 
 ## Evidence references
 

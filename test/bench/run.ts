@@ -5,6 +5,7 @@ import { captureBenchmark } from "./capture.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { mcpBenchmark } from "./mcp.bench";
+import { notebookBenchmark } from "./notebook.bench";
 import { redactionBenchmark } from "./redaction.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { uiBenchmark } from "./ui.bench";
@@ -19,6 +20,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   capture: captureBenchmark,
   mcp: mcpBenchmark,
   redaction: redactionBenchmark,
+  notebook: notebookBenchmark,
 };
 
 const only = process.argv.slice(2);

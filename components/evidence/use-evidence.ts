@@ -1,0 +1,116 @@
+"use client";
+
+import { useEffect, useState } from "react";
+import type { FlameInputNode } from "../../analysis/flame/tree";
+import type { ErrorDocument } from "../../server/domain/errors";
+import type { CompareRow } from "../compare/CompareCell";
+import type { NeighbourRow, SandwichFunction } from "../sandwich/SandwichCell";
+import { errorDocumentOf, queryService } from "../trpc-client";
+
+/**
+ * The evidence a view reads, fetched for one run at one pinned commit: the run page, the compare
+ * page and notebook cells all read through these, so a cell shows what the page shows.
+ */
+
+export interface EvidenceStatus {
+  state: string;
+  reason: string | null;
+  fill_with: string | null;
+}
+
+export interface FlameData {
+  nodes: FlameInputNode[];
+  unit: string | null;
+  metric: string | null;
+  pruned_total: number;
+  time_range: { first_ns: number; last_ns: number } | null;
+  commit_id: string;
+  status: EvidenceStatus;
+}
+
+export interface HotspotData {
+  rows: SandwichFunction[];
+  grand_total: number;
+  truncated: boolean;
+}
+
+/** A fetch's answer: null while it is on its way, the typed error when it failed. */
+export type Fetched<T> = T | ErrorDocument | null;
+
+export const isError = (x: unknown): x is ErrorDocument => typeof x === "object" && x !== null && "code" in x;
+
+/** Runs `load` whenever `key` changes; the answer of an outdated key is dropped. */
+function useFetched<T>(key: string | null, load: () => Promise<T | ErrorDocument>): Fetched<T> {
+  const [answer, setAnswer] = useState<{ key: string; value: T | ErrorDocument } | null>(null);
+  useEffect(() => {
+    if (key === null) return;
+    let live = true;
+    load()
+      .then((value) => live && setAnswer({ key, value }))
+      .catch((e: unknown) => live && setAnswer({ key, value: errorDocumentOf(e) }));
+    return () => {
+      live = false;
+    };
+    // `load` is a fresh closure every render; the key names everything it reads.
+  }, [key]);
+  return answer && answer.key === key ? answer.value : null;
+}
+
+/** `evidence.flame_tree` of a run (null `runId`: nothing asked). */
+export function useFlameTree(args: { runId: string | null; commitId: string; metric: string | null; budget?: number }): Fetched<FlameData> {
+  const { runId, commitId, metric, budget = 20_000 } = args;
+  return useFetched(runId === null ? null : `${runId}\u0000${commitId}\u0000${metric}\u0000${budget}`, () =>
+    queryService("evidence.flame_tree", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, budget }).then((r) => {
+      performance.mark("emberscope:flame-data");
+      return r as FlameData;
+    }),
+  );
+}
+
+/** `evidence.hotspots`: every function's self and total (the first 1,000 by total). */
+export function useHotspots(args: { runId: string | null; commitId: string; metric: string | null }): Fetched<HotspotData> {
+  const { runId, commitId, metric } = args;
+  return useFetched(runId === null ? null : `${runId}\u0000${commitId}\u0000${metric}`, () =>
+    queryService("evidence.hotspots", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, limit: 1000 }).then((r) => ({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null })),
+  );
+}
+
+/** The selected function's direct callers and callees (null `frameKey`: none selected). */
+export function useNeighbours(args: { runId: string; commitId: string; metric: string | null; frameKey: string | null }): { callers: NeighbourRow[] | null; callees: NeighbourRow[] | null } {
+  const { runId, commitId, metric, frameKey } = args;
+  const valid = frameKey !== null && /^[0-9a-f]{16}$/.test(frameKey);
+  const answer = useFetched(valid ? `${runId}\u0000${commitId}\u0000${metric}\u0000${frameKey}` : null, () => {
+    const input = { run_id: runId, frame_key: frameKey!, metric: metric ?? undefined, commit_id: commitId, limit: 30 };
+    return Promise.all([queryService("evidence.callers", input), queryService("evidence.callees", input)]).then(([callers, callees]) => ({ callers: callers.rows, callees: callees.rows }));
+  });
+  if (answer === null) return { callers: null, callees: null };
+  if (isError(answer)) return { callers: [], callees: [] };
+  return answer;
+}
+
+export interface CompareData {
+  base: FlameInputNode[];
+  candidate: FlameInputNode[];
+  unit: string | null;
+  metric: string | null;
+}
+
+/** Both runs' flame trees at one commit, for a differential flame graph. */
+export function useCompareTrees(args: { base: string; candidate: string; commitId: string; metric: string | null }): Fetched<CompareData> {
+  const { base, candidate, commitId, metric } = args;
+  return useFetched(`${base}\u0000${candidate}\u0000${commitId}\u0000${metric}`, async () => {
+    const q = (run: string) => queryService("evidence.flame_tree", { run_id: run, metric: metric ?? undefined, commit_id: commitId, budget: 20_000 });
+    const [b, c] = await Promise.all([q(base), q(candidate)]);
+    const missing = [b, c].find((r) => r.status.state === "unavailable");
+    if (missing) return { code: "INVALID_ARGUMENTS", message: missing.status.reason ?? "A run has no evidence in this commit.", retryable: false, details: {} } satisfies ErrorDocument;
+    return { base: b.nodes, candidate: c.nodes, unit: c.unit ?? b.unit, metric: c.metric ?? b.metric };
+  });
+}
+
+/** `evidence.compare`'s changed functions (the largest 50). */
+export function useCompareRows(args: { base: string; candidate: string; commitId: string; metric: string | null; normalize: boolean }): Fetched<{ rows: CompareRow[] }> {
+  const { base, candidate, commitId, metric, normalize } = args;
+  return useFetched(`${base}\u0000${candidate}\u0000${commitId}\u0000${metric}\u0000${normalize}`, () =>
+    queryService("evidence.compare", { base_run_id: base, candidate_run_id: candidate, metric: metric ?? undefined, normalize, collection: "changed", limit: 50, commit_id: commitId }).then((r) => ({ rows: r.rows })),
+  );
+}

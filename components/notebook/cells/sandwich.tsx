@@ -1,0 +1,32 @@
+"use client";
+
+import { SandwichCell } from "../../sandwich/SandwichCell";
+import { useFlameTree, useHotspots, useNeighbours } from "../../evidence/use-evidence";
+import type { CellViewProps } from "../context";
+import { evidencePending } from "./evidence-state";
+
+/** A run's functions with the selected one's callers and callees, at the cell's commit. */
+export function SandwichCellView({ cell, content, onContent }: CellViewProps<"sandwich">) {
+  const commitId = cell.server.commit_id!;
+  const metric = content.metric ?? null;
+  const flame = useFlameTree({ runId: content.run_id, commitId, metric });
+  const hot = useHotspots({ runId: content.run_id, commitId, metric });
+  const selected = content.selected ?? null;
+  const neighbours = useNeighbours({ runId: content.run_id, commitId, metric, frameKey: selected });
+  const pending = evidencePending(flame, `the functions of ${content.run_id}`) ?? evidencePending(hot, "the function table");
+  if (pending || !flame || !("nodes" in flame) || !hot || !("rows" in hot)) return pending;
+  return (
+    <SandwichCell
+      functions={hot.rows}
+      grandTotal={hot.grand_total}
+      unit={flame.unit}
+      metric={flame.metric}
+      nodes={flame.nodes}
+      selected={selected}
+      onSelect={(frameKey) => onContent({ ...content, selected: frameKey })}
+      callers={neighbours.callers}
+      callees={neighbours.callees}
+      truncated={hot.truncated}
+    />
+  );
+}

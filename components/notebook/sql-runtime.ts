@@ -1,0 +1,126 @@
+"use client";
+
+import { useCallback, useEffect, useRef, useState } from "react";
+import { TABLE_NAMES } from "../../analysis/evidence/schema";
+import { downstreamOf, planSqlCells, type SqlPlan } from "../../analysis/notebook/sql-deps";
+import { NOTEBOOK_SCHEMA, openCommitSession, type QueryResult } from "../sql/duckdb-session";
+
+/** A SQL cell as the runtime needs it: what it reads from (its commit) and what it is called. */
+export interface SqlCellSpec {
+  cell_id: string;
+  name: string | null;
+  sql: string;
+  commit_id: string;
+}
+
+export type SqlRunState =
+  | { state: "idle" }
+  | { state: "waiting" }
+  | { state: "running" }
+  | { state: "done"; result: QueryResult; ranAt: number }
+  | { state: "failed"; message: string; cause: "query" | "plan" };
+
+/** Rows a named cell's table keeps for the page to show (the table itself keeps every row). */
+const SHOWN_ROWS = 5_000;
+
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const body = (sql: string) => sql.trim().replace(/;+\s*$/, "");
+
+function planFailure(plan: SqlPlan, cellId: string, label: (id: string) => string): string | null {
+  const error = plan.errors.get(cellId);
+  if (!error) return null;
+  switch (error.kind) {
+    case "cycle":
+      return `These cells read each other in a cycle: ${error.cycle.join(" → ")}. Break the cycle by changing one of their FROM clauses.`;
+    case "dangling":
+      return `No cell is named ${error.names.join(", ")}, and no evidence table is either. Name the cell that should be read, or fix the FROM clause.`;
+    case "duplicate_name":
+      return "Another cell has the same name; rename one of them.";
+    case "blocked":
+      return `Waits for cell ${label(error.by)}, which cannot run: fix that cell first.`;
+  }
+}
+
+/**
+ * The notebook's reactive SQL: one DuckDB-WASM engine for the page (its sessions are per commit),
+ * a named cell's result kept as a table in the notebook schema so that later cells read it by
+ * name, and a run of one cell re-running every cell that depends on it, in dependency order.
+ * Plan errors (cycles, names no cell has) are states of the cells, never thrown.
+ */
+export function useNotebookSql(cells: readonly SqlCellSpec[]) {
+  const [states, setStates] = useState<ReadonlyMap<string, SqlRunState>>(new Map());
+  const cellsRef = useRef(cells);
+  cellsRef.current = cells;
+  // Runs go one after another: a re-run of a cell must see the tables the previous run wrote.
+  const queue = useRef<Promise<void>>(Promise.resolve());
+
+  const set = (cellId: string, state: SqlRunState) => setStates((prev) => new Map(prev).set(cellId, state));
+
+  const runCells = useCallback((which: "all" | string) => {
+    const job = async () => {
+      const current = cellsRef.current;
+      const byId = new Map(current.map((c) => [c.cell_id, c]));
+      const label = (id: string) => byId.get(id)?.name ?? id;
+      const plan = planSqlCells(current, TABLE_NAMES);
+      const targets = which === "all" ? current.map((c) => c.cell_id) : byId.has(which) ? [which] : [];
+      const runnable = which === "all" ? plan.order : downstreamOf(plan, which);
+      // Cells that cannot run (their own plan error, or one they wait for) say why.
+      const failing = which === "all" ? targets : [which, ...current.filter((c) => plan.errors.get(c.cell_id)?.kind === "blocked").map((c) => c.cell_id)];
+      for (const id of failing) {
+        const reason = planFailure(plan, id, label);
+        if (reason) set(id, { state: "failed", message: reason, cause: "plan" });
+      }
+      for (const id of runnable) set(id, { state: "waiting" });
+      const failed = new Set<string>();
+      for (const id of runnable) {
+        const cell = byId.get(id)!;
+        if (body(cell.sql) === "") {
+          set(id, { state: "idle" });
+          continue;
+        }
+        const blocker = plan.reads.get(id)?.find((dep) => failed.has(dep));
+        if (blocker) {
+          failed.add(id);
+          set(id, { state: "failed", message: `Waits for cell ${label(blocker)}, whose query failed: fix that cell first.`, cause: "plan" });
+          continue;
+        }
+        set(id, { state: "running" });
+        try {
+          const session = await openCommitSession(cell.commit_id);
+          let result: QueryResult;
+          if (cell.name) {
+            const table = `${NOTEBOOK_SCHEMA}.${quoted(cell.name)}`;
+            const made = await session.query(`CREATE OR REPLACE TABLE ${table} AS ${body(cell.sql)}`);
+            const read = await session.query(`SELECT * FROM ${table} LIMIT ${SHOWN_ROWS}`);
+            result = { ...read, ms: made.ms + read.ms };
+          } else {
+            result = await session.query(body(cell.sql));
+          }
+          set(id, { state: "done", result, ranAt: Date.now() });
+        } catch (e) {
+          failed.add(id);
+          if (cell.name) {
+            // A later cell must not read what an earlier run of this one left behind.
+            await openCommitSession(cell.commit_id)
+              .then((s) => s.query(`DROP TABLE IF EXISTS ${NOTEBOOK_SCHEMA}.${quoted(cell.name!)}`))
+              .catch(() => undefined);
+          }
+          set(id, { state: "failed", message: e instanceof Error ? e.message : String(e), cause: "query" });
+        }
+      }
+    };
+    const next = queue.current.then(job, job);
+    queue.current = next.catch(() => undefined);
+    return next;
+  }, []);
+
+  // Every SQL cell runs once when the notebook opens (cells added later run when asked).
+  const started = useRef(false);
+  useEffect(() => {
+    if (started.current || cells.length === 0) return;
+    started.current = true;
+    void runCells("all");
+  }, [cells.length, runCells]);
+
+  return { states, run: runCells };
+}
