@@ -1,6 +1,6 @@
 import { ErrorPanel } from "../components/ErrorPanel";
 import { TypedErrorPanel } from "../components/TypedErrorPanel";
-import { AppShell } from "../components/AppShell";
+import { AppShell, mainRail } from "../components/AppShell";
 import { CommitsTable } from "../components/CommitsTable";
 import { CapturePanel, type Adapter, type Workload } from "../components/home/CapturePanel";
 import "../components/home/home.css";
@@ -15,13 +15,7 @@ import { webServiceContext } from "../server/trpc/context";
 
 export const dynamic = "force-dynamic";
 
-const RAIL = [
-  { href: "/", label: "Workspace", current: true },
-  { href: "/#runs", label: "Runs" },
-  { href: "/#commits", label: "Commits" },
-  { href: "/sql", label: "SQL" },
-  { href: "/settings", label: "Settings" },
-];
+const RAIL = mainRail("workspace");
 
 /** The bundled demo (examples/demo) declares a workload named "demo". */
 const DEMO_WORKLOAD = "demo";

@@ -1,17 +1,12 @@
 import { TypedErrorPanel } from "../../components/TypedErrorPanel";
-import { AppShell } from "../../components/AppShell";
+import { AppShell, mainRail } from "../../components/AppShell";
 import { SqlConsole } from "../../components/sql/SqlConsole";
 import { callService, listCommits, listRuns, showCommit } from "../../server/services";
 import { webServiceContext } from "../../server/trpc/context";
 
 export const dynamic = "force-dynamic";
 
-const RAIL = [
-  { href: "/", label: "Workspace" },
-  { href: "/#runs", label: "Runs" },
-  { href: "/#commits", label: "Commits" },
-  { href: "/sql", label: "SQL", current: true },
-];
+const RAIL = mainRail("sql");
 
 function one(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
