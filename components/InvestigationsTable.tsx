@@ -1,0 +1,79 @@
+import type { z } from "zod";
+import type { InvestigationListItem } from "../server/services/investigations";
+
+export type InvestigationRow = z.infer<typeof InvestigationListItem>;
+
+/** `YYYY-MM-DD HH:MM` of an ISO time (UTC, as stored); the full time is the cell's title. */
+function minute(iso: string): string {
+  return iso.slice(0, 16).replace("T", " ");
+}
+
+/** Who started it: a person, or an agent by the client name its MCP handshake gave. */
+function author(row: InvestigationRow): string {
+  if (row.created_by.actor === "person") return "person";
+  return row.created_by.client ? `agent · ${row.created_by.client}` : "agent";
+}
+
+/**
+ * Investigations, newest first: title and question, status, how many cells, hypotheses and
+ * findings each holds, who started it and when. `compact` leaves out the question and the times (the home page).
+ */
+export function InvestigationsTable({ rows, compact = false }: { rows: InvestigationRow[]; compact?: boolean }) {
+  return (
+    <table className="data investigations-table" data-testid="investigations-table">
+      <thead>
+        <tr>
+          <th>Investigation</th>
+          <th>Status</th>
+          <th className="num">Cells</th>
+          <th className="num">Hypotheses</th>
+          <th className="num">Findings</th>
+          <th>Started by</th>
+          {compact ? null : (
+            <>
+              <th className="num">Created (UTC)</th>
+              <th className="num" title="When the title, question or status last changed">
+                Updated (UTC)
+              </th>
+            </>
+          )}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.investigation_id} data-testid="investigation-row" data-investigation-id={row.investigation_id}>
+            <td className="wide investigation-title">
+              <a href={`/investigations/${encodeURIComponent(row.investigation_id)}`} data-testid="investigation-link">
+                {row.title}
+              </a>
+              {!compact && row.question ? <div className="investigation-question">{row.question}</div> : null}
+            </td>
+            <td>
+              <span className={`status investigation-status-${row.status}`}>{row.status}</span>
+            </td>
+            <td className="num" data-testid="investigation-cells">
+              {row.counts.cells}
+            </td>
+            <td className="num" data-testid="investigation-hypotheses">
+              {row.counts.hypotheses}
+            </td>
+            <td className="num" data-testid="investigation-findings">
+              {row.counts.findings}
+            </td>
+            <td data-testid="investigation-author">{author(row)}</td>
+            {compact ? null : (
+              <>
+                <td className="num" title={row.created_at}>
+                  {minute(row.created_at)}
+                </td>
+                <td className="num" title={row.updated_at}>
+                  {minute(row.updated_at)}
+                </td>
+              </>
+            )}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
