@@ -8,15 +8,22 @@ function minute(iso: string): string {
   return iso.slice(0, 16).replace("T", " ");
 }
 
-/** Who started it: a person, or an agent by the client name its MCP handshake gave. */
-function author(row: InvestigationRow): string {
+/** Who started it: a person, or an agent by the client name its MCP handshake gave (kept on one line when the column wraps). */
+function author(row: InvestigationRow) {
   if (row.created_by.actor === "person") return "person";
-  return row.created_by.client ? `agent · ${row.created_by.client}` : "agent";
+  return row.created_by.client ? (
+    <>
+      agent · <span className="investigation-client">{row.created_by.client}</span>
+    </>
+  ) : (
+    "agent"
+  );
 }
 
 /**
  * Investigations, newest first: title and question, status, how many cells, hypotheses and
- * findings each holds, who started it and when. `compact` leaves out the question and the times (the home page).
+ * findings each holds, who started it and when it last changed (newest first by creation). `compact`
+ * leaves out the question and the time (the home page).
  */
 export function InvestigationsTable({ rows, compact = false }: { rows: InvestigationRow[]; compact?: boolean }) {
   return (
@@ -30,12 +37,9 @@ export function InvestigationsTable({ rows, compact = false }: { rows: Investiga
           <th className="num">Findings</th>
           <th>Started by</th>
           {compact ? null : (
-            <>
-              <th className="num">Created (UTC)</th>
-              <th className="num" title="When the title, question or status last changed">
-                Updated (UTC)
-              </th>
-            </>
+            <th className="num" title="When the title, question or status last changed">
+              Updated (UTC)
+            </th>
           )}
         </tr>
       </thead>
@@ -60,16 +64,13 @@ export function InvestigationsTable({ rows, compact = false }: { rows: Investiga
             <td className="num" data-testid="investigation-findings">
               {row.counts.findings}
             </td>
-            <td data-testid="investigation-author">{author(row)}</td>
+            <td className="investigation-author" data-testid="investigation-author">
+              {author(row)}
+            </td>
             {compact ? null : (
-              <>
-                <td className="num" title={row.created_at}>
-                  {minute(row.created_at)}
-                </td>
-                <td className="num" title={row.updated_at}>
-                  {minute(row.updated_at)}
-                </td>
-              </>
+              <td className="num" title={`created ${row.created_at}, updated ${row.updated_at}`} data-testid="investigation-updated">
+                {minute(row.updated_at)}
+              </td>
             )}
           </tr>
         ))}
