@@ -1,27 +1,25 @@
 import { ErrorPanel } from "../components/ErrorPanel";
 import { TypedErrorPanel } from "../components/TypedErrorPanel";
-import { AppShell } from "../components/AppShell";
+import { AppShell, mainRail } from "../components/AppShell";
 import { CommitsTable } from "../components/CommitsTable";
 import { CapturePanel, type Adapter, type Workload } from "../components/home/CapturePanel";
 import "../components/home/home.css";
 import { ImportPanel } from "../components/home/ImportPanel";
 import { LiveOperations } from "../components/home/LiveOperations";
+import { InvestigationsTable } from "../components/InvestigationsTable";
 import { RunsTable } from "../components/RunsTable";
 import { WorkspaceFacts } from "../components/WorkspaceFacts";
 import { toEmberscopeError, type ErrorDocument } from "../server/domain/errors";
-import { callService, listCapabilities, listCommits, listOperations, listRuns, listWorkloads, workspaceStatus } from "../server/services";
+import { callService, listCapabilities, listCommits, listInvestigations, listOperations, listRuns, listWorkloads, workspaceStatus } from "../server/services";
 import type { ServiceContext } from "../server/services/service";
 import { webServiceContext } from "../server/trpc/context";
 
 export const dynamic = "force-dynamic";
 
-const RAIL = [
-  { href: "/", label: "Workspace", current: true },
-  { href: "/#runs", label: "Runs" },
-  { href: "/#commits", label: "Commits" },
-  { href: "/sql", label: "SQL" },
-  { href: "/settings", label: "Settings" },
-];
+const RAIL = mainRail("workspace");
+
+/** Open investigations the home page lists (newest first); /investigations has them all. */
+const OPEN_INVESTIGATIONS = 5;
 
 /** The bundled demo (examples/demo) declares a workload named "demo". */
 const DEMO_WORKLOAD = "demo";
@@ -42,6 +40,7 @@ export default async function HomePage() {
     const runs = await callService(listRuns, ctx, { limit: 25 });
     const commits = await callService(listCommits, ctx, { limit: 10 });
     const operations = await callService(listOperations, ctx, { active: true, limit: 20 });
+    const investigations = await callService(listInvestigations, ctx, { status: "open", limit: OPEN_INVESTIGATIONS });
     const choices = await captureChoices(ctx);
     const firstRun = runs.items.length === 0;
     const demoDeclared = choices.workloads.some((w) => w.name === DEMO_WORKLOAD);
@@ -79,6 +78,20 @@ export default async function HomePage() {
         </section>
         <h2 id="operations">Live operations</h2>
         <LiveOperations initial={operations.items} />
+        <h2 id="investigations">Open investigations</h2>
+        {investigations.items.length === 0 ? (
+          <div className="empty" data-testid="home-investigations-empty">
+            <strong>No open investigations.</strong> Start one on <a href="/investigations">Investigations</a>, or add a view you are looking at with its{" "}
+            <em>Add to investigation</em> button.
+          </div>
+        ) : (
+          <div data-testid="home-investigations">
+            <InvestigationsTable rows={investigations.items} compact />
+            <p className="muted">
+              <a href="/investigations">{investigations.next_cursor ? `All investigations (the ${OPEN_INVESTIGATIONS} newest open ones are shown)` : "All investigations"}</a>
+            </p>
+          </div>
+        )}
         <h2 id="runs">Recent runs</h2>
         <RunsTable runs={runs.items} truncated={runs.truncated} />
         <h2 id="commits">Corpus commits</h2>

@@ -6,6 +6,26 @@ export interface RailLink {
   current?: boolean;
 }
 
+/** The rail every page shows, in this order; a page marks where it is and may add its own links after Runs. */
+const MAIN_RAIL = [
+  { section: "workspace", href: "/", label: "Workspace" },
+  { section: "runs", href: "/#runs", label: "Runs" },
+  { section: "commits", href: "/#commits", label: "Commits" },
+  { section: "compare", href: "/compare", label: "Compare" },
+  { section: "sql", href: "/sql", label: "SQL" },
+  { section: "investigations", href: "/investigations", label: "Investigations" },
+  { section: "settings", href: "/settings", label: "Settings" },
+] as const;
+
+export type RailSection = (typeof MAIN_RAIL)[number]["section"];
+
+export function mainRail(current: RailSection | null, afterRuns: RailLink[] = []): RailLink[] {
+  return MAIN_RAIL.flatMap(({ section, href, label }) => {
+    const link = { href, label, current: section === current };
+    return section === "runs" ? [link, ...afterRuns] : [link];
+  });
+}
+
 /** The page frame: top bar with the pinned commit, left rail, the view filling the rest. */
 export function AppShell(props: { pinnedCommitId: string | null; pinnedSeq?: number; isHead?: boolean; rail: RailLink[]; children: ReactNode }) {
   return (

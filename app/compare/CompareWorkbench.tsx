@@ -4,6 +4,7 @@ import { useEffect, useState } from "react";
 import type { ErrorDocument } from "../../server/domain/errors";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { CompareCell, type CompareRow } from "../../components/compare/CompareCell";
+import { AddToInvestigation, type CellDraft } from "../../components/notebook/AddToInvestigation";
 import { errorDocumentOf, queryService } from "../../components/trpc-client";
 import type { FlameInputNode } from "../../analysis/flame/tree";
 import { useUrlState } from "../../components/use-url-state";
@@ -77,12 +78,31 @@ export function CompareWorkbench(props: CompareWorkbenchProps) {
     </label>
   ) : null;
 
+  /** The comparison as a notebook cell with the differential graph's view state, at the page's commit. */
+  const viewAsCell = (): CellDraft => ({
+    kind: "compare",
+    content: {
+      base_run_id: props.base,
+      candidate_run_id: props.candidate,
+      ...(metric ? { metric } : {}),
+      normalize: normalized,
+      from: state.from === "base" ? "base" : "candidate",
+      zoom: state.zoom,
+      ...(state.q ? { search: state.q } : {}),
+    },
+    commit_id: props.commitId,
+  });
+
   if (!trees || !table) return <p className="tip-muted" data-testid="loading">Loading both runs at {props.commitId}…</p>;
   if ("code" in trees) return <ErrorPanel error={trees} />;
   if ("code" in table) return <ErrorPanel error={table} />;
   return (
     <>
-      <div className="flame-toolbar">{metricPicker}</div>
+      <div className="flame-toolbar">
+        {metricPicker}
+        <span className="spacer" />
+        <AddToInvestigation cell={viewAsCell} />
+      </div>
       <CompareCell
         baseNodes={trees.base}
         candidateNodes={trees.candidate}

@@ -1,4 +1,4 @@
-import { AppShell } from "../../components/AppShell";
+import { AppShell, mainRail } from "../../components/AppShell";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { toEmberscopeError } from "../../server/domain/errors";
 import { callService, listCommits, listRuns, showRun, summarizeRun } from "../../server/services";
@@ -12,11 +12,7 @@ import { COMPARE_URL_STATE } from "./url-state";
 export const dynamic = "force-dynamic";
 
 
-const RAIL = [
-  { href: "/", label: "Workspace" },
-  { href: "/#runs", label: "Runs" },
-  { href: "/compare", label: "Compare", current: true },
-];
+const RAIL = mainRail("compare");
 
 /** /compare?base=RUN&candidate=RUN[&commit=&metric=&from=base&norm=1&zoom=&q=] (COMPARE_URL_STATE) */
 export default async function ComparePage(props: { searchParams: Promise<SearchParams> }) {

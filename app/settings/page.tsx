@@ -1,6 +1,6 @@
 import { headers } from "next/headers";
 import { TypedErrorPanel } from "../../components/TypedErrorPanel";
-import { AppShell } from "../../components/AppShell";
+import { AppShell, mainRail } from "../../components/AppShell";
 import { agentAccessStatus, callService, listAuditEvents, workspaceStatus } from "../../server/services";
 import { webServiceContext } from "../../server/trpc/context";
 import { AgentAccessControls } from "./AgentAccessControls";
@@ -8,13 +8,7 @@ import styles from "./settings.module.css";
 
 export const dynamic = "force-dynamic";
 
-const RAIL = [
-  { href: "/", label: "Workspace" },
-  { href: "/#runs", label: "Runs" },
-  { href: "/#commits", label: "Commits" },
-  { href: "/sql", label: "SQL" },
-  { href: "/settings", label: "Settings", current: true },
-];
+const RAIL = mainRail("settings");
 
 function resultClass(code: string): string {
   return code === "OK" ? "status status-succeeded" : "status status-failed";

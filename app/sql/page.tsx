@@ -1,17 +1,12 @@
 import { TypedErrorPanel } from "../../components/TypedErrorPanel";
-import { AppShell } from "../../components/AppShell";
-import { SqlConsole } from "../../components/sql/SqlConsole";
+import { AppShell, mainRail } from "../../components/AppShell";
 import { callService, listCommits, listRuns, showCommit } from "../../server/services";
 import { webServiceContext } from "../../server/trpc/context";
+import { SqlWorkbench } from "./SqlWorkbench";
 
 export const dynamic = "force-dynamic";
 
-const RAIL = [
-  { href: "/", label: "Workspace" },
-  { href: "/#runs", label: "Runs" },
-  { href: "/#commits", label: "Commits" },
-  { href: "/sql", label: "SQL", current: true },
-];
+const RAIL = mainRail("sql");
 
 function one(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -61,7 +56,7 @@ export default async function SqlPage({ searchParams }: { searchParams: Promise<
             <span className="command mono">npx emberscope import PATH</span>), then come back: the new commit&apos;s Parquet files become the views here.
           </div>
         ) : null}
-        <SqlConsole key={`${commit.commit_id}/${runId ?? ""}`} commitId={commit.commit_id} runId={runId} initialPreset={one(params.preset)} />
+        <SqlWorkbench key={`${commit.commit_id}/${runId ?? ""}`} commitId={commit.commit_id} runId={runId} initialPreset={one(params.preset)} />
       </AppShell>
     );
   } catch (thrown) {

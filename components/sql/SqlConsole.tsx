@@ -1,6 +1,6 @@
 "use client";
 
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useState, type ReactNode } from "react";
 import { preload } from "react-dom";
 import "./sql.css";
 import { ENGINE, openCommitSession, type CommitSession, type QueryResult } from "./duckdb-session";
@@ -18,8 +18,17 @@ type State =
  * SQL over one pinned commit with DuckDB-WASM in the browser: the commit's Parquet files as the
  * evidence views, the server's named evidence queries as presets, results as a table and a chart,
  * each saying which engine and which commit answered. Props in, no page globals (a notebook cell).
+ * `onSqlChange` hears the editor's text as it changes; `actions` go beside the Run button.
  */
-export function SqlConsole(props: { commitId: string; runId?: string | null; initialSql?: string; initialPreset?: string; compact?: boolean }) {
+export function SqlConsole(props: {
+  commitId: string;
+  runId?: string | null;
+  initialSql?: string;
+  initialPreset?: string;
+  compact?: boolean;
+  onSqlChange?: (sql: string) => void;
+  actions?: ReactNode;
+}) {
   const runId = props.runId ?? null;
   // The engine's wasm is the long pole of a cold start: a <link rel=preload> in the page's head starts
   // downloading it while the page's scripts load and hydrate; the worker's fetch then reads it from the
@@ -63,6 +72,9 @@ export function SqlConsole(props: { commitId: string; runId?: string | null; ini
       cancelled = true;
     };
   }, [props.commitId, runId, props.initialPreset]);
+
+  const { onSqlChange } = props;
+  useEffect(() => onSqlChange?.(sql), [onSqlChange, sql]);
 
   const preset = useMemo(() => presets.find((p) => p.name === presetName) ?? null, [presets, presetName]);
 
@@ -150,6 +162,7 @@ export function SqlConsole(props: { commitId: string; runId?: string | null; ini
           {running ? "Running…" : "Run"}
         </button>
         <span className="muted">Ctrl+Enter runs. Views: frames, stacks, metrics, samples, tracks, spans, edges, measurements, stack_totals, frame_totals.</span>
+        {props.actions ? <span className="sql-actions-end">{props.actions}</span> : null}
       </div>
       {state.phase === "loading" ? (
         <p className="muted" data-testid="sql-loading">

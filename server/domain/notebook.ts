@@ -141,7 +141,7 @@ export const Finding = z.object({
 export type Finding = z.infer<typeof Finding>;
 
 /** Input bounds shared by the services (and the notebook format). */
-export const Title = z.string().trim().min(1).max(200);
+export const Title = z.string().trim().min(1, "a title is needed (1 to 200 characters)").max(200);
 export const Question = z.string().max(4000);
 export const ClaimText = z.string().trim().min(1).max(4000);
 export const ShortText = z.string().max(4000);

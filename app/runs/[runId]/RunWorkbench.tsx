@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { ErrorDocument } from "../../../server/domain/errors";
 import { ErrorPanel } from "../../../components/ErrorPanel";
 import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
@@ -10,6 +10,7 @@ import { SandwichCell, type NeighbourRow, type SandwichFunction } from "../../..
 import { errorDocumentOf, queryService } from "../../../components/trpc-client";
 import { formatValue } from "../../../analysis/flame/format";
 import type { FlameInputNode } from "../../../analysis/flame/tree";
+import { AddToInvestigation, type CellDraft } from "../../../components/notebook/AddToInvestigation";
 import { useUrlState } from "../../../components/use-url-state";
 import { formatTimeRange, parseTimeRange } from "../../../components/url-state";
 import { RUN_URL_STATE, type RunUrlState } from "./url-state";
@@ -63,6 +64,8 @@ export interface RunWorkbenchProps {
 
 const DEFAULT_BUDGET = 20_000;
 
+const FRAME_KEY = /^[0-9a-f]{16}$/;
+
 /** The run page's client side: view tabs, metric selector and the cells, with state in the URL. */
 export function RunWorkbench(props: RunWorkbenchProps) {
   const [state, patch] = useUrlState(RUN_URL_STATE, { ...props.initial, metric: props.initial.metric ?? props.primaryMetric });
@@ -95,7 +98,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
 
   const sel = state.sel;
   useEffect(() => {
-    if (view !== "sandwich" || !sel || !/^[0-9a-f]{16}$/.test(sel)) return;
+    if (view !== "sandwich" || !sel || !FRAME_KEY.test(sel)) return;
     let live = true;
     setNeighbours({ key: sel, callers: null, callees: null });
     const input = { run_id: props.runId, frame_key: sel, metric: metric ?? undefined, commit_id: props.commitId, limit: 30 };
@@ -128,6 +131,35 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     </label>
   ) : null;
 
+  // The SQL view's current text, read when the view is added to an investigation.
+  const sqlText = useRef("");
+  const onSqlChange = useCallback((sql: string) => {
+    sqlText.current = sql;
+  }, []);
+
+  /** The view as a notebook cell: its kind's content (analysis/notebook/cells) from the view state, at the page's commit. */
+  const viewAsCell = (): CellDraft => {
+    const run = { run_id: props.runId, ...(metric ? { metric } : {}) };
+    const commit_id = props.commitId;
+    if (view === "sandwich") return { kind: "sandwich", content: { ...run, selected: sel && FRAME_KEY.test(sel) ? sel : null }, commit_id };
+    if (view === "calltree") return { kind: "calltree", content: run, commit_id };
+    if (view === "sql") return { kind: "sql", content: { sql: sqlText.current }, commit_id };
+    if (view === "trace") {
+      const visible = parseTimeRange(state.window);
+      const range = parseTimeRange(state.range);
+      return {
+        kind: "trace",
+        content: { run_id: props.runId, ...(visible ? { window: [visible.start, visible.end] } : {}), ...(range ? { range: [range.start, range.end] } : {}) },
+        commit_id,
+      };
+    }
+    return {
+      kind: "flame",
+      content: { ...run, zoom: state.zoom, ...(state.q ? { search: state.q } : {}), orientation: state.orient === "flame" ? "flame" : "icicle", mode: state.mode === "time-order" ? "time-order" : "left-heavy" },
+      commit_id,
+    };
+  };
+
   const body = () => {
     if (!needsTree) {
       return (
@@ -138,6 +170,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           traceView={parseTimeRange(state.window)}
           traceSelection={parseTimeRange(state.range)}
           onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) })}
+          onSqlChange={onSqlChange}
         />
       );
     }
@@ -234,6 +267,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
             {v.label}
           </a>
         ))}
+        <AddToInvestigation cell={viewAsCell} />
       </nav>
       {body()}
     </>

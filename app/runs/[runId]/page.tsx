@@ -1,5 +1,5 @@
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
-import { AppShell } from "../../../components/AppShell";
+import { AppShell, mainRail } from "../../../components/AppShell";
 import { callService, listCommits, showRun, summarizeRun } from "../../../server/services";
 import { webServiceContext } from "../../../server/trpc/context";
 import "../../../components/flame/workbench.css";
@@ -11,12 +11,7 @@ import { RUN_URL_STATE } from "./url-state";
 export const dynamic = "force-dynamic";
 
 
-const RUN_RAIL = (runId: string) => [
-  { href: "/", label: "Workspace" },
-  { href: "/#runs", label: "Runs" },
-  { href: `/runs/${encodeURIComponent(runId)}`, label: "This run", current: true },
-  { href: "/compare", label: "Compare" },
-];
+const RUN_RAIL = (runId: string) => mainRail(null, [{ href: `/runs/${encodeURIComponent(runId)}`, label: "This run", current: true }]);
 
 /** /runs/[runId]?view=flame|sandwich|calltree|trace|sql&commit=&metric=&zoom=&q=&sel=&orient=&mode=&window=&range= (RUN_URL_STATE) */
 export default async function RunPage(props: { params: Promise<{ runId: string }>; searchParams: Promise<SearchParams> }) {
