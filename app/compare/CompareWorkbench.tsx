@@ -1,21 +1,11 @@
 "use client";
 
-import { useEffect, useState } from "react";
-import type { ErrorDocument } from "../../server/domain/errors";
 import { ErrorPanel } from "../../components/ErrorPanel";
-import { CompareCell, type CompareRow } from "../../components/compare/CompareCell";
+import { CompareCell } from "../../components/compare/CompareCell";
+import { useCompareRows, useCompareTrees } from "../../components/evidence/use-evidence";
 import { AddToInvestigation, type CellDraft } from "../../components/notebook/AddToInvestigation";
-import { errorDocumentOf, queryService } from "../../components/trpc-client";
-import type { FlameInputNode } from "../../analysis/flame/tree";
 import { useUrlState } from "../../components/use-url-state";
 import { COMPARE_URL_STATE, type CompareUrlState } from "./url-state";
-
-interface Loaded {
-  base: FlameInputNode[];
-  candidate: FlameInputNode[];
-  unit: string | null;
-  metric: string | null;
-}
 
 export interface CompareWorkbenchProps {
   base: string;
@@ -29,40 +19,10 @@ export interface CompareWorkbenchProps {
 /** Fetches both flame trees and the per-function comparison, and keeps the view in the URL. */
 export function CompareWorkbench(props: CompareWorkbenchProps) {
   const [state, patch] = useUrlState(COMPARE_URL_STATE, props.initial);
-  const [trees, setTrees] = useState<Loaded | ErrorDocument | null>(null);
-  const [table, setTable] = useState<{ rows: CompareRow[] } | ErrorDocument | null>(null);
-  const metric = state.metric ?? undefined;
+  const metric = state.metric ?? null;
   const normalized = state.norm === "1";
-
-  useEffect(() => {
-    let live = true;
-    setTrees(null);
-    const q = (run: string) => queryService("evidence.flame_tree", { run_id: run, metric, commit_id: props.commitId, budget: 20_000 });
-    Promise.all([q(props.base), q(props.candidate)])
-      .then(([b, c]) => {
-        if (!live) return;
-        if (b.status.state === "unavailable" || c.status.state === "unavailable") {
-          const which = b.status.state === "unavailable" ? b : c;
-          setTrees({ code: "INVALID_ARGUMENTS", message: which.status.reason ?? "A run has no evidence in this commit.", retryable: false, details: {} } as ErrorDocument);
-          return;
-        }
-        setTrees({ base: b.nodes, candidate: c.nodes, unit: c.unit ?? b.unit, metric: c.metric ?? b.metric });
-      })
-      .catch((e) => live && setTrees(errorDocumentOf(e)));
-    return () => {
-      live = false;
-    };
-  }, [props.base, props.candidate, props.commitId, metric]);
-
-  useEffect(() => {
-    let live = true;
-    queryService("evidence.compare", { base_run_id: props.base, candidate_run_id: props.candidate, metric, normalize: normalized, collection: "changed", limit: 50, commit_id: props.commitId })
-      .then((r) => live && setTable({ rows: r.rows }))
-      .catch((e) => live && setTable(errorDocumentOf(e)));
-    return () => {
-      live = false;
-    };
-  }, [props.base, props.candidate, props.commitId, metric, normalized]);
+  const trees = useCompareTrees({ base: props.base, candidate: props.candidate, commitId: props.commitId, metric });
+  const table = useCompareRows({ base: props.base, candidate: props.candidate, commitId: props.commitId, metric, normalize: normalized });
 
   const metricPicker = props.metrics.length ? (
     <label className="field">

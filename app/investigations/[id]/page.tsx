@@ -1,4 +1,4 @@
-import { AppShell } from "../../../components/AppShell";
+import { AppShell, mainRail } from "../../../components/AppShell";
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { Notebook } from "../../../components/notebook/Notebook";
 import { callService, listCommits, showInvestigation } from "../../../server/services";
@@ -7,15 +7,8 @@ import "../../../components/flame/workbench.css";
 
 export const dynamic = "force-dynamic";
 
-const RAIL = (id: string) => [
-  { href: "/", label: "Workspace" },
-  { href: "/#runs", label: "Runs" },
-  { href: "/investigations", label: "Investigations" },
-  { href: `/investigations/${encodeURIComponent(id)}`, label: "This investigation", current: true },
-  { href: "/compare", label: "Compare" },
-  { href: "/sql", label: "SQL" },
-  { href: "/settings", label: "Settings" },
-];
+/** The notebook belongs to the Investigations section of the rail. */
+const RAIL = mainRail("investigations");
 
 /** /investigations/[id]: the investigation as a notebook of live cells, each pinned to its commit. */
 export default async function InvestigationPage(props: { params: Promise<{ id: string }> }) {
@@ -26,13 +19,13 @@ export default async function InvestigationPage(props: { params: Promise<{ id: s
     const commits = await callService(listCommits, ctx, { limit: 1 });
     const head = commits.items[0] ?? null;
     return (
-      <AppShell pinnedCommitId={head?.commit_id ?? null} pinnedSeq={head?.seq} rail={RAIL(id)}>
+      <AppShell pinnedCommitId={head?.commit_id ?? null} pinnedSeq={head?.seq} rail={RAIL}>
         <Notebook initial={view} headCommitId={head?.commit_id ?? null} />
       </AppShell>
     );
   } catch (thrown) {
     return (
-      <AppShell pinnedCommitId={null} rail={RAIL(id)}>
+      <AppShell pinnedCommitId={null} rail={RAIL}>
         <h1>Investigation {id}</h1>
         <TypedErrorPanel thrown={thrown} />
         <p>

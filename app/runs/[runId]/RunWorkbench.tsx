@@ -1,15 +1,13 @@
 "use client";
 
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import type { ErrorDocument } from "../../../server/domain/errors";
+import { useCallback, useMemo, useRef } from "react";
 import { ErrorPanel } from "../../../components/ErrorPanel";
 import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
 import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
 import { useTimeOrder } from "../../../components/flame/use-time-order";
-import { SandwichCell, type NeighbourRow, type SandwichFunction } from "../../../components/sandwich/SandwichCell";
-import { errorDocumentOf, queryService } from "../../../components/trpc-client";
+import { SandwichCell } from "../../../components/sandwich/SandwichCell";
+import { useFlameTree, useHotspots, useNeighbours } from "../../../components/evidence/use-evidence";
 import { formatValue } from "../../../analysis/flame/format";
-import type { FlameInputNode } from "../../../analysis/flame/tree";
 import { AddToInvestigation, type CellDraft } from "../../../components/notebook/AddToInvestigation";
 import { useUrlState } from "../../../components/use-url-state";
 import { formatTimeRange, parseTimeRange } from "../../../components/url-state";
@@ -28,28 +26,6 @@ export interface MetricOption {
   name: string;
   unit: string;
   total: number;
-}
-
-interface Status {
-  state: string;
-  reason: string | null;
-  fill_with: string | null;
-}
-
-interface FlameData {
-  nodes: FlameInputNode[];
-  unit: string | null;
-  metric: string | null;
-  pruned_total: number;
-  time_range: { first_ns: number; last_ns: number } | null;
-  commit_id: string;
-  status: Status;
-}
-
-interface HotspotData {
-  rows: SandwichFunction[];
-  grand_total: number;
-  truncated: boolean;
 }
 
 export interface RunWorkbenchProps {
@@ -72,43 +48,12 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const view = VIEWS.some((v) => v.id === state.view) ? state.view! : "flame";
   const metric = state.metric;
   const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
-  const [flame, setFlame] = useState<FlameData | ErrorDocument | null>(null);
-  const [hot, setHot] = useState<HotspotData | ErrorDocument | null>(null);
-  const [neighbours, setNeighbours] = useState<{ key: string; callers: NeighbourRow[] | null; callees: NeighbourRow[] | null }>({ key: "", callers: null, callees: null });
   const needsTree = view === "flame" || view === "sandwich" || view === "calltree";
-
-  useEffect(() => {
-    if (!needsTree) return;
-    let live = true;
-    setFlame(null);
-    queryService("evidence.flame_tree", { run_id: props.runId, metric: metric ?? undefined, commit_id: props.commitId, budget })
-      .then((r) => {
-        if (!live) return;
-        performance.mark("emberscope:flame-data");
-        setFlame(r as FlameData);
-      })
-      .catch((e) => live && setFlame(errorDocumentOf(e)));
-    queryService("evidence.hotspots", { run_id: props.runId, metric: metric ?? undefined, commit_id: props.commitId, limit: 1000 })
-      .then((r) => live && setHot({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null }))
-      .catch((e) => live && setHot(errorDocumentOf(e)));
-    return () => {
-      live = false;
-    };
-  }, [props.runId, props.commitId, metric, budget, needsTree]);
-
+  const treeRun = needsTree ? props.runId : null;
+  const flame = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget });
+  const hot = useHotspots({ runId: treeRun, commitId: props.commitId, metric });
   const sel = state.sel;
-  useEffect(() => {
-    if (view !== "sandwich" || !sel || !FRAME_KEY.test(sel)) return;
-    let live = true;
-    setNeighbours({ key: sel, callers: null, callees: null });
-    const input = { run_id: props.runId, frame_key: sel, metric: metric ?? undefined, commit_id: props.commitId, limit: 30 };
-    Promise.all([queryService("evidence.callers", input), queryService("evidence.callees", input)])
-      .then(([callers, callees]) => live && setNeighbours({ key: sel, callers: callers.rows, callees: callees.rows }))
-      .catch(() => live && setNeighbours({ key: sel, callers: [], callees: [] }));
-    return () => {
-      live = false;
-    };
-  }, [view, sel, props.runId, props.commitId, metric]);
+  const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" ? sel : null });
 
   const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order" });
 
@@ -241,8 +186,8 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           nodes={flame.nodes}
           selected={sel}
           onSelect={(frameKey) => patch({ sel: frameKey })}
-          callers={neighbours.key === sel ? neighbours.callers : null}
-          callees={neighbours.key === sel ? neighbours.callees : null}
+          callers={neighbours.callers}
+          callees={neighbours.callees}
           truncated={hot.truncated}
         />
       </>
