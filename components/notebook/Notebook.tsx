@@ -217,8 +217,8 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
     if (!cell || !headCommitId) return;
     try {
       const server = await callMutation<typeof changeCell>("cells.update", { cell_id: id, expected_revision: cell.server.revision, commit_id: headCommitId });
+      // A SQL cell runs again at its new commit once the page holds it (the SQL runtime sees the change).
       patchCell(id, (c) => ({ ...c, server }));
-      if (server.kind === "sql") void sql.run(id);
     } catch (e) {
       fail(e);
     }

@@ -54,6 +54,9 @@ export function useNotebookSql(cells: readonly SqlCellSpec[]) {
   // Runs go one after another: a re-run of a cell must see the tables the previous run wrote.
   const queue = useRef<Promise<void>>(Promise.resolve());
 
+  // The commit each cell last ran at: a cell re-pinned since then runs again at its new commit.
+  const ranAt = useRef(new Map<string, string>());
+
   const set = (cellId: string, state: SqlRunState) => setStates((prev) => new Map(prev).set(cellId, state));
 
   const runCells = useCallback((which: "all" | string) => {
@@ -85,6 +88,7 @@ export function useNotebookSql(cells: readonly SqlCellSpec[]) {
           continue;
         }
         set(id, { state: "running" });
+        ranAt.current.set(id, cell.commit_id);
         try {
           const session = await openCommitSession(cell.commit_id);
           let result: QueryResult;
@@ -121,6 +125,15 @@ export function useNotebookSql(cells: readonly SqlCellSpec[]) {
     started.current = true;
     void runCells("all");
   }, [cells.length, runCells]);
+
+  useEffect(() => {
+    for (const cell of cells) {
+      const before = ranAt.current.get(cell.cell_id);
+      if (before === undefined || before === cell.commit_id) continue;
+      ranAt.current.set(cell.cell_id, cell.commit_id);
+      void runCells(cell.cell_id);
+    }
+  }, [cells, runCells]);
 
   return { states, run: runCells };
 }

@@ -165,7 +165,7 @@ describe("investigations as notebooks in a real browser", () => {
     await page.keyboard.press("j");
     await page.keyboard.press("Alt+ArrowUp");
     await expect.poll(async () => (await callService(listCells, ctx, { investigation_id: inv.investigation_id })).items.map((c) => c.kind)).toEqual(["sql", "note"]);
-    expect(await cells(page).first().getAttribute("data-kind")).toBe("sql");
+    await expect.poll(() => cells(page).first().getAttribute("data-kind")).toBe("sql");
     // Enter edits a note; Esc leaves; M makes the SQL cell a note.
     await page.keyboard.press("m");
     await expect.poll(async () => (await callService(listCells, ctx, { investigation_id: inv.investigation_id })).items.map((c) => c.kind)).toEqual(["note", "note"]);
@@ -249,7 +249,7 @@ describe("investigations as notebooks in a real browser", () => {
       const created = await agent.call("create_investigation", { title: "Agent: where does startup go?" });
       expect(created.ok).toBe(true);
       const id = (created as { value: { investigation_id: string } }).value.investigation_id;
-      const query = await agent.call("add_query_cell", { investigation_id: id, sql: "SELECT count(*) AS frames FROM frames", name: "agent_frames" });
+      const query = await agent.call("add_query_cell", { investigation_id: id, sql: "SELECT count(*) AS frames FROM frames WHERE name = 'measureText'", name: "agent_frames" });
       expect(query.ok).toBe(true);
       const unsupported = await agent.call("record_finding", { investigation_id: id, title: "Unbacked", claim: "It is slow.", evidence_level: "inferred", assessment: "supported" });
       expect(unsupported.ok).toBe(false);
@@ -276,7 +276,7 @@ describe("investigations as notebooks in a real browser", () => {
       expect(badges.length).toBeGreaterThanOrEqual(2);
       for (const badge of badges) expect(badge).toContain("emberscope-test");
       const view = await callService(showInvestigation, ctx, { investigation_id: id });
-      expect(await sqlRows(cellById(page, view.cells.find((c) => c.kind === "sql")!.cell_id))).toEqual([{ frames: 9 }]);
+      expect(await sqlRows(cellById(page, view.cells.find((c) => c.kind === "sql")!.cell_id))).toEqual([{ frames: 1 }]);
       // The agent's calls, the refused ones too, are on the page's timeline.
       const timeline = page.locator("[data-testid=agent-timeline]");
       await expect.poll(() => timeline.innerText()).toContain("assess_finding");
