@@ -12,12 +12,12 @@ export function AgentTimeline({ events }: { events: readonly AuditEvent[] | null
       {events?.length ? (
         <ol className="nb-timeline">
           {events.map((e) => (
-            <li key={e.seq} data-result={e.result_code}>
+            <li key={e.seq} data-refused={e.result_code === "OK" ? undefined : ""}>
               <time dateTime={e.at} title={e.at}>
                 {e.at.slice(11, 19)}
               </time>{" "}
               <code>{e.action}</code>{" "}
-              <span className={e.result_code === "ok" ? "tip-muted" : "error-inline"}>{e.result_code}</span>
+              <span className={e.result_code === "OK" ? "tip-muted" : "error-inline"}>{e.result_code === "OK" ? "ok" : e.result_code}</span>
               {e.duration_ms !== null ? <span className="tip-muted num"> · {e.duration_ms.toFixed(0)} ms</span> : null}
             </li>
           ))}

@@ -8,7 +8,6 @@ import { ErrorPanel } from "../../ErrorPanel";
 import { callMutation, errorDocumentOf } from "../../home/trpc-client";
 import { useNotebook, type CellViewProps } from "../context";
 import { describeTarget, referenceUrlOf } from "../links";
-import { AuthorBadge } from "./author";
 
 const ASSESSMENTS = ["supported", "refuted", "inconclusive", "unassessed"] as const;
 
@@ -39,7 +38,6 @@ export function FindingCellView({ content }: CellViewProps<"finding">) {
         <span className="nb-badge">{finding.kind.replace("_", " ")}</span>
         <span className="nb-badge">{finding.evidence_level}</span>
         {finding.lifecycle !== "active" ? <span className="nb-badge">{finding.lifecycle}</span> : null}
-        <AuthorBadge author={finding.created_by} />
       </div>
       {finding.references.length ? (
         <ul className="nb-refs" data-testid="finding-refs">

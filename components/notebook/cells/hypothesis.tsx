@@ -7,7 +7,6 @@ import type { changeHypothesis } from "../../../server/services/hypotheses";
 import { ErrorPanel } from "../../ErrorPanel";
 import { callMutation, errorDocumentOf } from "../../home/trpc-client";
 import { useNotebook, type CellViewProps } from "../context";
-import { AuthorBadge } from "./author";
 
 const STATUSES = ["open", "supported", "refuted", "inconclusive"] as const;
 
@@ -42,7 +41,6 @@ export function HypothesisCellView({ content }: CellViewProps<"hypothesis">) {
       </dl>
       <div className="nb-record-actions">
         <span className={`nb-badge nb-status-${hypothesis.status}`}>{hypothesis.status}</span>
-        <AuthorBadge author={hypothesis.created_by} />
         <span className="spacer" />
         <label>
           Status{" "}
