@@ -39,13 +39,34 @@ export type Fetched<T> = T | ErrorDocument | null;
 
 export const isError = (x: unknown): x is ErrorDocument => typeof x === "object" && x !== null && "code" in x;
 
+/**
+ * Answers by key, shared by every view of the page: a key names a pinned commit, whose evidence
+ * never changes, so ten cells over one run ask the server once. Failures are not kept.
+ */
+const answers = new Map<string, Promise<unknown>>();
+const KEPT_ANSWERS = 64;
+
+function shared<T>(key: string, load: () => Promise<T>): Promise<T> {
+  let answer = answers.get(key) as Promise<T> | undefined;
+  if (answer) {
+    // Most recently used last, so the oldest goes first when the map is full.
+    answers.delete(key);
+  } else {
+    answer = load();
+    answer.catch(() => answers.delete(key));
+    if (answers.size >= KEPT_ANSWERS) answers.delete(answers.keys().next().value!);
+  }
+  answers.set(key, answer);
+  return answer;
+}
+
 /** Runs `load` whenever `key` changes; the answer of an outdated key is dropped. */
 function useFetched<T>(key: string | null, load: () => Promise<T | ErrorDocument>): Fetched<T> {
   const [answer, setAnswer] = useState<{ key: string; value: T | ErrorDocument } | null>(null);
   useEffect(() => {
     if (key === null) return;
     let live = true;
-    load()
+    shared(key, load)
       .then((value) => live && setAnswer({ key, value }))
       .catch((e: unknown) => live && setAnswer({ key, value: errorDocumentOf(e) }));
     return () => {
@@ -59,7 +80,7 @@ function useFetched<T>(key: string | null, load: () => Promise<T | ErrorDocument
 /** `evidence.flame_tree` of a run (null `runId`: nothing asked). */
 export function useFlameTree(args: { runId: string | null; commitId: string; metric: string | null; budget?: number }): Fetched<FlameData> {
   const { runId, commitId, metric, budget = 20_000 } = args;
-  return useFetched(runId === null ? null : `${runId}\u0000${commitId}\u0000${metric}\u0000${budget}`, () =>
+  return useFetched(runId === null ? null : `flame_tree\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${budget}`, () =>
     queryService("evidence.flame_tree", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, budget }).then((r) => {
       performance.mark("emberscope:flame-data");
       return r as FlameData;
@@ -70,7 +91,7 @@ export function useFlameTree(args: { runId: string | null; commitId: string; met
 /** `evidence.hotspots`: every function's self and total (the first 1,000 by total). */
 export function useHotspots(args: { runId: string | null; commitId: string; metric: string | null }): Fetched<HotspotData> {
   const { runId, commitId, metric } = args;
-  return useFetched(runId === null ? null : `${runId}\u0000${commitId}\u0000${metric}`, () =>
+  return useFetched(runId === null ? null : `hotspots\u0000${runId}\u0000${commitId}\u0000${metric}`, () =>
     queryService("evidence.hotspots", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, limit: 1000 }).then((r) => ({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null })),
   );
 }
@@ -79,7 +100,7 @@ export function useHotspots(args: { runId: string | null; commitId: string; metr
 export function useNeighbours(args: { runId: string; commitId: string; metric: string | null; frameKey: string | null }): { callers: NeighbourRow[] | null; callees: NeighbourRow[] | null } {
   const { runId, commitId, metric, frameKey } = args;
   const valid = frameKey !== null && /^[0-9a-f]{16}$/.test(frameKey);
-  const answer = useFetched(valid ? `${runId}\u0000${commitId}\u0000${metric}\u0000${frameKey}` : null, () => {
+  const answer = useFetched(valid ? `neighbours\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${frameKey}` : null, () => {
     const input = { run_id: runId, frame_key: frameKey!, metric: metric ?? undefined, commit_id: commitId, limit: 30 };
     return Promise.all([queryService("evidence.callers", input), queryService("evidence.callees", input)]).then(([callers, callees]) => ({ callers: callers.rows, callees: callees.rows }));
   });
@@ -98,7 +119,7 @@ export interface CompareData {
 /** Both runs' flame trees at one commit, for a differential flame graph. */
 export function useCompareTrees(args: { base: string; candidate: string; commitId: string; metric: string | null }): Fetched<CompareData> {
   const { base, candidate, commitId, metric } = args;
-  return useFetched(`${base}\u0000${candidate}\u0000${commitId}\u0000${metric}`, async () => {
+  return useFetched(`compare_trees\u0000${base}\u0000${candidate}\u0000${commitId}\u0000${metric}`, async () => {
     const q = (run: string) => queryService("evidence.flame_tree", { run_id: run, metric: metric ?? undefined, commit_id: commitId, budget: 20_000 });
     const [b, c] = await Promise.all([q(base), q(candidate)]);
     const missing = [b, c].find((r) => r.status.state === "unavailable");
@@ -110,7 +131,7 @@ export function useCompareTrees(args: { base: string; candidate: string; commitI
 /** `evidence.compare`'s changed functions (the largest 50). */
 export function useCompareRows(args: { base: string; candidate: string; commitId: string; metric: string | null; normalize: boolean }): Fetched<{ rows: CompareRow[] }> {
   const { base, candidate, commitId, metric, normalize } = args;
-  return useFetched(`${base}\u0000${candidate}\u0000${commitId}\u0000${metric}\u0000${normalize}`, () =>
+  return useFetched(`compare_rows\u0000${base}\u0000${candidate}\u0000${commitId}\u0000${metric}\u0000${normalize}`, () =>
     queryService("evidence.compare", { base_run_id: base, candidate_run_id: candidate, metric: metric ?? undefined, normalize, collection: "changed", limit: 50, commit_id: commitId }).then((r) => ({ rows: r.rows })),
   );
 }

@@ -101,6 +101,7 @@ export function useNotebookSql(cells: readonly SqlCellSpec[]) {
             result = await session.query(body(cell.sql));
           }
           set(id, { state: "done", result, ranAt: Date.now() });
+          performance.mark("emberscope:sql-cell-done");
         } catch (e) {
           failed.add(id);
           if (cell.name) {

@@ -63,6 +63,8 @@ export async function notebookBenchmark(): Promise<Record<string, unknown>> {
     await cdp.send("Performance.enable");
     const paintMs: number[] = [];
     const heapMb: number[] = [];
+    const lastFlameMs: number[] = [];
+    const lastSqlMs: number[] = [];
     for (let trial = 0; trial < TRIALS; trial++) {
       await page.goto(`${server.url}/investigations/${id}`);
       // Every cell painted: each flame canvas drew once, each SQL cell has its result, notes and findings rendered.
@@ -76,6 +78,9 @@ export async function notebookBenchmark(): Promise<Record<string, unknown>> {
         { timeout: 180_000, polling: "raf" },
       );
       paintMs.push(Math.round((await ready.jsonValue()) as number));
+      // Where the time went: the last flame graph's first frame and the last SQL cell's result.
+      lastFlameMs.push((await page.evaluate(`Math.round(Math.max(...performance.getEntriesByName("emberscope:flame-paint").map((e) => e.startTime)))`)) as number);
+      lastSqlMs.push((await page.evaluate(`Math.round(Math.max(...performance.getEntriesByName("emberscope:sql-cell-done").map((e) => e.startTime)))`)) as number);
       const { metrics } = await cdp.send("Performance.getMetrics");
       heapMb.push(Math.round((metrics.find((m) => m.name === "JSHeapUsedSize")?.value ?? 0) / 1e5) / 10);
     }
@@ -96,6 +101,8 @@ export async function notebookBenchmark(): Promise<Record<string, unknown>> {
       all_cells_painted_ms: paint,
       all_cells_painted_ms_each: paintMs,
       all_cells_painted_goal_ms: 2000,
+      last_flame_painted_ms_each: lastFlameMs,
+      last_sql_result_ms_each: lastSqlMs,
       autosave_ms: autosave,
       autosave_p95_goal_ms: 50,
       js_heap_mb_each: heapMb,
