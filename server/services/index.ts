@@ -3,7 +3,7 @@ import { listArtifacts, showArtifact } from "./artifacts";
 import { listCommits, showCommit, showHead } from "./commits";
 import { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 import { listRuns, showRun } from "./runs";
-import { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
+import { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, stackExamples, summarizeRun, traceWindow } from "./evidence";
 import { importArtifact } from "./imports";
 import { listCorpusFiles } from "./corpus";
 import { traceFlows } from "./trace-flows";
@@ -23,7 +23,7 @@ export { listArtifacts, showArtifact } from "./artifacts";
 export { listCommits, showCommit, showHead } from "./commits";
 export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 export { listRuns, showRun } from "./runs";
-export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "./evidence";
+export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, stackExamples, summarizeRun, traceWindow } from "./evidence";
 export { importArtifact, importUploadedFile } from "./imports";
 export { listCorpusFiles, readCorpusObject } from "./corpus";
 export { traceFlows } from "./trace-flows";
@@ -58,6 +58,7 @@ export const SERVICES: readonly ServiceDef[] = [
   analyzeHotspots,
   frameCallers,
   frameCallees,
+  frameNeighbours,
   stackExamples,
   flameTree,
   flameTimeline,

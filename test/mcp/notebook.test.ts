@@ -13,7 +13,7 @@ import { agentToken, callService, createInvestigation, importArtifact, investiga
 import { initWorkspace } from "../../server/store/workspace";
 import { memoryClient, type AgentClient } from "./clients";
 
-const NOTEBOOK_TOOLS = ["create_investigation", "get_investigation", "add_note", "add_query_cell", "record_hypothesis", "record_finding", "assess_finding", "list_findings"];
+const NOTEBOOK_TOOLS = ["create_investigation", "get_investigation", "update_investigation", "add_note", "add_query_cell", "record_hypothesis", "record_finding", "assess_finding", "list_findings"];
 
 /**
  * An agent on the same notebook as a person, through the real MCP SDK client: what it writes is
@@ -142,6 +142,38 @@ describe("notebooks over MCP (real SDK client)", () => {
       ["mcp.add_note", "OK"],
       ["mcp.assess_finding", "POLICY_DENIED"],
     ]);
+  });
+
+  it("goes from a profile to a concluded investigation with a supported finding; a person's investigation it may not conclude", async () => {
+    const created = await agent.call("create_investigation", { title: "Is compile the startup cost?" });
+    expect(created.ok).toBe(true);
+    if (!created.ok) return;
+    const id = created.value.investigation_id;
+    const hot = await agent.call("analyze_hotspots", { run_id: runId, limit: 1 });
+    expect(hot.ok && hot.value.rows[0].name).toBe("compile");
+    const around = await agent.call("get_frame_neighbours", { run_id: runId, frame_key: hot.ok ? hot.value.rows[0].frame_key : "", commit_id: commitId });
+    expect(around.ok && around.value.callers.map((r: { name: string }) => r.name)).toEqual(["require"]);
+    const finding = await agent.call("record_finding", {
+      investigation_id: id,
+      title: "compile is the startup cost",
+      claim: "compile under require takes 60 of 100 samples.",
+      evidence_level: "observed",
+      assessment: "supported",
+      references: [{ relation: "supports", target: { kind: "run", run_id: runId, commit_id: commitId } }],
+    });
+    expect(finding.ok).toBe(true);
+    const concluded = await agent.call("update_investigation", { investigation_id: id, expected_revision: 1, status: "concluded" });
+    expect(concluded.ok && concluded.value).toMatchObject({ status: "concluded", revision: 2 });
+    const stale = await agent.call("update_investigation", { investigation_id: id, expected_revision: 1, status: "abandoned" });
+    expect(!stale.ok && stale.error.code).toBe("REVISION_CONFLICT");
+    const view = await callService(showInvestigation, person, { investigation_id: id });
+    expect(view.investigation.status).toBe("concluded");
+    expect(view.findings[0]).toMatchObject({ assessment: "supported", created_by: { actor: "agent", client: "emberscope-test" } });
+
+    const persons = await callService(createInvestigation, person, { title: "The person's own" });
+    const refused = await agent.call("update_investigation", { investigation_id: persons.investigation_id, expected_revision: 1, status: "concluded" });
+    expect(!refused.ok && refused.error.code).toBe("POLICY_DENIED");
+    expect((await callService(showInvestigation, person, { investigation_id: persons.investigation_id })).investigation.status).toBe("open");
   });
 
   it("hands notes to agents neutralized like any observed text, and leaves the stored note as written", async () => {

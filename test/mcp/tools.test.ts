@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MCP_TOOLS } from "../../server/mcp/tools";
+import { callService, frameCallees, frameCallers } from "../../server/services";
 import { openWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
 import { memoryClient, stdioClient, type AgentClient } from "./clients";
@@ -187,13 +188,19 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     const prime = hot.value.rows.find((r: { name: string }) => r.name === "countPrimes");
     expect(prime).toBeTruthy();
     expect(hot.text).toContain("countPrimes");
-    const callers = await agent.call("get_frame_callers", { run_id: ids.capture, frame_key: prime.frame_key });
-    expect(callers.ok && callers.value.rows.length).toBeGreaterThan(0);
-    const callees = await agent.call("get_frame_callees", { run_id: ids.capture, frame_key: prime.frame_key });
-    expect(callees.ok && callees.value.frame_key).toBe(prime.frame_key);
+    const neighbours = await agent.call("get_frame_neighbours", { run_id: ids.capture, frame_key: prime.frame_key });
+    expect(neighbours.ok && neighbours.value.callers.length).toBeGreaterThan(0);
+    expect(neighbours.ok && neighbours.value.frame_key).toBe(prime.frame_key);
+    // Each list is what the service of that direction gives, over the same commit (paths come back project-relative).
+    const ctx = { locator: { cwd: root, projectRoot: root }, actor: "test" as const };
+    const callers = await callService(frameCallers, ctx, { run_id: ids.capture, frame_key: prime.frame_key });
+    const callees = await callService(frameCallees, ctx, { run_id: ids.capture, frame_key: prime.frame_key });
+    const named = (rows: { frame_key: string; name: string; value: number }[]) => rows.map((r) => [r.frame_key, r.name, r.value]);
+    expect(neighbours.ok && named(neighbours.value.callers)).toEqual(named(callers.rows));
+    expect(neighbours.ok && named(neighbours.value.callees)).toEqual(named(callees.rows));
     const stacks = await agent.call("get_stack_examples", { run_id: ids.capture, frame_key: prime.frame_key });
     expect(stacks.ok && stacks.value.rows.length).toBeGreaterThan(0);
-    for (const tool of ["get_frame_callers", "get_frame_callees", "get_stack_examples"]) {
+    for (const tool of ["get_frame_neighbours", "get_stack_examples"]) {
       const bad = await agent.call(tool, { run_id: ids.capture, frame_key: "countPrimes" });
       expect(!bad.ok && bad.error).toMatchObject({ code: "INVALID_ARGUMENTS", details: { argument: "frame_key" } });
     }
@@ -275,6 +282,8 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     expect(listed.ok && listed.value.items.map((f: { finding_id: string }) => f.finding_id)).toEqual([finding.value.finding.finding_id]);
     const notebook = await agent.call("get_investigation", { investigation_id: id });
     expect(notebook.ok && notebook.value.cells.map((c: { kind: string }) => c.kind)).toEqual(["note", "sql", "hypothesis", "finding"]);
+    const concluded = await agent.call("update_investigation", { investigation_id: id, expected_revision: 1, status: "concluded" });
+    expect(concluded.ok && concluded.value.status).toBe("concluded");
   });
 
   it("every call was written to the audit log with tool, argument digest, result code and duration", () => {

@@ -37,13 +37,13 @@ export async function agentWalkthrough(agent: AgentClient): Promise<{ steps: str
   const primes = await capture("primes");
   const hot = await withRecovery("analyze_hotspots", { run_id: primes, limit: 5 });
   const top = hot.rows.find((r: { kind: string; name: string }) => !r.name.startsWith("(")) as { name: string; frame_key: string };
-  const callers = await withRecovery("get_frame_callers", { run_id: primes, frame_key: top.frame_key });
+  const neighbours = await withRecovery("get_frame_neighbours", { run_id: primes, frame_key: top.frame_key });
   const hash = await capture("hash");
   const compared = await withRecovery("compare_runs", { base_run_id: primes, candidate_run_id: hash, collection: "all", limit: 20 });
   return {
     steps,
     hot: top.name,
-    callers: callers.rows.map((r: { name: string }) => r.name),
+    callers: neighbours.callers.map((r: { name: string }) => r.name),
     compared: compared.rows.map((r: { name: string; delta: number }) => ({ name: r.name, delta: r.delta })),
   };
 }
