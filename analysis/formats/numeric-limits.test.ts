@@ -1,4 +1,9 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { processedProfileFile } from "../../test/bench/generators";
+import { peerFixture } from "../../test/helpers/evidence-rows";
 import { delimited, int, message, packed } from "../../test/helpers/protobuf-writer";
 import { EvidenceParseError } from "./errors";
 import { importerFor } from "./index";
@@ -98,5 +103,95 @@ describe("numeric fields at the int64 limit", () => {
     const { column, equals } = expected.kept;
     const rows = column === "start_ns" || column === "dur_ns" ? tables.spans : tables.samples;
     expect(rows.map((r) => r[column])).toContain(equals);
+  });
+});
+
+/**
+ * The importers added since (issue 19: Firefox Profiler, stackprof, Instruments, Safari, V8 --prof
+ * logs, JFR, and Chrome traces' Hermes samples and CpuProfile events), on real files with one value
+ * pushed past the limit. They convert without naming their fields, so the builder's check names
+ * the column instead (samples.time_ns, samples.value, spans.start_ns): still ARTIFACT_PARSE_FAILED,
+ * never INTERNAL_ERROR at the write.
+ */
+const text = (relative: string) => new TextDecoder().decode(peerFixture(relative));
+const json = (relative: string) => JSON.parse(text(relative));
+const edited = (relative: string, edit: (file: any) => void) => {
+  const file = json(relative);
+  edit(file);
+  return JSON.stringify(file);
+};
+const STACKPROF = "stackprof/simple-stackprof.json";
+const SAFARI = "Safari/13.1/simple.html-recording.json";
+
+const LATER_CASES: [FormatId, string, () => Promise<string | Uint8Array>, string][] = [
+  ["stackprof", "raw_timestamp_deltas 1e20 µs", async () => edited(STACKPROF, (f) => (f.raw_timestamp_deltas[5] = 1e20)), "samples.time_ns"],
+  ["stackprof", "cpu interval 1e20 µs", async () => edited(STACKPROF, (f) => Object.assign(f, { mode: "cpu", interval: 1e20 })), "samples.value"],
+  [
+    "stackprof",
+    "a frame's samples 1e20 (no raw)",
+    async () =>
+      edited(STACKPROF, (f) => {
+        delete f.raw;
+        delete f.raw_timestamp_deltas;
+        f.frames[Object.keys(f.frames)[0]].samples = 1e20;
+      }),
+    "samples.value",
+  ],
+  ["gecko", "its first sample's time 1e17 ms", async () => JSON.stringify(json("Firefox/63/simple-firefox.json").profile).replace(/"data":\[\[(\d+),([\d.]+)/, '"data":[[$1,1e17'), "samples.time_ns"],
+  ["firefox-processed", "a thread's last time 1e17 ms", async () => (await processedText()).replace(/,([\d.]+)\],"threadCPUDelta"/, ',1e17],"threadCPUDelta"'), "samples.value"],
+  ["firefox-processed", "threadCPUDelta 1e20 µs", async () => (await processedText()).replace(/"threadCPUDelta":\[(\d+),\d+,/, '"threadCPUDelta":[$1,100000000000000000000,'), "samples.value"],
+  ["safari-timeline", "a sample's timestamp 1e12 s", async () => edited(SAFARI, (f) => (f.recording.sampleStackTraces[3].timestamp = 1e12)), "samples.time_ns"],
+  ["safari-timeline", "sampleDurations 1e12 s", async () => edited(SAFARI, (f) => (f.recording.sampleDurations[3] = 1e12)), "samples.value"],
+  [
+    "safari-timeline",
+    "a script record from 1e12 s",
+    async () =>
+      edited(SAFARI, (f) => {
+        const record = f.recording.records.find((r: { type: string }) => r.type === "timeline-record-type-script");
+        Object.assign(record, { startTime: 1e12, endTime: 2e12 });
+      }),
+    "spans.start_ns",
+  ],
+  ["instruments-deep-copy", "weights of 1e13 s", async () => text("Instruments/16.0/simple-time-profile-deep-copy.txt").replace("797.00 ms", "10000000000000 s").replace("786.00 ms", "10000000000000 s"), "samples.value"],
+  ["v8-log", "a tick at 1e20 µs", async () => text("node/8.5.0/isolate-0x102802600-v8.log").replace(/^tick,(0x[0-9a-f]+),\d+,/m, "tick,$1,100000000000000000000,"), "samples.time_ns"],
+  ["chrome-trace", "a Hermes sample's ts 1e17 µs", async () => edited("trace-event/simple-with-samples.json", (f) => (f.samples[2].ts = 1e17)), "ts"],
+  ["chrome-trace", "a CpuProfile event's timeDeltas 1e17 µs", async () => edited("Chrome/66/worker.json", (f) => ((Array.isArray(f) ? f : f.traceEvents).find((e: { name: string }) => e.name === "CpuProfile").args.data.cpuProfile.timeDeltas[3] = 1e17)), "timeDeltas"],
+];
+
+let processed: string | undefined;
+/** A small processed profile as samply writes it (the benchmark's generator, about 40 kB). */
+async function processedText(): Promise<string> {
+  if (processed === undefined) {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "emberscope-limits-")), "processed.json");
+    await processedProfileFile(file, 40_000);
+    processed = readFileSync(file, "utf8");
+    rmSync(path.dirname(file), { recursive: true, force: true });
+  }
+  return processed;
+}
+
+describe("numeric fields at the int64 limit in the importers added for issue 19", () => {
+  it.each(LATER_CASES)("%s: %s", async (format, _what, make, field) => {
+    const input = await make();
+    const error = await importToMemory(importerFor(format), input).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EvidenceParseError);
+    const parse = error as EvidenceParseError;
+    expect(parse.format).toBe(format);
+    expect(parse.at.field).toBe(field);
+    expect(parse.reason).toContain(field);
+  });
+
+  it("jfr: a chunk of one tick a second keeps its times, relative to the first, in range", async () => {
+    // ticksPerSecond is the chunk header's 8 bytes at offset 56 (after magic, version, size, offsets, start and duration, start ticks).
+    const bytes = new Uint8Array(readFileSync(path.join(import.meta.dirname, "../../test/fixtures/jfr/burn.jfr")));
+    new DataView(bytes.buffer, bytes.byteOffset).setBigInt64(56, 1n);
+    const { tables } = await importToMemory(importerFor("jfr"), bytes);
+    const times = tables.samples.map((s) => s.time_ns).filter((t): t is number => t !== null);
+    expect(times.length).toBeGreaterThan(0);
+    for (const t of times) expect(Number.isInteger(t) && t >= 0 && t < 2 ** 63).toBe(true);
+    expect(Math.max(...times)).toBeGreaterThan(1e18); // seconds' worth of ticks, each now a second
   });
 });

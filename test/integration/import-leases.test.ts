@@ -12,6 +12,7 @@ import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { chromeTraceFile } from "../bench/generators";
 import { CLI, runCli } from "../helpers/cli";
 import { tempProject } from "../helpers/project";
+import { startServer } from "../helpers/server";
 
 // A trace large enough to take the staged path (parsed while its copy is hashed, the writer on its
 // own thread), and to be killed mid-way: about 2-4 s per import here.
@@ -164,6 +165,28 @@ describe("imports hold a lease", () => {
     expect(after.status).toBe("failed");
     expect(JSON.parse(after.details).error).toMatchObject({ code: "INTERRUPTED" });
     expect(tmpEntries(root)).toEqual([]);
+  }, 120_000);
+
+  it("serve (the web workbench), as it starts, ends the imports whose process died and removes their staging", async () => {
+    const { root, ctx } = project();
+    const { child, done } = startImport(root, bigTrace);
+    const run = await until(() => sql<{ id: string }>(root, "SELECT id FROM runs WHERE status = 'running'")[0], 30_000, "the import's run");
+    await until(() => existsSync(path.join(root, ".emberscope", "tmp")) && tmpEntries(root).length > 0, 30_000, "staging");
+    child.kill("SIGKILL");
+    await done;
+    expect(sql<{ status: string }>(root, "SELECT status FROM runs WHERE id = ?", run.id)[0].status).toBe("running");
+
+    // Announced only once its start-up is done (needs the build, as every `serve` test does).
+    const server = await startServer(root, ["--workers", "0"]);
+    try {
+      const [after] = sql<{ status: string; details: string }>(root, "SELECT status, details FROM runs WHERE id = ?", run.id);
+      expect(after.status).toBe("failed");
+      expect(JSON.parse(after.details).error).toMatchObject({ code: "INTERRUPTED" });
+      expect(tmpEntries(root)).toEqual([]);
+      expect((await callService(listOperations, ctx, { active: true })).items).toEqual([]);
+    } finally {
+      await server.stop();
+    }
   }, 120_000);
 
   it("gc --apply --min-age 0, run again and again during an import, leaves the import intact and it succeeds", async () => {

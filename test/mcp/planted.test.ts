@@ -6,13 +6,16 @@ import { instructionSignals } from "../../analysis/redaction";
 import { MCP_TOOL_NAMES } from "../../server/mcp/tools";
 import { callService, setAgentDetail } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { memoryClient, stdioClient, type AgentClient } from "./clients";
+import { runCli } from "../helpers/cli";
+import { startServer } from "../helpers/server";
+import { httpClient, memoryClient, stdioClient, type AgentClient } from "./clients";
 
 /**
  * Planted data end to end: three real files an attacker controls (a Chrome trace with args, folded
  * stacks with paths in frame names, OTLP/JSON with attributes) are imported over MCP, and every
- * tool that reads them is called over a real MCP SDK client, every page of every list. No planted
- * secret and no planted instruction may come back in any response, read as its whole JSON.
+ * tool that reads them is called over a real MCP SDK client (in memory, stdio and HTTP), every
+ * page of every list. No planted secret and no planted instruction may come back in any response,
+ * read as its whole JSON.
  */
 
 /** What must never come back, each as a substring of its planted value (the part that identifies it). */
@@ -181,9 +184,26 @@ function stringsIn(value: unknown): string[] {
   return [];
 }
 
+/** An agent over HTTP: the built app's /api/mcp under `emberscope serve`, with the workspace's token and agent access switched on by the CLI. */
+async function httpAgent(root: string): Promise<AgentClient> {
+  const printed = await runCli(["mcp", "token", "--project-root", root], { cwd: root });
+  const token = printed.stdout.trim().split("\n").pop()!;
+  const server = await startServer(root, ["--workers", "0"]);
+  expect((await runCli(["agent-access", "on", "--json", "--project-root", root], { cwd: root })).json).toMatchObject({ enabled: true });
+  const agent = await httpClient(server.url, token);
+  return {
+    ...agent,
+    close: async () => {
+      await agent.close();
+      await server.stop();
+    },
+  };
+}
+
 const TRANSPORTS: [string, (root: string) => Promise<AgentClient>][] = [
   ["the SDK in-memory transport", (root) => memoryClient(root)],
   ["real stdio (`emberscope mcp serve` as a child process)", (root) => stdioClient(root)],
+  ["HTTP (`emberscope serve`, /api/mcp; needs the build)", (root) => httpAgent(root)],
 ];
 
 describe.each(TRANSPORTS)("planted secrets and instructions over %s", (_name, connect) => {
