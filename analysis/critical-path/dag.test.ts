@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildDag, dagCriticalPath, whatIf, type DagInput } from "./dag";
-import { CycleError, DagInputError } from "./errors";
+import { CycleError, CriticalPathInputError } from "./errors";
 import { layeredDag } from "./fixture.test-helpers";
 
 const analyse = (input: DagInput) => dagCriticalPath(buildDag(input));
@@ -134,7 +134,7 @@ describe("whatIf", () => {
   });
 
   it("refuses a node that does not exist", () => {
-    expect(() => whatIf(diamond, 4, 1)).toThrow(DagInputError);
+    expect(() => whatIf(diamond, 4, 1)).toThrow(CriticalPathInputError);
   });
 });
 

@@ -17,7 +17,7 @@
  *   either end of a chain stay on its path.
  * Times are exact for whole nanoseconds up to 2^53 ns (about 104 days).
  */
-import { CycleError, DagInputError } from "./errors";
+import { CycleError, CriticalPathInputError } from "./errors";
 
 export interface DagInput {
   /** Recorded duration of node i in ns (finite, ≥ 0); the node count is its length. */
@@ -71,18 +71,18 @@ export interface WhatIfResult {
 export function buildDag(input: DagInput): Dag {
   const nodeCount = input.durations.length;
   const edgeCount = input.from.length;
-  if (input.to.length !== edgeCount) throw new DagInputError("the edge arrays differ in length", {});
+  if (input.to.length !== edgeCount) throw new CriticalPathInputError("the edge arrays differ in length", {});
   const durations = new Float64Array(nodeCount);
   for (let i = 0; i < nodeCount; i++) {
     const d = input.durations[i];
-    if (!(d >= 0) || !Number.isFinite(d)) throw new DagInputError("a duration is not a finite number ≥ 0", { node: i });
+    if (!(d >= 0) || !Number.isFinite(d)) throw new CriticalPathInputError("a duration is not a finite number ≥ 0", { node: i });
     durations[i] = d;
   }
   const successorStart = new Int32Array(nodeCount + 1);
   for (let k = 0; k < edgeCount; k++) {
     const u = input.from[k];
     const w = input.to[k];
-    if (!isNode(u, nodeCount) || !isNode(w, nodeCount)) throw new DagInputError("an edge names no node", { edge: k });
+    if (!isNode(u, nodeCount) || !isNode(w, nodeCount)) throw new CriticalPathInputError("an edge names no node", { edge: k });
     successorStart[u + 1]++;
   }
   for (let i = 0; i < nodeCount; i++) successorStart[i + 1] += successorStart[i];
@@ -167,8 +167,8 @@ export function dagCriticalPath(dag: Dag): DagCriticalPath {
 
 /** The critical path if node `node` took `durationNs` instead of its recorded time (one forward pass). */
 export function whatIf(dag: Dag, node: number, durationNs: number): WhatIfResult {
-  if (!isNode(node, dag.nodeCount)) throw new DagInputError("the what-if names no node", { node });
-  if (!(durationNs >= 0) || !Number.isFinite(durationNs)) throw new DagInputError("the what-if duration is not a finite number ≥ 0", { node });
+  if (!isNode(node, dag.nodeCount)) throw new CriticalPathInputError("the what-if names no node", { node });
+  if (!(durationNs >= 0) || !Number.isFinite(durationNs)) throw new CriticalPathInputError("the what-if duration is not a finite number ≥ 0", { node });
   const durations = dag.durations.slice();
   durations[node] = durationNs;
   const { path, lengthNs } = forwardPass(dag, durations, new Float64Array(dag.nodeCount), new Int32Array(dag.nodeCount));

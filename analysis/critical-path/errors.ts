@@ -17,16 +17,20 @@ export class CycleError extends Error {
   }
 }
 
-/** A DAG input that cannot be read: an edge naming no node, a duration that is not a finite non-negative number. Mapped to INVALID_ARGUMENTS. */
-export class DagInputError extends Error {
+/**
+ * An input that cannot be read: an edge naming no node, a duration or start that is not a finite
+ * number (durations also ≥ 0). Mapped to INVALID_ARGUMENTS.
+ */
+export class CriticalPathInputError extends Error {
   readonly code = "INVALID_ARGUMENTS" as const;
 
   constructor(
     readonly reason: string,
-    /** Which node (its duration) or edge (its index in the edge arrays) is wrong. */
-    readonly at: { node?: number; edge?: number },
+    /** Which node (its duration), edge (its index in the edge arrays) or span (its index in the span list) is wrong. */
+    readonly at: { node?: number; edge?: number; span?: number },
   ) {
-    super(`${reason}${at.node !== undefined ? ` (node ${at.node})` : ""}${at.edge !== undefined ? ` (edge ${at.edge})` : ""}`);
-    this.name = "DagInputError";
+    const where = Object.entries(at).map(([what, index]) => ` (${what} ${index})`).join("");
+    super(`${reason}${where}`);
+    this.name = "CriticalPathInputError";
   }
 }
