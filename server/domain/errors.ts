@@ -51,6 +51,7 @@ export const ERROR_CATALOG = {
   ARTIFACT_EMPTY: { family: "input", retryable: false, description: "The input was read but holds no samples, spans or measurements; `details.skipped` lists what the importer passed over." },
   UNSUPPORTED_FORMAT: { family: "input", retryable: false, description: "The format is not recognised (`details.recognised` names what the file looks like, when known); `details.supported` lists the known ones." },
   UNSUPPORTED_FORMAT_VERSION: { family: "input", retryable: false, description: "The file is of a known format but in a version its importer does not read; `details` gives format, version and the versions supported." },
+  CYCLE_DETECTED: { family: "input", retryable: false, description: "The dependencies form a cycle (a workflow DAG, or the trace it was compiled from), so they have no order and no critical path; `details.cycle` names its nodes in dependency order, each depending on the one before and the first on the last." },
   NOTEBOOK_INVALID: { family: "input", retryable: false, description: "The notebook document is malformed; `details.path` names the first bad field." },
   NOTEBOOK_VERSION_UNSUPPORTED: { family: "input", retryable: false, description: "The notebook document's format or version is unknown (or newer than this Emberscope); `details.supported_versions` lists those it reads." },
   ARTIFACT_CHANGED: { family: "conflict", retryable: true, description: "The file changed while it was being imported; import it again once it is complete." },

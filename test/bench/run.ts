@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { captureBenchmark } from "./capture.bench";
+import { criticalPathBenchmark } from "./critical-path.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { mcpBenchmark } from "./mcp.bench";
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   mcp: mcpBenchmark,
   redaction: redactionBenchmark,
   notebook: notebookBenchmark,
+  "critical-path": criticalPathBenchmark,
 };
 
 const only = process.argv.slice(2);
