@@ -16,6 +16,7 @@ import { v8LogImporter } from "./v8-log";
 import { stackprofImporter } from "./stackprof";
 import { traceV1Importer } from "./trace-v1";
 import { claudeCodeImporter } from "./claude-code";
+import { jaegerJsonImporter } from "./jaeger-json";
 import type { FormatId, FormatImporter } from "./types";
 
 /** Every importer, by format id: the one registry the import service, CLI and docs read. */
@@ -41,6 +42,7 @@ export const IMPORTERS: readonly FormatImporter[] = [
   // Agent tool-call traces and service traces (issue 22, items 1-2).
   traceV1Importer,
   claudeCodeImporter,
+  jaegerJsonImporter,
 ];
 
 export function importerFor(id: FormatId): FormatImporter {
