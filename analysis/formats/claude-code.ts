@@ -49,7 +49,7 @@ export const claudeCodeImporter: FormatImporter = {
   },
 
   async parse({ source, builder, limits }) {
-    const log = new ToolCallLog(builder, "approximate");
+    const log = new ToolCallLog(builder);
     let sessionId: string | null = null;
     let messages = 0;
     /** Per line uuid, the agent the line belongs to (sidechains are told apart by their chains). */
@@ -102,11 +102,11 @@ export const claudeCodeImporter: FormatImporter = {
         if (block.type === "tool_use" && value.type === "assistant") {
           const id = text(block.id);
           const tool = text(block.name) ?? "(unnamed tool)";
-          log.call({ id, tool, arguments: block.input ?? null, atMs: at, agent, batch, parentId: parentOfAgent.get(agent) ?? null, extra: { uuid: uuid ?? undefined } });
+          log.call({ id, tool, arguments: block.input ?? null, at, agent, batch, parentId: parentOfAgent.get(agent) ?? null, extra: { uuid: uuid ?? undefined } });
           if (agent === MAIN && id && SUBAGENT_TOOLS.has(tool)) openTasks.push(id);
         } else if (block.type === "tool_result") {
           const id = text(block.tool_use_id);
-          log.result({ id, result: block.content ?? null, isError: block.is_error === true, atMs: at, agent, extra: { result_uuid: uuid ?? undefined } });
+          log.result({ id, result: block.content ?? null, isError: block.is_error === true, at, agent, extra: { result_uuid: uuid ?? undefined } });
           const task = id ? openTasks.indexOf(id) : -1;
           if (task >= 0) openTasks.splice(task, 1);
         }

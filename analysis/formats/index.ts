@@ -17,6 +17,7 @@ import { stackprofImporter } from "./stackprof";
 import { traceV1Importer } from "./trace-v1";
 import { claudeCodeImporter } from "./claude-code";
 import { jaegerJsonImporter } from "./jaeger-json";
+import { codexRolloutImporter } from "./codex-rollout";
 import type { FormatId, FormatImporter } from "./types";
 
 /** Every importer, by format id: the one registry the import service, CLI and docs read. */
@@ -42,6 +43,7 @@ export const IMPORTERS: readonly FormatImporter[] = [
   // Agent tool-call traces and service traces (issue 22, items 1-2).
   traceV1Importer,
   claudeCodeImporter,
+  codexRolloutImporter,
   jaegerJsonImporter,
 ];
 

@@ -176,12 +176,18 @@ interface AgentState {
   after: string[];
 }
 
+/** When a message was written: its timestamp in ms (the previous one's when it has none), and its place in the file. */
+export interface MessageTime {
+  ms: number;
+  tick: number;
+}
+
 export interface CallInput {
   id: string | null;
   tool: string;
   /** The arguments as a value, or as the JSON text the source wrote. */
   arguments: unknown;
-  atMs: number;
+  at: MessageTime;
   agent: string;
   /** Calls of one batch (one message) are parallel. */
   batch: string;
@@ -195,40 +201,45 @@ export interface ResultInput {
   result: unknown;
   isError: boolean;
   error?: string | null;
-  atMs: number;
+  at: MessageTime;
   agent: string;
   extra?: Record<string, unknown>;
 }
 
-/** Reads a conversation's calls and results, pairs them by id and infers causal links (see the file comment). */
+interface LoggedCall extends ToolCall {
+  startTick: number;
+  endTick: number;
+}
+
+/**
+ * Reads a conversation's calls and results, pairs them by id and infers causal links (see the file
+ * comment). Times are the messages' timestamps (timing approximate); a source without any is
+ * placed on its messages' order, one millisecond apart (timing logical).
+ */
 export class ToolCallLog {
-  private readonly calls: ToolCall[] = [];
-  /** Calls waiting for their result, by id. */
-  private readonly open = new Map<string, ToolCall>();
+  private readonly calls: LoggedCall[] = [];
+  /** Calls waiting for their result, by the source's id. */
+  private readonly open = new Map<string, LoggedCall>();
   private readonly issued = new Set<string>();
   private readonly agents = new Map<string, AgentState>();
   private generated = 0;
   private lastMs: number | null = null;
   private ticks = 0;
+  private timestamps = 0;
+  private missing = 0;
 
-  constructor(
-    private readonly builder: EvidenceBuilder,
-    /** approximate: times from message timestamps; logical: no clock, one tick per message. */
-    private readonly timing: "approximate" | "logical",
-  ) {}
+  constructor(private readonly builder: EvidenceBuilder) {}
 
-  /**
-   * A message's time in ms: its timestamp (approximate timing), or the next tick (logical). A
-   * missing or invalid timestamp takes the previous message's, and says so.
-   */
-  messageTime(timestampMs: number | null): number {
-    if (this.timing === "logical") return ++this.ticks;
+  /** A message's time: `timestampMs` when valid, else the previous message's (said in a limitation if the source has any). */
+  messageTime(timestampMs: number | null): MessageTime {
+    const tick = ++this.ticks;
     if (timestampMs !== null && Number.isFinite(timestampMs)) {
+      this.timestamps++;
       this.lastMs = timestampMs;
-      return timestampMs;
+      return { ms: timestampMs, tick };
     }
-    this.builder.limit("TOOL_TIMESTAMP_MISSING", "Some messages had no valid timestamp; they were given the previous message's.");
-    return this.lastMs ?? 0;
+    this.missing++;
+    return { ms: this.lastMs ?? NaN, tick };
   }
 
   private agent(name: string): AgentState {
@@ -251,7 +262,7 @@ export class ToolCallLog {
       state.after = state.completed;
       state.completed = [];
     }
-    const call: ToolCall = {
+    const call: LoggedCall = {
       id,
       tool: input.tool || "(unnamed tool)",
       category: "tool",
@@ -260,9 +271,11 @@ export class ToolCallLog {
       status: "unfinished",
       error: null,
       sideEffect: input.sideEffect ?? "unknown",
-      startMs: input.atMs,
-      endMs: input.atMs,
-      timing: this.timing,
+      startMs: input.at.ms,
+      endMs: input.at.ms,
+      startTick: input.at.tick,
+      endTick: input.at.tick,
+      timing: "approximate",
       agent: input.agent,
       parentId: input.parentId ?? null,
       after: [...state.after],
@@ -288,9 +301,11 @@ export class ToolCallLog {
         status: input.isError ? "error" : "ok",
         error: input.error ?? null,
         sideEffect: "unknown",
-        startMs: input.atMs,
-        endMs: input.atMs,
-        timing: this.timing,
+        startMs: input.at.ms,
+        endMs: input.at.ms,
+        startTick: input.at.tick,
+        endTick: input.at.tick,
+        timing: "approximate",
         agent: input.agent,
         parentId: null,
         after: [],
@@ -302,21 +317,32 @@ export class ToolCallLog {
     call.resultText = resultText(input.result);
     call.status = input.isError ? "error" : "ok";
     call.error = input.error ?? null;
-    if (input.atMs < call.startMs) this.builder.limit("TOOL_RESULT_BEFORE_CALL", "Some tool results are timestamped before their call; those calls were given a duration of 0.");
-    call.endMs = Math.max(call.startMs, input.atMs);
+    call.endMs = input.at.ms;
+    call.endTick = input.at.tick;
     Object.assign(call.extra, input.extra);
     this.agent(call.agent).completed.push(call.id);
-  }
-
-  /** Whether a call with this id waits for its result. */
-  isOpen(id: string): boolean {
-    return this.open.has(id);
   }
 
   /** Every call and unmatched result, in the order read; calls never answered stay unfinished. */
   finish(): ToolCall[] {
     const unanswered = this.calls.filter((c) => c.status === "unfinished").length;
     if (unanswered > 0) this.builder.limit("TOOL_CALL_WITHOUT_RESULT", "Some tool calls have no result in the file; they are kept with status unfinished and a duration of 0.", unanswered);
-    return this.calls;
+    const logical = this.timestamps === 0;
+    if (!logical && this.missing > 0) this.builder.limit("TOOL_TIMESTAMP_MISSING", "Some messages had no valid timestamp; they were given the previous message's.", this.missing);
+    // Messages before the first timestamp take it.
+    const first = this.calls.find((c) => Number.isFinite(c.startMs))?.startMs ?? 0;
+    let backwards = 0;
+    const calls: ToolCall[] = this.calls.map(({ startTick, endTick, ...call }) => {
+      if (logical) return { ...call, startMs: startTick, endMs: endTick, timing: "logical" };
+      const startMs = Number.isFinite(call.startMs) ? call.startMs : first;
+      let endMs = Number.isFinite(call.endMs) ? call.endMs : startMs;
+      if (endMs < startMs) {
+        backwards++;
+        endMs = startMs;
+      }
+      return { ...call, startMs, endMs };
+    });
+    if (backwards > 0) this.builder.limit("TOOL_RESULT_BEFORE_CALL", "Some tool results are timestamped before their call; those calls were given a duration of 0.", backwards);
+    return calls;
   }
 }

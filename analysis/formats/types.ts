@@ -23,6 +23,7 @@ export const FORMAT_IDS = [
   // Agent tool-call traces and service traces (issue 22, items 1-2).
   "trace-v1",
   "claude-code",
+  "codex-rollout",
   "jaeger-json",
 ] as const;
 export type FormatId = (typeof FORMAT_IDS)[number];

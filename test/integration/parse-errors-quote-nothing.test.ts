@@ -54,6 +54,7 @@ const SHAPED: Partial<Record<FormatId, (string | Uint8Array)[]>> = {
     `{"format": "emberscope.trace", "version": 1, "inputs": {"zqsecretliteral": 1}, "events": [{"id": "a", "tool": "b", "status": "ok", "after": ["hunter2zq"]}]}`,
   ],
   "claude-code": [text([`{"type":"user","sessionId":"hunter2zq","message": zqsecretliteral}`]), text([`{"zqsecretliteral": "hunter2zq"}`])],
+  "codex-rollout": [text([`{"timestamp":"2025-09-18T14:02:00.000Z","type":"response_item","payload": zqsecretliteral}`]), text([`{"hunter2zq": "zqsecretliteral"}`])],
   "jaeger-json": [`{"data": [{"traceID": "hunter2zq", "spans": [zqsecretliteral]}]}`, `{"data": [{"traceID": "t", "spans": ["hunter2zq"]}]}`],
 };
 
