@@ -18,6 +18,8 @@ import { traceV1Importer } from "./trace-v1";
 import { claudeCodeImporter } from "./claude-code";
 import { jaegerJsonImporter } from "./jaeger-json";
 import { codexRolloutImporter } from "./codex-rollout";
+import { hfSessionImporter } from "./hf-session";
+import { openaiChatImporter } from "./openai-chat";
 import type { FormatId, FormatImporter } from "./types";
 
 /** Every importer, by format id: the one registry the import service, CLI and docs read. */
@@ -44,6 +46,8 @@ export const IMPORTERS: readonly FormatImporter[] = [
   traceV1Importer,
   claudeCodeImporter,
   codexRolloutImporter,
+  hfSessionImporter,
+  openaiChatImporter,
   jaegerJsonImporter,
 ];
 

@@ -24,6 +24,8 @@ export const FORMAT_IDS = [
   "trace-v1",
   "claude-code",
   "codex-rollout",
+  "hf-session",
+  "openai-chat",
   "jaeger-json",
 ] as const;
 export type FormatId = (typeof FORMAT_IDS)[number];

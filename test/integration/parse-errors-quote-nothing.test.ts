@@ -55,6 +55,8 @@ const SHAPED: Partial<Record<FormatId, (string | Uint8Array)[]>> = {
   ],
   "claude-code": [text([`{"type":"user","sessionId":"hunter2zq","message": zqsecretliteral}`]), text([`{"zqsecretliteral": "hunter2zq"}`])],
   "codex-rollout": [text([`{"timestamp":"2025-09-18T14:02:00.000Z","type":"response_item","payload": zqsecretliteral}`]), text([`{"hunter2zq": "zqsecretliteral"}`])],
+  "hf-session": [text([`{"type":"session","harness":"hunter2zq","id":"rootpw7Q"}`, `{"type":"message","message": zqsecretliteral}`]), text([`{"type":"zqsecretliteral"}`])],
+  "openai-chat": [`{"messages": [{"role": "tool", "content": "hunter2zq"} zqsecretliteral]}`, `{"messages": ["zqsecretliteral"]}`, `{"messages": "hunter2zq"}`],
   "jaeger-json": [`{"data": [{"traceID": "hunter2zq", "spans": [zqsecretliteral]}]}`, `{"data": [{"traceID": "t", "spans": ["hunter2zq"]}]}`],
 };
 
