@@ -127,7 +127,10 @@ export function renderTraceV1Section(): string {
 
 Agent sessions (Claude Code, Codex, Hugging Face session traces, OpenAI-style chats) and
 Emberscope's own **trace v1** documents are stored as tool calls in \`spans\` and \`edges\`
-(\`analysis/formats/tool-calls.ts\`). The schema below is generated from its zod definition,
+(\`analysis/formats/tool-calls.ts\`); so are OpenTelemetry GenAI spans in OTLP/JSON with
+\`gen_ai.operation.name = execute_tool\` (name = \`gen_ai.tool.name\`, \`call_id\` =
+\`gen_ai.tool.call.id\`, arguments and result from \`gen_ai.tool.call.*\`, status error when
+\`error.type\` is set; parents and links as for any OTLP span). The schema below is generated from its zod definition,
 \`analysis/workflow/trace-v1.ts\`; a trace v1 file is one JSON document and imports as format
 \`trace-v1\`.
 

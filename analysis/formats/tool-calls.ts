@@ -22,6 +22,8 @@ export const MAX_RESULT_CHARS = 4096;
 const MAX_ERROR_CHARS = 1024;
 const MAX_EXTRA_CHARS = 1024;
 
+export const SIDE_EFFECT_UNKNOWN_MESSAGE = "The source does not say which tools only read: those calls' side_effect is unknown until a person reviews the tool.";
+
 export interface ToolCall {
   id: string;
   tool: string;
@@ -165,7 +167,7 @@ export async function writeToolCalls(builder: EvidenceBuilder, calls: ToolCall[]
     builder.limit("TOOL_TIMES_APPROXIMATE", "Tool-call times come from message timestamps: a call starts when the message issuing it was written and ends when its result's message was, so durations include model and queueing time and are approximate.", approximate);
   }
   if (logical > 0) builder.limit("TOOL_TIMES_LOGICAL", "The source has no timestamps: tool calls are placed in order one millisecond per message apart; their durations measure nothing.", logical);
-  if (unknown > 0) builder.limit("TOOL_SIDE_EFFECT_UNKNOWN", "The source does not say which tools only read: those calls' side_effect is unknown until a person reviews the tool.", unknown);
+  if (unknown > 0) builder.limit("TOOL_SIDE_EFFECT_UNKNOWN", SIDE_EFFECT_UNKNOWN_MESSAGE, unknown);
 }
 
 interface AgentState {
