@@ -14,6 +14,12 @@ import { safariTimelineImporter } from "./safari";
 import { speedscopeImporter } from "./speedscope";
 import { v8LogImporter } from "./v8-log";
 import { stackprofImporter } from "./stackprof";
+import { traceV1Importer } from "./trace-v1";
+import { claudeCodeImporter } from "./claude-code";
+import { jaegerJsonImporter } from "./jaeger-json";
+import { codexRolloutImporter } from "./codex-rollout";
+import { hfSessionImporter } from "./hf-session";
+import { openaiChatImporter } from "./openai-chat";
 import type { FormatId, FormatImporter } from "./types";
 
 /** Every importer, by format id: the one registry the import service, CLI and docs read. */
@@ -36,6 +42,13 @@ export const IMPORTERS: readonly FormatImporter[] = [
   stackprofImporter,
   instrumentsImporter,
   safariTimelineImporter,
+  // Agent tool-call traces and service traces (issue 22, items 1-2).
+  traceV1Importer,
+  claudeCodeImporter,
+  codexRolloutImporter,
+  hfSessionImporter,
+  openaiChatImporter,
+  jaegerJsonImporter,
 ];
 
 export function importerFor(id: FormatId): FormatImporter {

@@ -203,3 +203,45 @@ describe("OTLP/JSON traces importer", () => {
     expect(sniff("\u0000\u0001garbage")).toBe(0);
   });
 });
+
+describe("OTLP/JSON GenAI tool spans", () => {
+  // Spans as the OpenTelemetry GenAI semantic conventions describe them: an agent's invoke_agent
+  // span with two parallel execute_tool children, one of which failed (error.type).
+  const attr = (key: string, value: string) => ({ key, value: str(value) });
+  const request = {
+    resourceSpans: [
+      {
+        resource: { attributes: [attr("service.name", "travel-agent")] },
+        scopeSpans: [
+          {
+            scope: { name: "opentelemetry.instrumentation.openai_agents" },
+            spans: [
+              { traceId: "t", spanId: "agent", name: "invoke_agent planner", kind: 1, startTimeUnixNano: at(0), endTimeUnixNano: at(900), attributes: [attr("gen_ai.operation.name", "invoke_agent")] },
+              {
+                traceId: "t", spanId: "s1", parentSpanId: "agent", name: "execute_tool search_flights", kind: 1, startTimeUnixNano: at(100), endTimeUnixNano: at(600),
+                attributes: [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "search_flights"), attr("gen_ai.tool.call.id", "call_1"), attr("gen_ai.tool.call.arguments", '{"to": "LIS", "dates": {"out": "2025-08-01"}}'), attr("gen_ai.tool.call.result", '[{"flight":"TP433"}]')],
+              },
+              {
+                traceId: "t", spanId: "s2", parentSpanId: "agent", name: "execute_tool get_weather", kind: 1, startTimeUnixNano: at(100), endTimeUnixNano: at(300), status: { code: 0 },
+                attributes: [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "get_weather"), attr("gen_ai.tool.call.id", "call_2"), attr("error.type", "TimeoutError")],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+
+  it("marks execute_tool spans as tool calls: name, category, status and the tool-call args", async () => {
+    const result = await importToMemory(otlpJsonImporter, JSON.stringify(request));
+    expect(result.tables.spans.map((s) => [s.name, s.category, s.status, s.start_ns, s.dur_ns, s.depth])).toEqual([
+      ["invoke_agent planner", "INTERNAL", "unset", 0, 900_000_000, 0],
+      ["search_flights", "tool", "unset", 100_000_000, 500_000_000, 1],
+      ["get_weather", "tool", "error", 100_000_000, 200_000_000, 1],
+    ]);
+    const search = JSON.parse(result.tables.spans[1].args as string);
+    expect(search).toMatchObject({ call_id: "call_1", side_effect: "unknown", timing: "recorded", arguments: '{"to":"LIS","dates":{"out":"2025-08-01"}}', result: '[{"flight":"TP433"}]', "otel.span_kind": "INTERNAL" });
+    expect(result.summary.rows).toMatchObject({ spans: 3, edges: 2 });
+    expect(result.summary.limitations.map((l) => l.code)).toContain("TOOL_SIDE_EFFECT_UNKNOWN");
+  });
+});

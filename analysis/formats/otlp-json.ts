@@ -4,6 +4,11 @@
  * each span one span (category = span kind, status unset/ok/error, attributes as args), times in ns
  * from the earliest start (kept as metadata time_origin_unix_nano). parentSpanId → a `child` edge,
  * links → `follows_from` edges (linked → this), when the other span is in the file.
+ * OpenTelemetry GenAI tool spans (gen_ai.operation.name = execute_tool) are tool calls, stored as
+ * every importer stores them (tool-calls.ts): name = gen_ai.tool.name, category "tool", status
+ * error when error.type is set, args also holding call_id (gen_ai.tool.call.id), side_effect
+ * unknown, timing recorded, arguments (gen_ai.tool.call.arguments as JSON text), result, and the
+ * span kind as otel.span_kind.
  */
 import type { EvidenceBuilder } from "../evidence/builder";
 import { int64 } from "../evidence/int64";
@@ -13,6 +18,7 @@ import { utf8Chunks } from "../io/text";
 import { EvidenceParseError, InputBoundError } from "./errors";
 import { MAX_JSON_DOCUMENT_BYTES, parseJsonDocument } from "../io/json-documents";
 import type { FormatImporter, ImportContext } from "./types";
+import { jsonText, resultText, SIDE_EFFECT_UNKNOWN_MESSAGE } from "./tool-calls";
 
 const FORMAT = "otlp-json";
 const CHECKPOINT_EVERY = 16_384;
@@ -169,6 +175,17 @@ function boundedArgs(builder: EvidenceBuilder, args: Record<string, unknown>): s
   return JSON.stringify(kept);
 }
 
+/** The tool-call keys of a GenAI execute_tool span's args (see the file comment). */
+function toolCallArgs(attributes: Record<string, unknown>, kind: string): Record<string, unknown> {
+  const callId = attributes["gen_ai.tool.call.id"];
+  const args: Record<string, unknown> = { call_id: typeof callId === "string" || typeof callId === "number" ? String(callId) : null, side_effect: "unknown", timing: "recorded", "otel.span_kind": kind };
+  const argumentsText = jsonText(attributes["gen_ai.tool.call.arguments"]);
+  const result = resultText(attributes["gen_ai.tool.call.result"]);
+  if (argumentsText !== null) args.arguments = argumentsText;
+  if (result !== null) args.result = result;
+  return args;
+}
+
 /** A span as read, kept until the whole input is seen: parents and linked spans may come later. */
 interface PendingSpan {
   key: string | null;
@@ -216,7 +233,13 @@ function readRequest(builder: EvidenceBuilder, request: Record<string, unknown>,
         const args: Record<string, unknown> = { "otel.trace_id": span.traceId ?? null, "otel.span_id": span.spanId ?? null };
         if (typeof scope.name === "string" && scope.name !== "") args["otel.scope.name"] = scope.name;
         if (typeof scope.version === "string" && scope.version !== "") args["otel.scope.version"] = scope.version;
-        Object.assign(args, attributesOf(span.attributes));
+        const attributes = attributesOf(span.attributes);
+        const tool = attributes["gen_ai.operation.name"] === "execute_tool";
+        if (tool) {
+          Object.assign(args, toolCallArgs(attributes, enumName(span.kind, SPAN_KINDS, "SPAN_KIND_")));
+          builder.limit("TOOL_SIDE_EFFECT_UNKNOWN", SIDE_EFFECT_UNKNOWN_MESSAGE);
+        }
+        Object.assign(args, attributes);
         if (typeof status.message === "string" && status.message !== "") args["otel.status_description"] = status.message;
         const events = list(span.events).filter(isRecord);
         if (events.length > 0) {
@@ -236,9 +259,9 @@ function readRequest(builder: EvidenceBuilder, request: Record<string, unknown>,
           parentKey: typeof parentSpanId === "string" && parentSpanId !== "" ? spanKey(span.traceId, parentSpanId) : null,
           links,
           trackId,
-          name: typeof span.name === "string" ? span.name : "(unnamed span)",
-          category: enumName(span.kind, SPAN_KINDS, "SPAN_KIND_"),
-          status: enumName(status.code, STATUS_CODES, "STATUS_CODE_"),
+          name: tool && typeof attributes["gen_ai.tool.name"] === "string" && attributes["gen_ai.tool.name"] !== "" ? attributes["gen_ai.tool.name"] : typeof span.name === "string" ? span.name : "(unnamed span)",
+          category: tool ? "tool" : enumName(span.kind, SPAN_KINDS, "SPAN_KIND_"),
+          status: tool && attributes["error.type"] !== undefined && attributes["error.type"] !== null ? "error" : enumName(status.code, STATUS_CODES, "STATUS_CODE_"),
           start,
           end,
           args: boundedArgs(builder, args),
@@ -284,7 +307,7 @@ export const otlpJsonImporter: FormatImporter = {
   id: "otlp-json",
   title: "OpenTelemetry traces (OTLP/JSON)",
   extensions: ["otlp.json", "json", "jsonl", "ndjson"],
-  version: "2",
+  version: "3",
 
   sniff(_head, headText, fileName) {
     try {

@@ -20,6 +20,13 @@ export const FORMAT_IDS = [
   "stackprof",
   "instruments-deep-copy",
   "safari-timeline",
+  // Agent tool-call traces and service traces (issue 22, items 1-2).
+  "trace-v1",
+  "claude-code",
+  "codex-rollout",
+  "hf-session",
+  "openai-chat",
+  "jaeger-json",
 ] as const;
 export type FormatId = (typeof FORMAT_IDS)[number];
 

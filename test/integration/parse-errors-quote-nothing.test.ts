@@ -49,6 +49,15 @@ const SHAPED: Partial<Record<FormatId, (string | Uint8Array)[]>> = {
     Uint8Array.from([...message(1, int(1, 1), int(2, 2)), ...message(2, packed(2, [73519, 97531])), ...STRINGS]),
   ],
   folded: [text(["zqsecretliteral hunter2zq", "AKIAQZ7SECRETKEY9;main 73519x"])],
+  "trace-v1": [
+    `{"format": "emberscope.trace", "version": 1, "events": [{"id": "hunter2zq", "tool": "rootpw7Q", "status": "zqsecretliteral"}]}`,
+    `{"format": "emberscope.trace", "version": 1, "inputs": {"zqsecretliteral": 1}, "events": [{"id": "a", "tool": "b", "status": "ok", "after": ["hunter2zq"]}]}`,
+  ],
+  "claude-code": [text([`{"type":"user","sessionId":"hunter2zq","message": zqsecretliteral}`]), text([`{"zqsecretliteral": "hunter2zq"}`])],
+  "codex-rollout": [text([`{"timestamp":"2025-09-18T14:02:00.000Z","type":"response_item","payload": zqsecretliteral}`]), text([`{"hunter2zq": "zqsecretliteral"}`])],
+  "hf-session": [text([`{"type":"session","harness":"hunter2zq","id":"rootpw7Q"}`, `{"type":"message","message": zqsecretliteral}`]), text([`{"type":"zqsecretliteral"}`])],
+  "openai-chat": [`{"messages": [{"role": "tool", "content": "hunter2zq"} zqsecretliteral]}`, `{"messages": ["zqsecretliteral"]}`, `{"messages": "hunter2zq"}`],
+  "jaeger-json": [`{"data": [{"traceID": "hunter2zq", "spans": [zqsecretliteral]}]}`, `{"data": [{"traceID": "t", "spans": ["hunter2zq"]}]}`],
 };
 
 /** Inputs that import, with limitations about values the file holds. */

@@ -1,0 +1,256 @@
+/**
+ * Jaeger traces as JSON: the query service's HTTP API answer (and the UI's "Download JSON"),
+ * `{"data": [{traceID, spans, processes}, …]}`, or one such trace object alone. Streamed trace by
+ * trace. Each span is one span: name = operationName, category = its span.kind tag (else "span"),
+ * status error when tagged error=true (or otel.status_code ERROR), ok for otel.status_code OK,
+ * else unset; args = {jaeger.trace_id, jaeger.span_id, its tags, jaeger.logs} (bounded JSON).
+ * Each service (processes[processID].serviceName) is one track. Times are µs since the epoch,
+ * made ns from the earliest start. The first CHILD_OF reference (or the old parentSpanID) → the
+ * parent and a `child` edge; FOLLOWS_FROM references (and further CHILD_OFs) → `follows_from`
+ * edges (referenced → this), when the referenced span is in the file.
+ */
+import type { EvidenceBuilder } from "../evidence/builder";
+import { FIELD_LIMITS } from "../evidence/schema";
+import { parseJsonStream, type JsonPath, type JsonSelection } from "../io/json-stream";
+import { EvidenceParseError } from "./errors";
+import { spanDepths } from "./span-tree";
+import type { FormatImporter } from "./types";
+
+const FORMAT = "jaeger-json";
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+const id = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
+
+interface PendingSpan {
+  key: string | null;
+  parentKey: string | null;
+  follows: string[];
+  trackId: number;
+  name: string;
+  category: string;
+  status: string;
+  startUs: number;
+  durUs: number;
+  args: string;
+}
+
+/** Jaeger tags [{key, type, value}] as an object. */
+function tagsOf(tags: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const tag of list(tags)) if (isRecord(tag) && typeof tag.key === "string") out[tag.key] = tag.value ?? null;
+  return out;
+}
+
+/** Args as JSON within the schema's bound: logs go first, then long values, then later keys. */
+function boundedArgs(builder: EvidenceBuilder, args: Record<string, unknown>): string {
+  const limit = FIELD_LIMITS.args;
+  let text = JSON.stringify(args);
+  if (text.length <= limit) return text;
+  builder.limit("JAEGER_ARGS_TRUNCATED", `Some spans' tags and logs exceeded ${limit} characters of JSON; logs, long values or later tags were left out.`);
+  const smaller: Record<string, unknown> = { ...args };
+  if (Array.isArray(smaller["jaeger.logs"])) {
+    smaller["jaeger.logs_dropped"] = smaller["jaeger.logs"].length;
+    delete smaller["jaeger.logs"];
+  }
+  for (const [key, value] of Object.entries(smaller)) {
+    if (typeof value === "string" && value.length > 256) smaller[key] = `${value.slice(0, 256)}…`;
+    else if (typeof value === "object" && value !== null && JSON.stringify(value).length > 1024) smaller[key] = "[too large]";
+  }
+  text = JSON.stringify(smaller);
+  if (text.length <= limit) return text;
+  const kept: Record<string, unknown> = { "jaeger.truncated": true };
+  let size = JSON.stringify(kept).length;
+  for (const [key, value] of Object.entries(smaller)) {
+    const entry = JSON.stringify({ [key]: value }).length;
+    if (size + entry > limit) break;
+    kept[key] = value;
+    size += entry;
+  }
+  return JSON.stringify(kept);
+}
+
+function statusOf(tags: Record<string, unknown>): string {
+  if (tags.error === true || tags.error === "true") return "error";
+  const otel = typeof tags["otel.status_code"] === "string" ? tags["otel.status_code"].toUpperCase() : null;
+  if (otel === "ERROR") return "error";
+  if (otel === "OK") return "ok";
+  return "unset";
+}
+
+class JaegerReader {
+  readonly spans: PendingSpan[] = [];
+  traces = 0;
+  constructor(private readonly builder: EvidenceBuilder) {}
+
+  /** One trace: its processes and spans (spans may name their process inline, as `process`). */
+  trace(trace: Record<string, unknown>, spans: unknown[], offset: number): void {
+    this.traces++;
+    const processes = isRecord(trace.processes) ? trace.processes : {};
+    for (const span of spans) {
+      if (!isRecord(span)) throw new EvidenceParseError(FORMAT, "a span is not an object", { offset });
+      this.span(span, processes, id(trace.traceID));
+    }
+  }
+
+  private span(span: Record<string, unknown>, processes: Record<string, unknown>, traceId: string | null): void {
+    const { builder } = this;
+    const startUs = span.startTime;
+    const durUs = span.duration ?? 0;
+    if (typeof startUs !== "number" || !Number.isFinite(startUs) || startUs < 0) {
+      builder.limit("JAEGER_SPAN_INVALID", "Some spans had no valid startTime and were skipped.");
+      return;
+    }
+    let duration = typeof durUs === "number" && Number.isFinite(durUs) ? durUs : 0;
+    if (duration < 0) {
+      builder.limit("JAEGER_NEGATIVE_DURATION", "Some spans had a negative duration; they were given a duration of 0.");
+      duration = 0;
+    }
+    const process = isRecord(span.process) ? span.process : typeof span.processID === "string" && isRecord(processes[span.processID]) ? (processes[span.processID] as Record<string, unknown>) : null;
+    if (!process) builder.limit("JAEGER_PROCESS_MISSING", "Some spans name no process of their trace; they are on the track unknown_service.");
+    const service = process && typeof process.serviceName === "string" && process.serviceName !== "" ? process.serviceName : "unknown_service";
+    const trackId = builder.track({ processId: service, processName: service, kind: "service" });
+    const trace = id(span.traceID) ?? traceId ?? "";
+    const spanId = id(span.spanID);
+    const tags = tagsOf(span.tags);
+    const args: Record<string, unknown> = { "jaeger.trace_id": trace, "jaeger.span_id": spanId, ...tags };
+    const logs = list(span.logs).filter(isRecord);
+    if (logs.length > 0) args["jaeger.logs"] = logs.map((log) => ({ at_ns: typeof log.timestamp === "number" ? (log.timestamp - startUs) * 1000 : null, fields: tagsOf(log.fields) }));
+    let parentKey: string | null = null;
+    const follows: string[] = [];
+    const refs = list(span.references).filter(isRecord);
+    if (refs.length === 0 && id(span.parentSpanID)) parentKey = `${trace}/${span.parentSpanID as string}`;
+    for (const ref of refs) {
+      const refSpan = id(ref.spanID);
+      if (!refSpan) continue;
+      const key = `${id(ref.traceID) ?? trace}/${refSpan}`;
+      if (ref.refType === "CHILD_OF" && parentKey === null) parentKey = key;
+      else follows.push(key);
+    }
+    this.spans.push({
+      key: spanId ? `${trace}/${spanId}` : null,
+      parentKey,
+      follows,
+      trackId,
+      name: typeof span.operationName === "string" && span.operationName !== "" ? span.operationName : "(unnamed span)",
+      category: typeof tags["span.kind"] === "string" ? tags["span.kind"] : "span",
+      status: statusOf(tags),
+      startUs,
+      durUs: duration,
+      args: boundedArgs(builder, args),
+    });
+  }
+
+  async write(): Promise<void> {
+    const { builder, spans } = this;
+    let origin = Infinity;
+    for (const span of spans) origin = Math.min(origin, span.startUs);
+    builder.metadata.time_origin_unix_nano = (BigInt(Math.round(origin)) * 1000n).toString();
+    const indexByKey = new Map<string, number>();
+    const spanIds = spans.map((span, i) => {
+      if (span.key !== null) {
+        if (indexByKey.has(span.key)) builder.limit("JAEGER_DUPLICATE_SPAN", "Some span ids appeared more than once; references refer to the first.");
+        else indexByKey.set(span.key, i);
+      }
+      return builder.allocateSpanId();
+    });
+    const parentOf = new Int32Array(spans.length).fill(-1);
+    spans.forEach((span, i) => {
+      if (span.parentKey === null) return;
+      const parent = indexByKey.get(span.parentKey);
+      if (parent === undefined) builder.limit("JAEGER_PARENT_MISSING", "Some spans' parents are not in the file; they are shown as roots (depth 0).");
+      else if (parent !== i) parentOf[i] = parent;
+    });
+    const depths = spanDepths(
+      spans.map((s) => s.trackId),
+      parentOf,
+      () => builder.limit("JAEGER_PARENT_CYCLE", "Some spans were (indirectly) their own parents; the cycle was cut there."),
+    );
+    for (let i = 0; i < spans.length; i++) {
+      const span = spans[i];
+      const parent = parentOf[i];
+      builder.span({
+        spanId: spanIds[i],
+        trackId: span.trackId,
+        parentSpanId: parent >= 0 ? spanIds[parent] : null,
+        name: span.name,
+        category: span.category,
+        startNs: Math.round((span.startUs - origin) * 1000),
+        durNs: Math.round(span.durUs * 1000),
+        depth: depths[i],
+        status: span.status,
+        args: span.args,
+      });
+      if (parent >= 0) builder.edge(spanIds[parent], spanIds[i], "child");
+      for (const key of span.follows) {
+        const from = indexByKey.get(key);
+        if (from === undefined) builder.limit("JAEGER_REFERENCE_MISSING", "Some spans reference spans not in the file; those references were left out.");
+        else if (from !== i) builder.edge(spanIds[from], spanIds[i], "follows_from");
+      }
+      if (i % 16_384 === 16_383) await builder.checkpoint();
+    }
+  }
+}
+
+function select(path: JsonPath): JsonSelection {
+  if (path.length === 0) return "stream";
+  const top = path[0];
+  if (top === "data" || top === "spans") return path.length === 1 ? "stream" : "materialize";
+  if (top === "processes" || top === "traceID") return "materialize";
+  return "skip";
+}
+
+export const jaegerJsonImporter: FormatImporter = {
+  id: "jaeger-json",
+  title: "Jaeger traces (JSON, as the query API and UI write them)",
+  extensions: ["json"],
+  version: "1",
+
+  sniff(_head, headText) {
+    const text = headText.replace(/^\uFEFF/, "").trimStart();
+    if (!text.startsWith("{")) return 0;
+    if (/^\{\s*"data"\s*:\s*\[\s*(\{\s*"traceID"\s*:|\])/.test(text)) return 0.95;
+    if (/"traceID"\s*:/.test(text) && /"spanID"\s*:/.test(text) && /"operationName"\s*:/.test(text)) return 0.9;
+    return 0;
+  },
+
+  async parse({ source, builder, limits }) {
+    const reader = new JaegerReader(builder);
+    // A lone trace: its spans may come before its processes, so they wait for the end.
+    const lone: { spans: unknown[]; trace: Record<string, unknown>; seen: boolean } = { spans: [], trace: {}, seen: false };
+    let topKeys = 0;
+    await parseJsonStream(
+      source.chunks(),
+      {
+        format: FORMAT,
+        maxDepth: limits.maxDepth,
+        select: (path) => {
+          if (path.length === 1) {
+            if (typeof path[0] === "number") throw new EvidenceParseError(FORMAT, "expected an object with data (or one trace), not an array", { offset: 0 });
+            topKeys++;
+          }
+          return select(path);
+        },
+        onValue: (path, value, offset) => {
+          if (path.length === 0) throw new EvidenceParseError(FORMAT, "expected an object with data (or one trace)", { offset });
+          if (path[0] === "data") {
+            if (path.length === 1) throw new EvidenceParseError(FORMAT, "data is not an array", { offset });
+            if (!isRecord(value)) throw new EvidenceParseError(FORMAT, "a trace in data is not an object", { offset });
+            reader.trace(value, list(value.spans), offset);
+          } else if (path[0] === "spans") {
+            if (path.length === 1) throw new EvidenceParseError(FORMAT, "spans is not an array", { offset });
+            lone.seen = true;
+            lone.spans.push(value);
+          } else {
+            lone.trace[path[0] as string] = value;
+          }
+        },
+      },
+      () => builder.checkpoint(),
+    );
+    if (topKeys === 0) throw new EvidenceParseError(FORMAT, "empty input", { offset: 0 });
+    if (lone.seen) reader.trace(lone.trace, lone.spans, 0);
+    if (reader.spans.length === 0) throw new EvidenceParseError(FORMAT, "no spans in the input", { offset: 0 });
+    await reader.write();
+  },
+};
