@@ -112,7 +112,10 @@ parts AS (
   SELECT vf.frame_key, -t.total
   FROM nested n
   JOIN target t ON t.generation_id = n.generation_id AND t.stack_id = n.from_id
-  JOIN stacks v ON v.generation_id = n.generation_id AND v.stack_id = n.via_id
+  -- Only the via nodes' rows of stacks: joined whole, the stacks file was read and hashed in full
+  -- even when nothing is nested (9 s for a 90,000-line folded file, against 0.1 s for callers).
+  JOIN (SELECT * FROM stacks WHERE list_contains($generations, generation_id) AND stack_id IN (SELECT via_id FROM nested)) v
+    ON v.generation_id = n.generation_id AND v.stack_id = n.via_id
   JOIN frames vf ON vf.generation_id = v.generation_id AND vf.frame_id = v.frame_id
   WHERE vf.frame_key <> $frame_key
 ),
