@@ -2,7 +2,7 @@
 
 import { useCallback, useEffect, useRef, useState } from "react";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
-import { downstreamOf, planSqlCells, type SqlPlan } from "../../analysis/notebook/sql-deps";
+import { downstreamOf, planSqlCells, tableReferences, type SqlPlan } from "../../analysis/notebook/sql-deps";
 import { NOTEBOOK_SCHEMA, openCommitSession, type QueryResult } from "../sql/duckdb-session";
 
 /** A SQL cell as the runtime needs it: what it reads from (its commit) and what it is called. */
@@ -66,6 +66,13 @@ export function useNotebookSql(cells: readonly SqlCellSpec[]) {
       const label = (id: string) => byId.get(id)?.name ?? id;
       const plan = planSqlCells(current, TABLE_NAMES);
       const targets = which === "all" ? current.map((c) => c.cell_id) : byId.has(which) ? [which] : [];
+      if (which === "all") {
+        // Each commit's session is opened once, told which evidence tables its cells read, so their
+        // Parquet is decoded while the engine is still starting.
+        const tables = new Map<string, Set<string>>();
+        for (const c of current) for (const t of tableReferences(c.sql)) if ((TABLE_NAMES as readonly string[]).includes(t)) tables.set(c.commit_id, (tables.get(c.commit_id) ?? new Set()).add(t));
+        for (const [commit, read] of tables) void openCommitSession(commit, null, [...read]).catch(() => undefined);
+      }
       const runnable = which === "all" ? plan.order : downstreamOf(plan, which);
       // Cells that cannot run (their own plan error, or one they wait for) say why.
       const failing = which === "all" ? targets : [which, ...current.filter((c) => plan.errors.get(c.cell_id)?.kind === "blocked").map((c) => c.cell_id)];

@@ -66,7 +66,7 @@ const PREFETCH_BYTES = 256 * 1024;
 
 type TableName = (typeof TABLE_NAMES)[number];
 
-async function createSession(commitRef: string, runId: string | null): Promise<CommitSession> {
+async function createSession(commitRef: string, runId: string | null, wanted: readonly string[]): Promise<CommitSession> {
   const engineReady = loadEngine();
   const listing = await callQuery<typeof listCorpusFiles>("corpus.files", { commit_id: commitRef, ...(runId ? { run_id: runId } : {}) });
   mark("session-listing");
@@ -99,9 +99,11 @@ async function createSession(commitRef: string, runId: string | null): Promise<C
   // now (smallest first; the first queries read metrics and spans), so they only need inserting.
   const bytes = new Map<TableName, number>();
   for (const f of files) bytes.set(f.table as TableName, (bytes.get(f.table as TableName) ?? 0) + f.size_bytes);
-  const small = [...bytes].filter(([, b]) => b <= PREFETCH_BYTES).sort((a, b) => a[1] - b[1]);
+  // Tables the caller said its queries read come first, whatever their size (a notebook knows).
+  const first = TABLE_NAMES.filter((t) => wanted.includes(t) && bytes.has(t));
+  const small = [...bytes].filter(([t, b]) => b <= PREFETCH_BYTES && !first.includes(t)).sort((a, b) => a[1] - b[1]).map(([t]) => t);
   void (async () => {
-    for (const [table] of small) await decode(table).catch(() => undefined);
+    for (const table of [...first, ...small]) await decode(table).catch(() => undefined);
   })();
   const { db, version } = await engineReady;
   const connection = await db.connect();
@@ -177,11 +179,15 @@ async function createSession(commitRef: string, runId: string | null): Promise<C
 }
 
 /** The session of a commit (and optionally a run in it); sessions are cached, commits never change. */
-export function openCommitSession(commitRef: string, runId: string | null = null): Promise<CommitSession> {
+/**
+ * `tables`: evidence tables the caller's queries will read, decoded while the engine starts; only
+ * the first open of a session can say (later ones share it).
+ */
+export function openCommitSession(commitRef: string, runId: string | null = null, tables: readonly string[] = []): Promise<CommitSession> {
   const key = `${commitRef}\u0000${runId ?? ""}`;
   let session = sessions.get(key);
   if (!session) {
-    session = createSession(commitRef, runId);
+    session = createSession(commitRef, runId, tables);
     // HEAD moves: only cache sessions for explicit commit ids.
     if (commitRef !== "HEAD") sessions.set(key, session);
     session.catch(() => sessions.delete(key));
