@@ -108,6 +108,8 @@ describe("investigations as notebooks in a real browser", () => {
     expect(await page.locator("[data-testid=finding-assessment]").innerText()).toBe("supported");
     const link = page.locator("[data-testid=finding-ref-link]");
     expect(await link.getAttribute("href")).toBe(`#cell-${flame.cell_id}`);
+    // And the cited view in the workbench, at the cited commit.
+    expect(await page.locator("[data-testid=finding-ref-open]").getAttribute("href")).toBe(`/runs/${runId}?commit=${firstCommit}`);
     await savedAll(page);
     await page.screenshot({ path: screenshotPath("notebook-1440"), fullPage: true });
 

@@ -7,7 +7,7 @@ import type { assessFinding } from "../../../server/services/findings";
 import { ErrorPanel } from "../../ErrorPanel";
 import { callMutation, errorDocumentOf } from "../../home/trpc-client";
 import { useNotebook, type CellViewProps } from "../context";
-import { describeTarget, referenceUrlOf } from "../links";
+import { describeTarget, referenceUrlOf, workbenchUrlOf } from "../links";
 
 const ASSESSMENTS = ["supported", "refuted", "inconclusive", "unassessed"] as const;
 
@@ -44,9 +44,20 @@ export function FindingCellView({ content }: CellViewProps<"finding">) {
           {finding.references.map((ref, i) => {
             const url = referenceUrlOf(ref.target);
             const text = describeTarget(ref.target, nb.cellLabel);
+            // A cited cell also opens in the workbench as it was cited: its view state at the cited commit (it may have been re-pinned since).
+            const cited = ref.target.kind === "cell" ? nb.cells.find((c) => c.server.cell_id === (ref.target as { cell_id: string }).cell_id) : undefined;
+            const asCited = cited ? workbenchUrlOf({ ...cited.server, commit_id: ref.target.commit_id }) : null;
             return (
               <li key={i}>
                 <span className={`nb-relation nb-relation-${ref.relation}`}>{ref.relation}</span> {url ? <a href={url} data-testid="finding-ref-link">{text}</a> : <span>{text}</span>}
+                {asCited ? (
+                  <>
+                    {" "}
+                    <a href={asCited} className="nb-open" data-testid="finding-ref-open" title="The cited view at the cited commit">
+                      open as cited ↗
+                    </a>
+                  </>
+                ) : null}
                 {ref.target.kind === "query_result" ? <code className="nb-ref-sql">{ref.target.sql}</code> : null}
                 {ref.note ? <span className="tip-muted"> — {ref.note}</span> : null}
               </li>
