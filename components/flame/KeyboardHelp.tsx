@@ -1,5 +1,7 @@
 "use client";
 
+import { KeysTable } from "../KeysTable";
+
 export const FLAME_KEYS: [string, string][] = [
   ["/", "Search frames (name, file or module; /regex/ works)"],
   ["Esc", "Clear the search, or reset the zoom"],
@@ -22,18 +24,7 @@ export function KeyboardHelp(props: { onClose: () => void }) {
           Close (Esc)
         </button>
       </div>
-      <table className="data compact">
-        <tbody>
-          {FLAME_KEYS.map(([key, what]) => (
-            <tr key={key}>
-              <td>
-                <kbd>{key}</kbd>
-              </td>
-              <td>{what}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <KeysTable keys={FLAME_KEYS} />
     </div>
   );
 }

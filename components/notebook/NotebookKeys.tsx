@@ -1,6 +1,7 @@
 "use client";
 
 import { NOTEBOOK_KEYS } from "../../analysis/notebook/keys";
+import { KeysTable } from "../KeysTable";
 
 /** The `?` overlay: every command-mode key. */
 export function NotebookKeys(props: { onClose: () => void }) {
@@ -8,18 +9,7 @@ export function NotebookKeys(props: { onClose: () => void }) {
     <div className="nb-overlay" role="dialog" aria-label="Keyboard shortcuts" data-testid="notebook-keys" onClick={props.onClose}>
       <div className="nb-overlay-card" onClick={(e) => e.stopPropagation()}>
         <h2>Keys (command mode)</h2>
-        <table className="data">
-          <tbody>
-            {NOTEBOOK_KEYS.map(([key, what]) => (
-              <tr key={key}>
-                <td>
-                  <kbd>{key}</kbd>
-                </td>
-                <td>{what}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <KeysTable keys={NOTEBOOK_KEYS} />
         <p className="tip-muted">Esc or a click outside closes this.</p>
       </div>
     </div>

@@ -18,6 +18,23 @@ const lines = (text: string) =>
     .map((l) => l.trim())
     .filter(Boolean);
 
+/** A form's refusal, if any, then Record and Cancel. */
+function FormEnd(props: { error: ErrorDocument | null; submitTestId: string; onCancel: () => void }) {
+  return (
+    <>
+      {props.error ? <ErrorPanel error={props.error} /> : null}
+      <div className="nb-form-actions">
+        <button type="submit" className="button" data-testid={props.submitTestId}>
+          Record
+        </button>
+        <button type="button" className="plain-button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </>
+  );
+}
+
 /** A hypothesis: the claim, what it predicts, what would refute it. Its cell goes after `afterCellId`. */
 export function HypothesisForm(props: { afterCellId: string | null; onDone: (recorded: { cellId: string | null } | null) => void }) {
   const nb = useNotebook();
@@ -47,15 +64,7 @@ export function HypothesisForm(props: { afterCellId: string | null; onDone: (rec
         It is refuted if
         <textarea value={refutedBy} onChange={(e) => setRefutedBy(e.target.value)} rows={2} data-testid="hypothesis-refuted-by" />
       </label>
-      {error ? <ErrorPanel error={error} /> : null}
-      <div className="nb-form-actions">
-        <button type="submit" className="button" data-testid="hypothesis-submit">
-          Record
-        </button>
-        <button type="button" className="plain-button" onClick={() => props.onDone(null)}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd error={error} submitTestId="hypothesis-submit" onCancel={() => props.onDone(null)} />
     </form>
   );
 }
@@ -187,15 +196,7 @@ export function FindingForm(props: { afterCellId: string | null; onDone: (record
         Next steps (one a line)
         <textarea value={nextSteps} onChange={(e) => setNextSteps(e.target.value)} rows={2} />
       </label>
-      {error ? <ErrorPanel error={error} /> : null}
-      <div className="nb-form-actions">
-        <button type="submit" className="button" data-testid="finding-submit">
-          Record
-        </button>
-        <button type="button" className="plain-button" onClick={() => props.onDone(null)}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd error={error} submitTestId="finding-submit" onCancel={() => props.onDone(null)} />
     </form>
   );
 }
