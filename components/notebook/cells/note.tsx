@@ -3,6 +3,9 @@
 import Markdown from "react-markdown";
 import type { CellViewProps } from "../context";
 
+/** Elements that would fetch from another host just by being shown (a note may be an agent's observed text). */
+const NO_REMOTE_LOADS = ["img"];
+
 /**
  * A markdown note. Rendered without raw HTML (react-markdown escapes it and drops unsafe link
  * schemes), since an agent's note is observed text to everyone else.
@@ -24,7 +27,9 @@ export function NoteCellView({ content, editing, onContent }: CellViewProps<"not
   if (!content.markdown.trim()) return <p className="tip-muted nb-placeholder">Empty note — press Enter to write.</p>;
   return (
     <div className="nb-markdown" data-testid="note-body">
-      <Markdown>{content.markdown}</Markdown>
+      <Markdown disallowedElements={NO_REMOTE_LOADS} unwrapDisallowed>
+        {content.markdown}
+      </Markdown>
     </div>
   );
 }
