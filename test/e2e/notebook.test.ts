@@ -253,6 +253,8 @@ describe("investigations as notebooks in a real browser", () => {
       const id = (created as { value: { investigation_id: string } }).value.investigation_id;
       const query = await agent.call("add_query_cell", { investigation_id: id, sql: "SELECT count(*) AS frames FROM frames WHERE name = 'measureText'", name: "agent_frames" });
       expect(query.ok).toBe(true);
+      // An image in an agent's note would be fetched from another host just by being shown.
+      expect((await agent.call("add_note", { investigation_id: id, markdown: "Chart: ![pixel](http://127.0.0.1:9/pixel.png) and **bold** text." })).ok).toBe(true);
       const unsupported = await agent.call("record_finding", { investigation_id: id, title: "Unbacked", claim: "It is slow.", evidence_level: "inferred", assessment: "supported" });
       expect(unsupported.ok).toBe(false);
       if (!unsupported.ok) expect(unsupported.error.code).toBe("FINDING_UNSUPPORTED");
@@ -275,7 +277,9 @@ describe("investigations as notebooks in a real browser", () => {
       await page.goto(`${server.url}/investigations/${id}`);
       await page.locator("[data-testid=finding]").first().waitFor();
       const badges = await page.locator("[data-testid=notebook-cell] [data-testid=author-agent]").allInnerTexts();
-      expect(badges.length).toBeGreaterThanOrEqual(2);
+      expect(badges.length).toBeGreaterThanOrEqual(3);
+      expect(await page.locator("[data-testid=note-body] strong").innerText()).toBe("bold");
+      expect(await page.locator("[data-testid=note-body] img").count()).toBe(0);
       for (const badge of badges) expect(badge).toContain("emberscope-test");
       const view = await callService(showInvestigation, ctx, { investigation_id: id });
       expect(await sqlRows(cellById(page, view.cells.find((c) => c.kind === "sql")!.cell_id))).toEqual([{ frames: 1 }]);
