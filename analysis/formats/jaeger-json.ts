@@ -13,7 +13,7 @@ import type { EvidenceBuilder } from "../evidence/builder";
 import { FIELD_LIMITS } from "../evidence/schema";
 import { parseJsonStream, type JsonPath, type JsonSelection } from "../io/json-stream";
 import { EvidenceParseError } from "./errors";
-import { spanDepths } from "./span-tree";
+import { boundedSpanArgs, spanDepths } from "./span-tree";
 import type { FormatImporter } from "./types";
 
 const FORMAT = "jaeger-json";
@@ -42,33 +42,13 @@ function tagsOf(tags: unknown): Record<string, unknown> {
   return out;
 }
 
-/** Args as JSON within the schema's bound: logs go first, then long values, then later keys. */
-function boundedArgs(builder: EvidenceBuilder, args: Record<string, unknown>): string {
-  const limit = FIELD_LIMITS.args;
-  let text = JSON.stringify(args);
-  if (text.length <= limit) return text;
-  builder.limit("JAEGER_ARGS_TRUNCATED", `Some spans' tags and logs exceeded ${limit} characters of JSON; logs, long values or later tags were left out.`);
-  const smaller: Record<string, unknown> = { ...args };
-  if (Array.isArray(smaller["jaeger.logs"])) {
-    smaller["jaeger.logs_dropped"] = smaller["jaeger.logs"].length;
-    delete smaller["jaeger.logs"];
-  }
-  for (const [key, value] of Object.entries(smaller)) {
-    if (typeof value === "string" && value.length > 256) smaller[key] = `${value.slice(0, 256)}…`;
-    else if (typeof value === "object" && value !== null && JSON.stringify(value).length > 1024) smaller[key] = "[too large]";
-  }
-  text = JSON.stringify(smaller);
-  if (text.length <= limit) return text;
-  const kept: Record<string, unknown> = { "jaeger.truncated": true };
-  let size = JSON.stringify(kept).length;
-  for (const [key, value] of Object.entries(smaller)) {
-    const entry = JSON.stringify({ [key]: value }).length;
-    if (size + entry > limit) break;
-    kept[key] = value;
-    size += entry;
-  }
-  return JSON.stringify(kept);
-}
+
+/** Tags and logs beyond the args bound: logs go first. */
+const JAEGER_ARGS = {
+  listKey: "jaeger.logs",
+  code: "JAEGER_ARGS_TRUNCATED",
+  message: `Some spans' tags and logs exceeded ${FIELD_LIMITS.args} characters of JSON; logs, long values or later tags were left out.`,
+};
 
 function statusOf(tags: Record<string, unknown>): string {
   if (tags.error === true || tags.error === "true") return "error";
@@ -137,7 +117,7 @@ class JaegerReader {
       status: statusOf(tags),
       startUs,
       durUs: duration,
-      args: boundedArgs(builder, args),
+      args: boundedSpanArgs(builder, args, JAEGER_ARGS),
     });
   }
 

@@ -16,6 +16,7 @@ import { FIELD_LIMITS } from "../evidence/schema";
 import { concatBytes } from "../io/bytes";
 import { utf8Chunks } from "../io/text";
 import { EvidenceParseError, InputBoundError } from "./errors";
+import { boundedSpanArgs, spanDepths } from "./span-tree";
 import { MAX_JSON_DOCUMENT_BYTES, parseJsonDocument } from "../io/json-documents";
 import type { FormatImporter, ImportContext } from "./types";
 import { jsonText, resultText, SIDE_EFFECT_UNKNOWN_MESSAGE } from "./tool-calls";
@@ -147,33 +148,6 @@ function enumName(value: unknown, names: string[], prefix: string): string {
   return names[0];
 }
 
-/** Span args as JSON text within the schema's bound, dropping events, then long strings, then keys, rather than cutting JSON mid-token. */
-function boundedArgs(builder: EvidenceBuilder, args: Record<string, unknown>): string {
-  const limit = FIELD_LIMITS.args;
-  let text = JSON.stringify(args);
-  if (text.length <= limit) return text;
-  builder.limit("OTLP_ARGS_TRUNCATED", `Some spans' attributes and events exceeded ${limit} characters of JSON; events, long values or later attributes were left out.`);
-  const smaller: Record<string, unknown> = { ...args };
-  if (Array.isArray(smaller["otel.events"])) {
-    smaller["otel.events_dropped"] = smaller["otel.events"].length;
-    delete smaller["otel.events"];
-  }
-  for (const [key, value] of Object.entries(smaller)) {
-    if (typeof value === "string" && value.length > 256) smaller[key] = `${value.slice(0, 256)}…`;
-    else if (typeof value === "object" && value !== null && JSON.stringify(value).length > 1024) smaller[key] = "[too large]";
-  }
-  text = JSON.stringify(smaller);
-  if (text.length <= limit) return text;
-  const kept: Record<string, unknown> = { "otel.truncated": true };
-  let size = JSON.stringify(kept).length;
-  for (const [key, value] of Object.entries(smaller)) {
-    const entry = JSON.stringify({ [key]: value }).length;
-    if (size + entry > limit) break;
-    kept[key] = value;
-    size += entry;
-  }
-  return JSON.stringify(kept);
-}
 
 /** The tool-call keys of a GenAI execute_tool span's args (see the file comment). */
 function toolCallArgs(attributes: Record<string, unknown>, kind: string): Record<string, unknown> {
@@ -264,44 +238,20 @@ function readRequest(builder: EvidenceBuilder, request: Record<string, unknown>,
           status: tool && attributes["error.type"] !== undefined && attributes["error.type"] !== null ? "error" : enumName(status.code, STATUS_CODES, "STATUS_CODE_"),
           start,
           end,
-          args: boundedArgs(builder, args),
+          args: boundedSpanArgs(builder, args, OTLP_ARGS),
         });
       }
     }
   }
 }
 
-/** Depth of each span on its track: a parent on the same track nests it; a parent elsewhere (or none) makes it a root. Cuts parent cycles. */
-function spanDepths(builder: EvidenceBuilder, spans: PendingSpan[], parentOf: Int32Array): Int32Array {
-  const depth = new Int32Array(spans.length).fill(-1);
-  const walk = new Int32Array(spans.length).fill(-1);
-  const chain: number[] = [];
-  for (let i = 0; i < spans.length; i++) {
-    // Walk up to a span whose depth is known, then fill the chain back down (iterative: traces can be deep).
-    let at = i;
-    while (depth[at] < 0) {
-      const parent = parentOf[at];
-      if (parent < 0 || spans[parent].trackId !== spans[at].trackId) {
-        depth[at] = 0;
-        break;
-      }
-      walk[at] = i;
-      if (walk[parent] === i) {
-        builder.limit("OTLP_PARENT_CYCLE", "Some spans were (indirectly) their own parents; the cycle was cut there.");
-        parentOf[at] = -1;
-        depth[at] = 0;
-        break;
-      }
-      chain.push(at);
-      at = parent;
-    }
-    while (chain.length > 0) {
-      const child = chain.pop()!;
-      depth[child] = depth[parentOf[child]] + 1;
-    }
-  }
-  return depth;
-}
+
+/** Attributes and events beyond the args bound: events go first. */
+const OTLP_ARGS = {
+  listKey: "otel.events",
+  code: "OTLP_ARGS_TRUNCATED",
+  message: `Some spans' attributes and events exceeded ${FIELD_LIMITS.args} characters of JSON; events, long values or later attributes were left out.`,
+};
 
 export const otlpJsonImporter: FormatImporter = {
   id: "otlp-json",
@@ -357,7 +307,11 @@ export const otlpJsonImporter: FormatImporter = {
       if (parent === undefined) builder.limit("OTLP_PARENT_MISSING", "Some spans' parents are not in the file; they are shown as roots (depth 0).");
       else if (parent !== i) parentOf[i] = parent;
     });
-    const depths = spanDepths(builder, spans, parentOf);
+    const depths = spanDepths(
+      spans.map((span) => span.trackId),
+      parentOf,
+      () => builder.limit("OTLP_PARENT_CYCLE", "Some spans were (indirectly) their own parents; the cycle was cut there."),
+    );
 
     for (let i = 0; i < spans.length; i++) {
       const span = spans[i];

@@ -1,3 +1,6 @@
+import type { EvidenceBuilder } from "../evidence/builder";
+import { FIELD_LIMITS } from "../evidence/schema";
+
 /**
  * Depth of each span of a trace whose parents are known by index: a parent on the same track nests
  * it; a parent elsewhere (or none) makes it a root of its track. Iterative (traces can be deep);
@@ -32,4 +35,38 @@ export function spanDepths(trackOf: ArrayLike<number>, parentOf: Int32Array, onC
     }
   }
   return depth;
+}
+
+/**
+ * A span's args as JSON text within the schema's bound, rather than cut mid-token: first the list
+ * under `listKey` goes (its length kept as `<prefix>.<list>_dropped`), then long strings and large
+ * values are shortened, then later keys are left out (`<prefix>.truncated`). `limit` names the
+ * importer's limitation code and what its args hold.
+ */
+export function boundedSpanArgs(builder: EvidenceBuilder, args: Record<string, unknown>, spec: { listKey: string; code: string; message: string }): string {
+  const limit = FIELD_LIMITS.args;
+  let text = JSON.stringify(args);
+  if (text.length <= limit) return text;
+  builder.limit(spec.code, spec.message);
+  const smaller: Record<string, unknown> = { ...args };
+  const list = smaller[spec.listKey];
+  if (Array.isArray(list)) {
+    smaller[`${spec.listKey}_dropped`] = list.length;
+    delete smaller[spec.listKey];
+  }
+  for (const [key, value] of Object.entries(smaller)) {
+    if (typeof value === "string" && value.length > 256) smaller[key] = `${value.slice(0, 256)}…`;
+    else if (typeof value === "object" && value !== null && JSON.stringify(value).length > 1024) smaller[key] = "[too large]";
+  }
+  text = JSON.stringify(smaller);
+  if (text.length <= limit) return text;
+  const kept: Record<string, unknown> = { [`${spec.listKey.split(".")[0]}.truncated`]: true };
+  let size = JSON.stringify(kept).length;
+  for (const [key, value] of Object.entries(smaller)) {
+    const entry = JSON.stringify({ [key]: value }).length;
+    if (size + entry > limit) break;
+    kept[key] = value;
+    size += entry;
+  }
+  return JSON.stringify(kept);
 }
