@@ -42,7 +42,13 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
   const [hypotheses, setHypotheses] = useState(() => byId(props.initial.hypotheses, (h) => h.hypothesis_id));
   const [findings, setFindings] = useState(() => byId(props.initial.findings, (f) => f.finding_id));
   const [headCommitId, setHeadCommitId] = useState(props.headCommitId);
-  const [selected, setSelected] = useState<string | null>(props.initial.cells[0]?.cell_id ?? null);
+  const [selected, setSelectedState] = useState<string | null>(props.initial.cells[0]?.cell_id ?? null);
+  // Keys can come faster than renders: the key handler reads the selection from this ref, set at once.
+  const selectedRef = useRef(selected);
+  const setSelected = useCallback((id: string | null) => {
+    selectedRef.current = id;
+    setSelectedState(id);
+  }, []);
   const [editing, setEditing] = useState<string | null>(null);
   const [undo, setUndo] = useState<Cell[]>([]);
   const [pageError, setPageError] = useState<ErrorDocument | null>(null);
@@ -176,8 +182,11 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
         const i = list.findIndex((c) => c.server.cell_id === id);
         setCells((prev) => prev.filter((c) => c.server.cell_id !== id));
         setUndo((prev) => [...prev, gone]);
-        setSelected(list[i + 1]?.server.cell_id ?? list[i - 1]?.server.cell_id ?? null);
-        setEditing(null);
+        // The selection moves on only if it was on this cell (keys may have moved it meanwhile).
+        if (selectedRef.current === id) {
+          setSelected(list[i + 1]?.server.cell_id ?? list[i - 1]?.server.cell_id ?? null);
+          setEditing(null);
+        }
       } catch (e) {
         fail(e);
       }
@@ -229,9 +238,9 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
     if (!cell || cell.server.kind === kind || !TEXT_KINDS.has(cell.server.kind)) return;
     const text = cell.server.kind === "note" ? contentOf<"note">(cell).markdown : contentOf<"sql">(cell).sql;
     const content = (kind === "note" ? { markdown: text } : { sql: text, view: {} }) as CellBody["content"];
+    // The new cell is selected when it is added, so deleting the old one leaves the selection alone.
     const made = await addCellAfter(kind, content, id);
     if (made) await removeCell(id);
-    setSelected(made?.cell_id ?? id);
   };
   const resolve = (id: string, how: "mine" | "theirs" | "both") => {
     const cell = cellsRef.current.find((c) => c.server.cell_id === id);
@@ -256,8 +265,6 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
   };
 
   // ---- keyboard: command mode on the notebook, edit mode inside a cell's editor.
-  const selectedRef = useRef(selected);
-  selectedRef.current = selected;
   const lastKey = useRef<{ key: string; at: number }>({ key: "", at: 0 });
   const focusCell = (id: string | null) => {
     if (!id) return;

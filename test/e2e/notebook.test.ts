@@ -171,6 +171,7 @@ describe("investigations as notebooks in a real browser", () => {
     // Enter edits a note; Esc leaves; M makes the SQL cell a note.
     await page.keyboard.press("m");
     await expect.poll(async () => (await callService(listCells, ctx, { investigation_id: inv.investigation_id })).items.map((c) => c.kind)).toEqual(["note", "note"]);
+    await expect.poll(() => cells(page).evaluateAll((els) => els.map((e) => e.getAttribute("data-kind")))).toEqual(["note", "note"]);
     await page.keyboard.press("j");
     await page.keyboard.press("d");
     await page.keyboard.press("d");
