@@ -13,7 +13,7 @@ import type { EvidenceBuilder } from "../evidence/builder";
 import { FIELD_LIMITS } from "../evidence/schema";
 import { parseJsonStream, type JsonPath, type JsonSelection } from "../io/json-stream";
 import { EvidenceParseError } from "./errors";
-import { boundedSpanArgs, spanDepths } from "./span-tree";
+import { boundedSpanArgs, linkSpans } from "./span-tree";
 import type { FormatImporter } from "./types";
 
 const FORMAT = "jaeger-json";
@@ -126,26 +126,7 @@ class JaegerReader {
     let origin = Infinity;
     for (const span of spans) origin = Math.min(origin, span.startUs);
     builder.metadata.time_origin_unix_nano = (BigInt(Math.round(origin)) * 1000n).toString();
-    const indexByKey = new Map<string, number>();
-    const spanIds = spans.map((span, i) => {
-      if (span.key !== null) {
-        if (indexByKey.has(span.key)) builder.limit("JAEGER_DUPLICATE_SPAN", "Some span ids appeared more than once; references refer to the first.");
-        else indexByKey.set(span.key, i);
-      }
-      return builder.allocateSpanId();
-    });
-    const parentOf = new Int32Array(spans.length).fill(-1);
-    spans.forEach((span, i) => {
-      if (span.parentKey === null) return;
-      const parent = indexByKey.get(span.parentKey);
-      if (parent === undefined) builder.limit("JAEGER_PARENT_MISSING", "Some spans' parents are not in the file; they are shown as roots (depth 0).");
-      else if (parent !== i) parentOf[i] = parent;
-    });
-    const depths = spanDepths(
-      spans.map((s) => s.trackId),
-      parentOf,
-      () => builder.limit("JAEGER_PARENT_CYCLE", "Some spans were (indirectly) their own parents; the cycle was cut there."),
-    );
+    const { spanIds, parentOf, depths, indexByKey } = linkSpans(builder, spans, { prefix: "JAEGER", refersTo: "references" });
     for (let i = 0; i < spans.length; i++) {
       const span = spans[i];
       const parent = parentOf[i];

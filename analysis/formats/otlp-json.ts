@@ -16,7 +16,7 @@ import { FIELD_LIMITS } from "../evidence/schema";
 import { concatBytes } from "../io/bytes";
 import { utf8Chunks } from "../io/text";
 import { EvidenceParseError, InputBoundError } from "./errors";
-import { boundedSpanArgs, spanDepths } from "./span-tree";
+import { boundedSpanArgs, linkSpans } from "./span-tree";
 import { MAX_JSON_DOCUMENT_BYTES, parseJsonDocument } from "../io/json-documents";
 import type { FormatImporter, ImportContext } from "./types";
 import { jsonText, resultText, SIDE_EFFECT_UNKNOWN_MESSAGE } from "./tool-calls";
@@ -292,26 +292,7 @@ export const otlpJsonImporter: FormatImporter = {
     for (const span of spans) if (span.start < origin) origin = span.start;
     builder.metadata.time_origin_unix_nano = origin.toString();
 
-    const indexByKey = new Map<string, number>();
-    const spanIds = spans.map((span, i) => {
-      if (span.key !== null) {
-        if (indexByKey.has(span.key)) builder.limit("OTLP_DUPLICATE_SPAN", "Some span ids appeared more than once; parents and links refer to the first.");
-        else indexByKey.set(span.key, i);
-      }
-      return builder.allocateSpanId();
-    });
-    const parentOf = new Int32Array(spans.length).fill(-1);
-    spans.forEach((span, i) => {
-      if (span.parentKey === null) return;
-      const parent = indexByKey.get(span.parentKey);
-      if (parent === undefined) builder.limit("OTLP_PARENT_MISSING", "Some spans' parents are not in the file; they are shown as roots (depth 0).");
-      else if (parent !== i) parentOf[i] = parent;
-    });
-    const depths = spanDepths(
-      spans.map((span) => span.trackId),
-      parentOf,
-      () => builder.limit("OTLP_PARENT_CYCLE", "Some spans were (indirectly) their own parents; the cycle was cut there."),
-    );
+    const { spanIds, parentOf, depths, indexByKey } = linkSpans(builder, spans, { prefix: "OTLP", refersTo: "parents and links" });
 
     for (let i = 0; i < spans.length; i++) {
       const span = spans[i];

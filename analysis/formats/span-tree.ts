@@ -70,3 +70,37 @@ export function boundedSpanArgs(builder: EvidenceBuilder, args: Record<string, u
   }
   return JSON.stringify(kept);
 }
+
+/**
+ * A trace's spans linked by their own ids: a span id each (the first of a duplicated id is the one
+ * referred to), each span's parent index (-1 for none; a parent not in the file makes a root), and
+ * depths, and each id's span index. `prefix` names the importer's limitations (`<prefix>_DUPLICATE_SPAN`, `_PARENT_MISSING`,
+ * `_PARENT_CYCLE`); `refersTo` says what refers to span ids in its format.
+ */
+export function linkSpans(
+  builder: EvidenceBuilder,
+  spans: readonly { key: string | null; parentKey: string | null; trackId: number }[],
+  spec: { prefix: string; refersTo: string },
+): { spanIds: number[]; parentOf: Int32Array; depths: Int32Array; indexByKey: Map<string, number> } {
+  const indexByKey = new Map<string, number>();
+  const spanIds = spans.map((span, i) => {
+    if (span.key !== null) {
+      if (indexByKey.has(span.key)) builder.limit(`${spec.prefix}_DUPLICATE_SPAN`, `Some span ids appeared more than once; ${spec.refersTo} refer to the first.`);
+      else indexByKey.set(span.key, i);
+    }
+    return builder.allocateSpanId();
+  });
+  const parentOf = new Int32Array(spans.length).fill(-1);
+  spans.forEach((span, i) => {
+    if (span.parentKey === null) return;
+    const parent = indexByKey.get(span.parentKey);
+    if (parent === undefined) builder.limit(`${spec.prefix}_PARENT_MISSING`, "Some spans' parents are not in the file; they are shown as roots (depth 0).");
+    else if (parent !== i) parentOf[i] = parent;
+  });
+  const depths = spanDepths(
+    spans.map((span) => span.trackId),
+    parentOf,
+    () => builder.limit(`${spec.prefix}_PARENT_CYCLE`, "Some spans were (indirectly) their own parents; the cycle was cut there."),
+  );
+  return { spanIds, parentOf, depths, indexByKey };
+}
