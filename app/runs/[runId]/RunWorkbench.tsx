@@ -88,6 +88,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     const commit_id = props.commitId;
     if (view === "sandwich") return { kind: "sandwich", content: { ...run, selected: sel && FRAME_KEY.test(sel) ? sel : null }, commit_id };
     if (view === "calltree") return { kind: "calltree", content: run, commit_id };
+    if (view === "dag") return { kind: "critical_path", content: { run_id: props.runId }, commit_id };
     if (view === "sql") return { kind: "sql", content: { sql: sqlText.current }, commit_id };
     if (view === "trace") {
       const visible = parseTimeRange(state.window);
