@@ -5,7 +5,7 @@ import type { EvidenceQuery } from "./define";
 import { timelineFramesQuery, timelineMetricIdsQuery, timelineSamplesQuery, timelineStacksQuery } from "./flame-timeline";
 import { flameTreeQuery, flameTreeRangeQuery } from "./flame-tree";
 import { hotspotsQuery } from "./hotspots";
-import { metricTotalsQuery, spanTotalsQuery } from "./summary";
+import { measurementTotalsQuery, metricTotalsQuery, spanTotalsQuery } from "./summary";
 import { traceFlowsQuery } from "./trace-flows";
 import { spanExtentQuery, spanIndexQuery, traceWindowQuery, tracksQuery } from "./trace-window";
 
@@ -16,7 +16,7 @@ export { compareQuery } from "./compare";
 export { criticalPathEdgesQuery, criticalPathSpansQuery } from "./critical-path";
 export { renderSql, type EvidenceQuery } from "./define";
 export { hotspotsQuery, type HotspotRow } from "./hotspots";
-export { metricTotalsQuery, spanTotalsQuery } from "./summary";
+export { measurementTotalsQuery, metricTotalsQuery, spanTotalsQuery } from "./summary";
 export { traceFlowsQuery } from "./trace-flows";
 export { spanExtentQuery, spanIndexQuery, traceWindowQuery, tracksQuery } from "./trace-window";
 
@@ -40,6 +40,7 @@ export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   compareQuery,
   metricTotalsQuery,
   spanTotalsQuery,
+  measurementTotalsQuery,
   criticalPathSpansQuery,
   criticalPathEdgesQuery,
 ];

@@ -46,3 +46,23 @@ export const spanTotalsQuery = defineQuery({
        (SELECT min(start_ns) FROM spans WHERE list_contains($generations, generation_id))::DOUBLE AS first_ns,
        (SELECT max(start_ns + dur_ns) FROM spans WHERE list_contains($generations, generation_id))::DOUBLE AS last_ns`,
 });
+
+export const MeasurementTotalRow = z.object({
+  name: z.string(),
+  unit: z.string(),
+  mean: z.number(),
+  count: z.number().int(),
+});
+
+/** Per measurement name: the mean of the measured (not warm-up) values and how many there are. */
+export const measurementTotalsQuery = defineQuery({
+  name: "measurement_totals",
+  description: "Mean and count of the measured (not warm-up) values per measurement name.",
+  params: z.object({ generations: GenerationList }),
+  row: MeasurementTotalRow,
+  sql: `SELECT name, any_value(unit) AS unit, avg(value)::DOUBLE AS mean, count(*)::INTEGER AS count
+FROM measurements
+WHERE list_contains($generations, generation_id) AND NOT coalesce(is_warmup, FALSE)
+GROUP BY name
+ORDER BY name`,
+});

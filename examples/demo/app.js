@@ -3,6 +3,8 @@
 //   node app.js --seconds 1.5 --mode primes   → most time in countPrimes
 //   node app.js --seconds 1.5 --mode hash     → most time in hashStrings
 //   node app.js --rounds 50 --mode primes     → a fixed amount of work (for benchmarks)
+//   node app.js --mode batch                 → a fixed amount of work: 300 rounds of countPrimes
+//   node app.js --mode batch-heavy           → the same with ~30 % more work (390 rounds), for experiments
 // Both modes also spend a little time in formatReport (cold).
 
 function countPrimes(limit) {
@@ -33,6 +35,9 @@ function formatReport(results) {
   return results.map((r, i) => `${i}:${r}`).join(",").length;
 }
 
+/** Fixed-work modes: their run time does not depend on --seconds, so variants' costs compare. */
+const BATCH_ROUNDS = { batch: 300, "batch-heavy": 390 };
+
 function main() {
   const args = process.argv.slice(2);
   const option = (name, fallback) => {
@@ -40,7 +45,7 @@ function main() {
     return at >= 0 ? args[at + 1] : fallback;
   };
   const seconds = Number(option("seconds", "1.5"));
-  const rounds = Number(option("rounds", "0"));
+  const rounds = Number(option("rounds", String(BATCH_ROUNDS[option("mode", "")] ?? 0)));
   const mode = option("mode", "primes");
   const end = Date.now() + seconds * 1000;
   const results = [];

@@ -3,7 +3,7 @@ import { createReadStream, statSync } from "node:fs";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { canonicalJson } from "../domain/cursor";
-import { EmberscopeError } from "../domain/errors";
+import { EmberscopeError, type Recovery } from "../domain/errors";
 import { newId, nowIso } from "../domain/ids";
 import { writeTransaction } from "../store/control-store";
 import type { Workspace } from "../store/workspace";
@@ -146,11 +146,16 @@ export interface StoredPlan {
 }
 
 export function storePlan(ws: Workspace, intent: CaptureIntent, digest: string, now = Date.now()): StoredPlan {
+  return { ...storePlanOf(ws, "capture", intent, digest, now), intent, intent_digest: digest };
+}
+
+/** Stores a plan of any kind (capture, experiment): only the digest of its secret token is kept. */
+export function storePlanOf(ws: Workspace, kind: string, intent: unknown, digest: string, now = Date.now()): { plan_id: string; plan_token: string; expires_at: string } {
   const planId = newId("plan");
   const token = `ept_${randomBytes(24).toString("base64url")}`;
   const expiresAt = nowIso(now + PLAN_TTL_MS);
-  ws.db.prepare("INSERT INTO plans (id, token_hash, kind, intent, intent_digest, expires_at, created_at) VALUES (?, ?, 'capture', ?, ?, ?, ?)").run(planId, tokenHash(token), JSON.stringify(intent), digest, expiresAt, nowIso(now));
-  return { plan_id: planId, plan_token: token, expires_at: expiresAt, intent, intent_digest: digest };
+  ws.db.prepare("INSERT INTO plans (id, token_hash, kind, intent, intent_digest, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)").run(planId, tokenHash(token), kind, JSON.stringify(intent), digest, expiresAt, nowIso(now));
+  return { plan_id: planId, plan_token: token, expires_at: expiresAt };
 }
 
 /**
@@ -158,20 +163,31 @@ export function storePlan(ws: Workspace, intent: CaptureIntent, digest: string, 
  * PLAN_CONSUMED, expired → PLAN_EXPIRED, another plan than expected → PLAN_MISMATCH.
  */
 export function consumePlan(ws: Workspace, token: string, expectedPlanId?: string): { planId: string; intent: CaptureIntent; digest: string } {
+  return consumePlanOf<CaptureIntent>(ws, "capture", token, expectedPlanId, (intent) => ({ operation: "captures.plan", arguments: { adapter: intent.adapter.name, workload: intent.workload.name }, safe_to_repeat: true }));
+}
+
+/** consumePlan for plans of `kind`; `replan` is the recovery a used or expired token points at. */
+export function consumePlanOf<T>(ws: Workspace, kind: string, token: string, expectedPlanId: string | undefined, replan: (intent: T) => Recovery): { planId: string; intent: T; digest: string } {
   return writeTransaction(ws.db, () => {
-    const plan = ws.db.prepare("SELECT id, intent, intent_digest, expires_at, consumed_at FROM plans WHERE token_hash = ?").get(tokenHash(token)) as
+    const plan = ws.db.prepare("SELECT id, intent, intent_digest, expires_at, consumed_at FROM plans WHERE token_hash = ? AND kind = ?").get(tokenHash(token), kind) as
       | { id: string; intent: string; intent_digest: string; expires_at: string; consumed_at: string | null }
       | undefined;
-    if (!plan) throw new EmberscopeError("PLAN_NOT_FOUND", "No capture plan has that token.", { details: { argument: "plan_token" }, recovery: { operation: "captures.plan", arguments: {}, safe_to_repeat: true } });
+    if (!plan) throw new EmberscopeError("PLAN_NOT_FOUND", `No ${kind} plan has that token.`, { details: { argument: "plan_token" }, recovery: { operation: kind === "capture" ? "captures.plan" : "experiments.plan", arguments: {}, safe_to_repeat: true } });
     if (expectedPlanId !== undefined && plan.id !== expectedPlanId) {
       throw new EmberscopeError("PLAN_MISMATCH", "The token belongs to another plan than the one expected.", { details: { argument: "expected_plan_id", expected_plan_id: expectedPlanId } });
     }
-    const replan = { operation: "captures.plan", arguments: { adapter: (JSON.parse(plan.intent) as CaptureIntent).adapter.name, workload: (JSON.parse(plan.intent) as CaptureIntent).workload.name }, safe_to_repeat: true };
-    if (plan.consumed_at) throw new EmberscopeError("PLAN_CONSUMED", "That plan token was already used; plan again.", { details: { plan_id: plan.id, consumed_at: plan.consumed_at }, recovery: replan });
-    if (Date.parse(plan.expires_at) <= Date.now()) throw new EmberscopeError("PLAN_EXPIRED", "That plan token expired; plan again.", { details: { plan_id: plan.id, expired_at: plan.expires_at }, recovery: replan });
+    const intent = JSON.parse(plan.intent) as T;
+    if (plan.consumed_at) throw new EmberscopeError("PLAN_CONSUMED", "That plan token was already used; plan again.", { details: { plan_id: plan.id, consumed_at: plan.consumed_at }, recovery: replan(intent) });
+    if (Date.parse(plan.expires_at) <= Date.now()) throw new EmberscopeError("PLAN_EXPIRED", "That plan token expired; plan again.", { details: { plan_id: plan.id, expired_at: plan.expires_at }, recovery: replan(intent) });
     ws.db.prepare("UPDATE plans SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL").run(nowIso(), plan.id);
-    return { planId: plan.id, intent: JSON.parse(plan.intent) as CaptureIntent, digest: plan.intent_digest };
+    return { planId: plan.id, intent, digest: plan.intent_digest };
   });
+}
+
+/** The plan a token belongs to, without consuming it (to reconnect a repeated request). */
+export function peekPlan(ws: Workspace, kind: string, token: string): { planId: string; digest: string; operationId: string | null } | null {
+  const plan = ws.db.prepare("SELECT id, intent_digest, operation_id FROM plans WHERE token_hash = ? AND kind = ?").get(tokenHash(token), kind) as { id: string; intent_digest: string; operation_id: string | null } | undefined;
+  return plan ? { planId: plan.id, digest: plan.intent_digest, operationId: plan.operation_id } : null;
 }
 
 export function linkPlanOperation(ws: Workspace, planId: string, operationId: string): void {

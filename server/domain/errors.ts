@@ -28,7 +28,12 @@ interface ErrorSpec {
 export const ERROR_CATALOG = {
   INVALID_ARGUMENTS: { family: "usage", retryable: false, description: "An argument is missing, unknown or malformed; `details` names it." },
   REQUEST_TOO_LARGE: { family: "usage", retryable: false, description: "An HTTP request body exceeds its route's bound (HTTP 413, refused before it is read); `details.limit` gives the bound. Files go through /api/imports." },
-  FINDING_UNSUPPORTED: { family: "usage", retryable: false, description: "A finding cannot be assessed `supported` without at least one `supports` reference to pinned evidence; add one, or assess it otherwise." },
+  FINDING_UNSUPPORTED: {
+    family: "usage",
+    retryable: false,
+    description:
+      "A finding cannot be assessed `supported` without at least one `supports` reference to pinned evidence, nor while an experiment it cites as `supports` has no meaningful decision in the claimed direction (`details.decisions` names them); add evidence, or assess it otherwise.",
+  },
   CONFIG_INVALID: { family: "usage", retryable: false, description: "emberscope.toml is malformed or has an unknown key; `details.path` names it." },
   WORKLOAD_NOT_FOUND: { family: "not_found", retryable: false, description: "No workload of that name is declared in emberscope.toml." },
   WORKSPACE_NOT_FOUND: { family: "workspace", retryable: false, description: "No `.emberscope/` workspace was found; run `emberscope init`." },
@@ -45,6 +50,7 @@ export const ERROR_CATALOG = {
   CELL_NOT_FOUND: { family: "not_found", retryable: false, description: "No notebook cell has that id (in that investigation, where one is named)." },
   WORKFLOW_NOT_FOUND: { family: "not_found", retryable: false, description: "No workflow has that id; `workflows.list` lists them, `workflows.compile` makes one from a run." },
   HYPOTHESIS_NOT_FOUND: { family: "not_found", retryable: false, description: "No hypothesis has that id (in that investigation, where one is named)." },
+  EXPERIMENT_NOT_FOUND: { family: "not_found", retryable: false, description: "No experiment has that id (in that investigation, where one is named); `experiments.list` lists them." },
   FINDING_NOT_FOUND: { family: "not_found", retryable: false, description: "No finding has that id (in that investigation, where one is named)." },
   RUN_NOT_IN_COMMIT: { family: "not_found", retryable: false, description: "The run exists but its evidence is not visible in the named commit (it was published later); cite or pin a commit that contains it." },
   ARTIFACT_TOO_LARGE: { family: "input", retryable: false, description: "The input exceeds a size, expansion or depth bound." },
@@ -67,6 +73,7 @@ export const ERROR_CATALOG = {
   CELL_NAME_TAKEN: { family: "conflict", retryable: false, description: "Another live cell of the investigation has that name; `details.cell_id` names it. Choose another name." },
   CELL_DELETED: { family: "conflict", retryable: false, description: "The cell is deleted; restore it (`cells.restore`) before changing it." },
   INVESTIGATION_EXISTS: { family: "conflict", retryable: false, description: "The imported document's investigation (or one of its cells, hypotheses or findings) is already in this workspace under the same id; `details` names it." },
+  EXPERIMENT_NOT_RESUMABLE: { family: "conflict", retryable: false, description: "The experiment cannot run or resume now: it is still running, already completed, or was never started; `details.state` says which." },
   STALE_INTENT: { family: "conflict", retryable: false, description: "An input bound by the plan changed since planning; plan again." },
   CAPABILITY_UNAVAILABLE: { family: "process", retryable: false, description: "The adapter or tool is not available on this machine." },
   PROCESS_FAILED: { family: "process", retryable: false, description: "A child process exited non-zero or by a signal." },

@@ -103,8 +103,8 @@ function requestOf(intent: CaptureIntent) {
   return { adapter: intent.adapter.name, workload: intent.workload.name, parameters: intent.workload.parameters, options: intent.adapter.options };
 }
 
-/** The run and operation records of a capture, before any process starts. */
-function createCaptureRecords(ws: Workspace, intent: CaptureIntent, digest: string, mode: { inline: ReturnType<typeof registerWorker> } | { queued: { key: string } }) {
+/** The run and operation records of a capture, before any process starts (an experiment makes one per trial). */
+export function createCaptureRecords(ws: Workspace, intent: CaptureIntent, digest: string, mode: { inline: ReturnType<typeof registerWorker> } | { queued: { key: string } }) {
   const job: CaptureJob = { capture: intent, env: buildChildEnv(intent.workload.declaration).env };
   const { operation, created } = createOperation(ws.db, {
     kind: "capture",

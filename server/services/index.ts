@@ -11,6 +11,7 @@ import { captureOptions, executeCapturePlan, listCapabilities, listWorkloads, pl
 import { cancelOperation, listOperations, showOperation } from "./operations";
 import { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
 import { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
+import { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment } from "./experiments";
 import { changeHypothesis, recordHypothesis } from "./hypotheses";
 import { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
 import { exportInvestigation, importInvestigation } from "./notebook-format";
@@ -32,6 +33,7 @@ export { captureOptions, executeCapturePlan, listCapabilities, listWorkloads, pl
 export { cancelOperation, listOperations, reconcileOperations, showOperation } from "./operations";
 export { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
 export { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
+export { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment } from "./experiments";
 export { changeHypothesis, recordHypothesis } from "./hypotheses";
 export { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
 export { exportInvestigation, importInvestigation, readNotebookDocument } from "./notebook-format";
@@ -109,6 +111,11 @@ export const SERVICES: readonly ServiceDef[] = [
   assessFinding,
   listFindings,
   showFinding,
+  planExperiment,
+  runExperiment,
+  resumeExperiment,
+  showExperiment,
+  listExperiments,
   compileRunWorkflow,
   getWorkflow,
   listWorkflows,

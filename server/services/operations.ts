@@ -10,8 +10,13 @@ import { openWorkspace, type Workspace } from "../store/workspace";
 import { keysetPage } from "./pagination";
 import { defineService } from "./service";
 
-/** The request that repeats an interrupted operation, by its kind (its intent is that request's input). */
-const REPEAT_BY_KIND: Record<string, string> = { import: "imports.import" };
+/** The request that repeats (or resumes) an interrupted operation, by its kind. */
+const REPEAT_BY_KIND: Record<string, (intent: Record<string, unknown>) => Recovery> = {
+  // An import's intent is that request's input.
+  import: (intent) => ({ operation: "imports.import", arguments: intent, safe_to_repeat: true }),
+  // An experiment keeps its finished trials; resuming runs the missing ones.
+  experiment: (intent) => ({ operation: "experiments.resume", arguments: { experiment_id: intent.experiment_id }, safe_to_repeat: true }),
+};
 
 /** What an interrupted operation left: its staging (reported, collectable by gc) and how to repeat it. */
 function describeInterruption(ws: Workspace, interruption: Interruption): { details: Record<string, unknown>; recovery?: Recovery } {
@@ -19,7 +24,7 @@ function describeInterruption(ws: Workspace, interruption: Interruption): { deta
   const details = { staging, staging_bytes: staging.reduce((sum, s) => sum + s.size_bytes, 0) };
   const repeat = REPEAT_BY_KIND[interruption.kind];
   if (!repeat) return { details };
-  return { details, recovery: { operation: repeat, arguments: interruption.intent as Record<string, unknown>, safe_to_repeat: true } };
+  return { details, recovery: repeat(interruption.intent as Record<string, unknown>) };
 }
 
 /**

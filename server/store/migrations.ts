@@ -1,3 +1,5 @@
+import { EXPERIMENTS_MIGRATION } from "./migration-experiments";
+
 /**
  * Forward-only, numbered migrations of the control store. Append; never edit a released entry.
  * `PRAGMA user_version` holds the applied version; `schema_migrations` keeps when each was applied.
@@ -369,6 +371,7 @@ CREATE INDEX workflows_by_created ON workflows (created_at DESC, id DESC);
 ALTER TABLE generations ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
 `,
   },
+  EXPERIMENTS_MIGRATION,
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -4,6 +4,7 @@ import { capturesRouter, operationsRouter, workloadsRouter } from "./captures";
 import { commitsRouter } from "./commits";
 import { corpusRouter } from "./corpus";
 import { evidenceRouter } from "./evidence";
+import { experimentsRouter } from "./experiments";
 import { importsRouter } from "./imports";
 import { router } from "./init";
 import { cellsRouter } from "./cells";
@@ -31,6 +32,7 @@ export const appRouter = router({
   cells: cellsRouter,
   hypotheses: hypothesesRouter,
   findings: findingsRouter,
+  experiments: experimentsRouter,
   workflows: workflowsRouter,
   tools: toolsRouter,
   critical_path: criticalPathRouter,

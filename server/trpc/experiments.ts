@@ -1,0 +1,10 @@
+import { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment } from "../services/experiments";
+import { procedureFor, router } from "./init";
+
+export const experimentsRouter = router({
+  plan: procedureFor(planExperiment),
+  run: procedureFor(runExperiment),
+  resume: procedureFor(resumeExperiment),
+  get: procedureFor(showExperiment),
+  list: procedureFor(listExperiments),
+});
