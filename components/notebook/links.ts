@@ -63,5 +63,7 @@ export function describeTarget(target: EvidenceTarget, cellLabel: (cellId: strin
       return `comparison ${target.base_run_id} → ${target.candidate_run_id} @ ${target.commit_id}`;
     case "query_result":
       return `query result (${target.row_count.toLocaleString("en-US")} rows, ${target.rows_digest.slice(0, 19)}…) @ ${target.commit_id}`;
+    case "experiment":
+      return `experiment ${target.experiment_id} @ ${target.commit_id}`;
   }
 }

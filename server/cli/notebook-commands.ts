@@ -64,11 +64,11 @@ function cellContent(args: ParsedArgs, kind: string | undefined): unknown {
 
 /**
  * An evidence reference in shell spelling: `cell:CELL_ID@COMMIT`, `run:RUN_ID@COMMIT`,
- * `commit:COMMIT` or `comparison:BASE..CANDIDATE@COMMIT` (a query result needs --ref JSON).
+ * `commit:COMMIT`, `comparison:BASE..CANDIDATE@COMMIT` or `experiment:EXPERIMENT_ID@COMMIT` (a query result needs --ref JSON).
  */
 export function parseTarget(text: string, flag: string): EvidenceRef["target"] {
-  const m = /^(cell|run|commit|comparison):([^@]+?)(?:@(.+))?$/.exec(text);
-  if (!m) throw invalid(flag, `${flag} takes cell:ID@COMMIT, run:ID@COMMIT, commit:COMMIT or comparison:BASE..CANDIDATE@COMMIT (got ${JSON.stringify(text)}).`);
+  const m = /^(cell|run|commit|comparison|experiment):([^@]+?)(?:@(.+))?$/.exec(text);
+  if (!m) throw invalid(flag, `${flag} takes cell:ID@COMMIT, run:ID@COMMIT, commit:COMMIT, comparison:BASE..CANDIDATE@COMMIT or experiment:ID@COMMIT (got ${JSON.stringify(text)}).`);
   const [, kind, id, commit] = m;
   if (kind === "commit") {
     if (commit !== undefined) throw invalid(flag, `${flag} commit:COMMIT takes no @.`);
@@ -77,6 +77,7 @@ export function parseTarget(text: string, flag: string): EvidenceRef["target"] {
   if (commit === undefined) throw invalid(flag, `${flag} ${kind}:… names the commit it was read at (@COMMIT).`);
   if (kind === "cell") return { kind: "cell", cell_id: id, commit_id: commit };
   if (kind === "run") return { kind: "run", run_id: id, commit_id: commit };
+  if (kind === "experiment") return { kind: "experiment", experiment_id: id, commit_id: commit };
   const runs = id.split("..");
   if (runs.length !== 2 || !runs[0] || !runs[1]) throw invalid(flag, `${flag} comparison: takes BASE..CANDIDATE@COMMIT.`);
   return { kind: "comparison", base_run_id: runs[0], candidate_run_id: runs[1], commit_id: commit };
@@ -108,7 +109,7 @@ const cellRow = (c: Cell) => ({ cell: c.cell_id, kind: c.kind, name: c.name ?? "
 
 const referenceLine = (r: EvidenceRef) => {
   const t = r.target;
-  const what = t.kind === "cell" ? `cell ${t.cell_id}` : t.kind === "run" ? `run ${t.run_id}` : t.kind === "comparison" ? `comparison ${t.base_run_id}..${t.candidate_run_id}` : t.kind === "query_result" ? `query result (${t.row_count} rows, ${t.rows_digest.slice(0, 19)}…)` : "commit";
+  const what = t.kind === "cell" ? `cell ${t.cell_id}` : t.kind === "run" ? `run ${t.run_id}` : t.kind === "comparison" ? `comparison ${t.base_run_id}..${t.candidate_run_id}` : t.kind === "experiment" ? `experiment ${t.experiment_id}` : t.kind === "query_result" ? `query result (${t.row_count} rows, ${t.rows_digest.slice(0, 19)}…)` : "commit";
   return `  ${r.relation} ${what} @ ${t.commit_id}${r.note ? ` — ${r.note}` : ""}`;
 };
 

@@ -56,6 +56,8 @@ export const EvidenceTarget = z.discriminatedUnion("kind", [
     })
     .strict(),
   z.object({ kind: z.literal("comparison"), base_run_id: RunId, candidate_run_id: RunId, commit_id: CommitId }).strict(),
+  // An experiment's analysis lives in the control store; the commit is its experiment's commit_id (HEAD once analysed).
+  z.object({ kind: z.literal("experiment"), experiment_id: z.string().min(1).max(128).regex(/^exp_[0-9a-z]+$/, "expected an id starting exp_"), commit_id: CommitId }).strict(),
 ]);
 export type EvidenceTarget = z.infer<typeof EvidenceTarget>;
 

@@ -8,7 +8,7 @@ import { findFinding, findingNotFound, getFinding, insertFinding, listFindingRow
 import { getInvestigation } from "../store/investigations";
 import { addCellIn } from "./cells";
 import { Revision } from "./investigations";
-import { authorFor, refuseOverLimit, checkReferences, refuseAgentOverPerson, requireSupport } from "./notebook-rules";
+import { authorFor, refuseOverLimit, checkReferences, refuseAgentOverPerson, requireExperimentDecisions, requireSupport } from "./notebook-rules";
 import { keysetPage } from "./pagination";
 import { defineService } from "./service";
 
@@ -20,7 +20,7 @@ import { defineService } from "./service";
 
 export const recordFinding = defineService({
   name: "findings.record",
-  summary: "Record a finding that cites pinned evidence (cells, runs, commits, query results, comparisons), and append its cell.",
+  summary: "Record a finding that cites pinned evidence (cells, runs, commits, query results, comparisons, experiments), and append its cell.",
   kind: "mutation",
   input: z
     .object({
@@ -44,6 +44,7 @@ export const recordFinding = defineService({
       refuseOverLimit(ws.db, inv.investigation_id, "findings");
       checkReferences(ws.db, inv.investigation_id, input.references);
       requireSupport(input, null);
+      requireExperimentDecisions(ws.db, input, null);
       const now = nowIso();
       const author = authorFor(ctx);
       const finding: Finding = {
@@ -108,13 +109,14 @@ export const changeFinding = defineService({
       }
       if (input.references !== undefined) checkReferences(ws.db, current.investigation_id, input.references);
       requireSupport(next, current.finding_id);
+      requireExperimentDecisions(ws.db, next, current.finding_id);
       return { ...patch, superseded_by: next.superseded_by };
     }),
 });
 
 export const assessFinding = defineService({
   name: "findings.assess",
-  summary: "Assess a finding: supported (needs a `supports` reference), refuted, inconclusive or unassessed.",
+  summary: "Assess a finding: supported (needs a `supports` reference; a cited experiment must have decided a meaningful change in the claimed direction), refuted, inconclusive or unassessed.",
   kind: "mutation",
   input: z.object({ finding_id: FindingId, expected_revision: Revision, assessment: Assessment }).strict(),
   output: Finding,
@@ -122,6 +124,7 @@ export const assessFinding = defineService({
     updateFinding(ws.db, input.finding_id, input.expected_revision, (current) => {
       refuseAgentOverPerson(ctx, current, "finding", { finding_id: current.finding_id });
       requireSupport({ assessment: input.assessment, references: current.references }, current.finding_id);
+      requireExperimentDecisions(ws.db, { ...current, assessment: input.assessment }, current.finding_id);
       return { assessment: input.assessment };
     }),
 });

@@ -1,10 +1,12 @@
 import type { z } from "zod";
 import { cellKind, CELL_KIND_NAMES, type CellKindDef } from "../../analysis/notebook/cells";
 import { EmberscopeError } from "../domain/errors";
+import type { Decision } from "../domain/experiment";
 import type { Author, Cell, EvidenceRef, Finding } from "../domain/notebook";
 import type { SqliteDatabase } from "../store/control-store";
 import { findCell } from "../store/cells";
 import { getCommit, headCommit } from "../store/corpus";
+import { findExperiment } from "../store/experiments";
 import { findFinding, findingNotFound } from "../store/findings";
 import { hypothesisNotFound } from "../store/hypotheses";
 import { runVisibleInCommit } from "../store/pins";
@@ -132,6 +134,13 @@ export function checkReferences(db: SqliteDatabase, investigationId: string, ref
     } else if (t.kind === "comparison") {
       requireRunAt(db, t.base_run_id, t.commit_id, `${at}.base_run_id`);
       requireRunAt(db, t.candidate_run_id, t.commit_id, `${at}.candidate_run_id`);
+    } else if (t.kind === "experiment") {
+      if (findExperiment(db, t.experiment_id)?.investigation_id !== investigationId) {
+        throw new EmberscopeError("EXPERIMENT_NOT_FOUND", "A reference cites an experiment that is not in this investigation.", {
+          details: { argument: `${at}.experiment_id`, experiment_id: t.experiment_id, investigation_id: investigationId },
+          recovery: { operation: "experiments.list", arguments: { investigation_id: investigationId }, safe_to_repeat: true },
+        });
+      }
     }
   });
 }
@@ -148,6 +157,30 @@ export function requireSupport(finding: Pick<Finding, "assessment" | "references
     },
     ...(findingId ? { recovery: { operation: "findings.get", arguments: { finding_id: findingId }, safe_to_repeat: true } } : {}),
   });
+}
+
+/** The decisions that support a finding of each kind: a regression needs a regression, an improvement an improvement. */
+const SUPPORTING_DECISIONS: Partial<Record<Finding["kind"], readonly Decision[]>> = { regression: ["meaningful_regression"], improvement: ["meaningful_improvement"] };
+
+/**
+ * A finding assessed `supported` that cites an experiment as `supports` needs a decision of that
+ * experiment (a variant against its baseline) meaningful in the claimed direction: a regression
+ * finding needs meaningful_regression, an improvement meaningful_improvement, any other kind
+ * either. An experiment not yet analysed, inconclusive or without a meaningful difference
+ * supports nothing.
+ */
+export function requireExperimentDecisions(db: SqliteDatabase, finding: Pick<Finding, "assessment" | "references" | "kind">, findingId: string | null): void {
+  if (finding.assessment !== "supported") return;
+  const accepted = SUPPORTING_DECISIONS[finding.kind] ?? ["meaningful_regression", "meaningful_improvement"];
+  for (const ref of finding.references) {
+    if (ref.relation !== "supports" || ref.target.kind !== "experiment") continue;
+    const decisions = findExperiment(db, ref.target.experiment_id)?.analysis?.comparisons.map((c) => ({ variant: c.variant, baseline: c.baseline, decision: c.decision })) ?? [];
+    if (decisions.some((d) => accepted.includes(d.decision))) continue;
+    throw new EmberscopeError("FINDING_UNSUPPORTED", `The cited experiment does not support a ${finding.kind} finding: its decision${decisions.length === 1 ? " is" : "s are"} ${decisions.map((d) => d.decision).join(", ") || "not analysed yet"}, and supported needs one of ${accepted.join(" or ")}.`, {
+      details: { ...(findingId ? { finding_id: findingId } : {}), experiment_id: ref.target.experiment_id, decisions, accepted },
+      recovery: { operation: "experiments.get", arguments: { experiment_id: ref.target.experiment_id }, safe_to_repeat: true },
+    });
+  }
 }
 
 export function refuseDeleted(cell: Cell): void {

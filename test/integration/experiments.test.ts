@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EmberscopeError } from "../../server/domain/errors";
-import { callService, createInvestigation, planExperiment, resumeExperiment, runExperiment, showExperiment, showOperation, type ServiceContext } from "../../server/services";
+import { assessFinding, callService, createInvestigation, planExperiment, recordFinding, resumeExperiment, runExperiment, showExperiment, showOperation, type ServiceContext } from "../../server/services";
 import { demoProject, waitFor } from "../helpers/demo";
 
 /*
@@ -80,5 +80,64 @@ describe("experiments of declared workload variants", () => {
     const again = await callService(runExperiment, ctx, { plan_token: plan.plan_token, idempotency_key: "exp-1" });
     expect(again).toMatchObject({ operation_id: started.operation_id, reconnected: true });
     expect((await failure(callService(runExperiment, ctx, { plan_token: plan.plan_token, idempotency_key: "exp-2" }))).code).toBe("PLAN_CONSUMED");
+
+    // A regression finding citing it as `supports` can be supported.
+    const cited = { relation: "supports", target: { kind: "experiment", experiment_id: started.experiment_id, commit_id: shown.experiment.commit_id } };
+    const { finding } = await callService(recordFinding, ctx, { investigation_id: inv.investigation_id, title: "batch-heavy is slower", claim: "batch-heavy costs more CPU than batch.", kind: "regression", evidence_level: "derived", references: [cited] });
+    expect((await callService(assessFinding, ctx, { finding_id: finding.finding_id, expected_revision: 1, assessment: "supported" })).assessment).toBe("supported");
+    // …but not as an improvement: the decision is in the other direction.
+    const wrongWay = await failure(callService(recordFinding, ctx, { investigation_id: inv.investigation_id, title: "faster?", claim: "batch-heavy is faster.", kind: "improvement", evidence_level: "derived", assessment: "supported", references: [cited] }));
+    expect(wrongWay.toDocument()).toMatchObject({ code: "FINDING_UNSUPPORTED", details: { experiment_id: started.experiment_id, accepted: ["meaningful_improvement"] } });
+  }, 300_000);
+
+  it("an A/A experiment finds no meaningful change, and a finding citing it cannot be supported", async () => {
+    const root = demoProject();
+    const ctx = ctxFor(root);
+    const inv = await callService(createInvestigation, ctx, { title: "A/A" });
+    const same = { workload: "demo", parameters: { mode: "batch" } };
+    const { started, shown } = await runToEnd(ctx, { investigation_id: inv.investigation_id, variants: [{ name: "a", ...same }, { name: "b", ...same }], metric: "cpu_ns", trials: 6, warmups: 0, seed: 11 }, "aa");
+    const decision = shown.experiment.analysis!.comparisons[0].decision;
+    expect(["no_meaningful_difference", "inconclusive"]).toContain(decision);
+    const refused = await failure(
+      callService(recordFinding, ctx, {
+        investigation_id: inv.investigation_id,
+        title: "b differs",
+        claim: "b is slower than a.",
+        kind: "regression",
+        evidence_level: "derived",
+        assessment: "supported",
+        references: [{ relation: "supports", target: { kind: "experiment", experiment_id: started.experiment_id, commit_id: shown.experiment.commit_id } }],
+      }),
+    );
+    expect(refused.toDocument()).toMatchObject({ code: "FINDING_UNSUPPORTED", details: { decisions: [{ variant: "b", baseline: "a", decision }] } });
+  }, 300_000);
+
+  it("a worker killed mid-experiment: the operation is not left running, finished trials stay, and resume runs only the missing ones", async () => {
+    const root = demoProject();
+    const ctx = ctxFor(root);
+    const inv = await callService(createInvestigation, ctx, { title: "crash" });
+    const plan = await callService(planExperiment, ctx, { investigation_id: inv.investigation_id, variants: [{ name: "a", workload: "demo", parameters: { mode: "batch" } }, { name: "b", workload: "demo", parameters: { mode: "batch-heavy" } }], metric: "cpu_ns", trials: 3, warmups: 0, seed: 3 });
+    const started = await callService(runExperiment, ctx, { plan_token: plan.plan_token, idempotency_key: "crash" });
+    const running = await waitFor(() => callService(showOperation, ctx, { operation_id: started.operation_id }), (op) => (op.progress.completed ?? 0) >= 2 || ended(op.state), 120_000, 50);
+    expect(running.state).toBe("running");
+    process.kill(running.worker!.pid!, "SIGKILL");
+
+    const after = await waitFor(() => callService(showExperiment, ctx, { experiment_id: started.experiment_id }), (e) => e.operation?.state !== "running", 30_000);
+    expect(after.experiment.state).toBe("interrupted");
+    expect(after.operation).toMatchObject({ state: "failed", error: { code: "INTERRUPTED", recovery: { operation: "experiments.resume", arguments: { experiment_id: started.experiment_id } } } });
+    const finished = after.trials.filter((t) => t.outcome !== "pending");
+    expect(finished.length).toBeGreaterThanOrEqual(2);
+    expect(after.counts.pending).toBeGreaterThan(0);
+
+    const resumed = await callService(resumeExperiment, ctx, { experiment_id: started.experiment_id, idempotency_key: "resume-1" });
+    expect(resumed).toMatchObject({ experiment_id: started.experiment_id, reconnected: false });
+    expect(resumed.operation_id).not.toBe(started.operation_id);
+    await waitFor(() => callService(showOperation, ctx, { operation_id: resumed.operation_id }), (op) => ended(op.state), 120_000, 250);
+    const done = await callService(showExperiment, ctx, { experiment_id: started.experiment_id });
+    expect(done.experiment.state).toBe("completed");
+    expect(done.counts).toMatchObject({ total: 6, ok: 6, pending: 0 });
+    for (const t of finished) expect(done.trials[t.index]).toEqual(t);
+    expect(done.experiment.analysis!.comparisons[0].pairs).toBe(3);
+    expect((await failure(callService(resumeExperiment, ctx, { experiment_id: started.experiment_id }))).toDocument()).toMatchObject({ code: "EXPERIMENT_NOT_RESUMABLE", details: { state: "completed" } });
   }, 300_000);
 });
