@@ -19,6 +19,7 @@ import {
 import { integerFlag, stringFlag, type OptionSpec, type ParsedArgs } from "./args";
 import { CAPTURE_COMMANDS } from "./capture-commands";
 import { EVIDENCE_COMMANDS } from "./evidence-commands";
+import { EXPERIMENT_COMMANDS } from "./experiment-commands";
 import { MCP_COMMANDS } from "./mcp-commands";
 import { NOTEBOOK_COMMANDS } from "./notebook-commands";
 import { WORKFLOW_COMMANDS } from "./workflow-commands";
@@ -184,6 +185,7 @@ export const COMMANDS: CliCommand[] = [
   ...NOTEBOOK_COMMANDS,
   ...WORKFLOW_COMMANDS,
   ...CAPTURE_COMMANDS,
+  ...EXPERIMENT_COMMANDS,
   ...MCP_COMMANDS,
   serveCommand,
 ];
