@@ -17,6 +17,16 @@ function requestInput(args: ParsedArgs, adapter: string): Record<string, unknown
   return { adapter, workload: stringFlag(args.values, "workload"), parameters: keyValueFlags(args.values, "param"), options: keyValueFlags(args.values, "option") };
 }
 
+/** How a plan is executed from a shell: its secret token (flag or environment) and, optionally, the plan it must belong to. */
+export const PLAN_TOKEN_OPTIONS: Record<string, OptionSpec> = {
+  "plan-token": { type: "string", valueName: "TOKEN", description: "The plan's secret token (or set EMBERSCOPE_PLAN_TOKEN)." },
+  "expected-plan-id": { type: "string", valueName: "PLAN_ID", description: "Refuse the token unless it belongs to this plan." },
+};
+
+export function planTokenInput(args: ParsedArgs): { plan_token: string | undefined; expected_plan_id: string | undefined } {
+  return { plan_token: stringFlag(args.values, "plan-token") ?? process.env.EMBERSCOPE_PLAN_TOKEN, expected_plan_id: stringFlag(args.values, "expected-plan-id") };
+}
+
 const ADAPTER = [{ name: "ADAPTER", description: "node-cpuprofile, node-heapprofile, node-trace-events, callgrind, perf or measure." }];
 
 const operationLine = (op: Operation) =>
@@ -58,11 +68,8 @@ export const CAPTURE_COMMANDS: CliCommand[] = [
   serviceCommand({
     path: ["capture", "execute"],
     service: executeCapturePlan,
-    options: {
-      "plan-token": { type: "string", valueName: "TOKEN", description: "The plan's secret token (or set EMBERSCOPE_PLAN_TOKEN)." },
-      "expected-plan-id": { type: "string", valueName: "PLAN_ID", description: "Refuse the token unless it belongs to this plan." },
-    },
-    input: (args) => ({ plan_token: stringFlag(args.values, "plan-token") ?? process.env.EMBERSCOPE_PLAN_TOKEN, expected_plan_id: stringFlag(args.values, "expected-plan-id") }),
+    options: PLAN_TOKEN_OPTIONS,
+    input: planTokenInput,
     human: captureSummary,
   }),
   serviceCommand({

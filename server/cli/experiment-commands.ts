@@ -2,6 +2,7 @@ import { EmberscopeError } from "../domain/errors";
 import type { Experiment } from "../domain/experiment";
 import { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment } from "../services/experiments";
 import { integerFlag, keyValueFlags, stringFlag, type OptionSpec, type ParsedArgs } from "./args";
+import { PLAN_TOKEN_OPTIONS, planTokenInput } from "./capture-commands";
 import { keyValues, pageFooter, table } from "./render";
 import { serviceCommand, type CliCommand } from "./service-command";
 
@@ -102,12 +103,8 @@ export const EXPERIMENT_COMMANDS: CliCommand[] = [
   serviceCommand({
     path: ["experiments", "run"],
     service: runExperiment,
-    options: {
-      "plan-token": { type: "string", valueName: "TOKEN", description: "The plan's secret token (or set EMBERSCOPE_PLAN_TOKEN)." },
-      "expected-plan-id": { type: "string", valueName: "PLAN_ID", description: "Refuse the token unless it belongs to this plan." },
-      "idempotency-key": { type: "string", valueName: "KEY", description: "The same key and plan reconnect to the same operation." },
-    },
-    input: (args) => ({ plan_token: stringFlag(args.values, "plan-token") ?? process.env.EMBERSCOPE_PLAN_TOKEN, expected_plan_id: stringFlag(args.values, "expected-plan-id"), idempotency_key: stringFlag(args.values, "idempotency-key") }),
+    options: { ...PLAN_TOKEN_OPTIONS, "idempotency-key": { type: "string", valueName: "KEY", description: "The same key and plan reconnect to the same operation." } },
+    input: (args) => ({ ...planTokenInput(args), idempotency_key: stringFlag(args.values, "idempotency-key") }),
     human: started,
   }),
   serviceCommand({

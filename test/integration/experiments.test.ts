@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { EmberscopeError } from "../../server/domain/errors";
 import { assessFinding, callService, createInvestigation, planExperiment, recordFinding, resumeExperiment, runExperiment, showExperiment, showOperation, type ServiceContext } from "../../server/services";
 import { demoProject, waitFor } from "../helpers/demo";
+import { failure } from "../helpers/failure";
+import { runCli } from "../helpers/cli";
 
 /*
  * Experiments end to end: real SQLite, the real measure adapter (GNU time), the demo workload run
@@ -11,16 +12,6 @@ import { demoProject, waitFor } from "../helpers/demo";
  */
 
 const ctxFor = (root: string): ServiceContext => ({ locator: { cwd: root, projectRoot: root }, actor: "test" });
-
-async function failure(promise: Promise<unknown>): Promise<EmberscopeError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof EmberscopeError) return error;
-    throw error;
-  }
-  throw new Error("expected a typed error");
-}
 
 const ended = (state: string) => ["succeeded", "failed", "cancelled"].includes(state);
 
@@ -90,13 +81,20 @@ describe("experiments of declared workload variants", () => {
     expect(wrongWay.toDocument()).toMatchObject({ code: "FINDING_UNSUPPORTED", details: { experiment_id: started.experiment_id, accepted: ["meaningful_improvement"] } });
   }, 300_000);
 
-  it("an A/A experiment finds no meaningful change, and a finding citing it cannot be supported", async () => {
+  it("an A/A experiment (planned, run and shown through the CLI) finds no meaningful change, and a finding citing it cannot be supported", async () => {
     const root = demoProject();
     const ctx = ctxFor(root);
     const inv = await callService(createInvestigation, ctx, { title: "A/A" });
-    const same = { workload: "demo", parameters: { mode: "batch" } };
-    const { started, shown } = await runToEnd(ctx, { investigation_id: inv.investigation_id, variants: [{ name: "a", ...same }, { name: "b", ...same }], metric: "cpu_ns", trials: 6, warmups: 0, seed: 11 }, "aa");
-    const decision = shown.experiment.analysis!.comparisons[0].decision;
+    const cli = (args: string[]) => runCli([...args, "--json"], { cwd: root });
+    const plan = await cli(["experiments", "plan", "--investigation", inv.investigation_id, "--variant", "a=demo,mode=batch", "--variant", "b=demo,mode=batch", "--metric", "cpu_ns", "--trials", "6", "--warmups", "0", "--seed", "11"]);
+    expect(plan.code).toBe(0);
+    expect(plan.json.plan.trials).toHaveLength(12);
+    const run = await cli(["experiments", "run", "--plan-token", plan.json.plan_token, "--expected-plan-id", plan.json.plan_id, "--idempotency-key", "aa"]);
+    expect(run.json).toMatchObject({ experiment_id: plan.json.experiment.experiment_id, status: "queued" });
+    await waitFor(() => callService(showOperation, ctx, { operation_id: run.json.operation_id }), (op) => ended(op.state), 240_000, 250);
+    const shown = (await cli(["experiments", "show", run.json.experiment_id])).json;
+    expect(shown.counts).toMatchObject({ total: 12, ok: 12 });
+    const decision = shown.experiment.analysis.comparisons[0].decision;
     expect(["no_meaningful_difference", "inconclusive"]).toContain(decision);
     const refused = await failure(
       callService(recordFinding, ctx, {
@@ -106,7 +104,7 @@ describe("experiments of declared workload variants", () => {
         kind: "regression",
         evidence_level: "derived",
         assessment: "supported",
-        references: [{ relation: "supports", target: { kind: "experiment", experiment_id: started.experiment_id, commit_id: shown.experiment.commit_id } }],
+        references: [{ relation: "supports", target: { kind: "experiment", experiment_id: run.json.experiment_id, commit_id: shown.experiment.commit_id } }],
       }),
     );
     expect(refused.toDocument()).toMatchObject({ code: "FINDING_UNSUPPORTED", details: { decisions: [{ variant: "b", baseline: "a", decision }] } });
