@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { assessFinding, callService, createInvestigation, planExperiment, recordFinding, resumeExperiment, runExperiment, showExperiment, showOperation, type ServiceContext } from "../../server/services";
+import { assessFinding, callService, cancelOperation, createInvestigation, planExperiment, recordFinding, resumeExperiment, runExperiment, showExperiment, showOperation, type ServiceContext } from "../../server/services";
 import { demoProject, waitFor } from "../helpers/demo";
 import { failure } from "../helpers/failure";
 import { runCli } from "../helpers/cli";
@@ -137,5 +137,25 @@ describe("experiments of declared workload variants", () => {
     for (const t of finished) expect(done.trials[t.index]).toEqual(t);
     expect(done.experiment.analysis!.comparisons[0].pairs).toBe(3);
     expect((await failure(callService(resumeExperiment, ctx, { experiment_id: started.experiment_id }))).toDocument()).toMatchObject({ code: "EXPERIMENT_NOT_RESUMABLE", details: { state: "completed" } });
+  }, 300_000);
+
+  it("cancel stops the experiment and the trial running; its finished trials are kept and resume completes it", async () => {
+    const root = demoProject();
+    const ctx = ctxFor(root);
+    const inv = await callService(createInvestigation, ctx, { title: "cancel" });
+    const plan = await callService(planExperiment, ctx, { investigation_id: inv.investigation_id, variants: [{ name: "a", workload: "demo", parameters: { mode: "batch" } }, { name: "b", workload: "demo", parameters: { mode: "batch-heavy" } }], metric: "cpu_ns", trials: 2, warmups: 0, seed: 5 });
+    const started = await callService(runExperiment, ctx, { plan_token: plan.plan_token, idempotency_key: "c" });
+    await waitFor(() => callService(showOperation, ctx, { operation_id: started.operation_id }), (op) => (op.progress.completed ?? 0) >= 1 || ended(op.state), 120_000, 50);
+    expect(["cancelling", "cancelled"]).toContain((await callService(cancelOperation, ctx, { operation_id: started.operation_id })).state);
+    const cancelled = await waitFor(() => callService(showExperiment, ctx, { experiment_id: started.experiment_id }), (e) => e.operation?.state === "cancelled", 30_000);
+    expect(cancelled.experiment.state).toBe("cancelled");
+    expect(cancelled.operation!.error).toMatchObject({ code: "CANCELLED", recovery: { operation: "experiments.resume" } });
+    expect(cancelled.counts.ok).toBeGreaterThanOrEqual(1);
+    expect(cancelled.counts.pending).toBeGreaterThan(0);
+
+    const resumed = await callService(resumeExperiment, ctx, { experiment_id: started.experiment_id });
+    await waitFor(() => callService(showOperation, ctx, { operation_id: resumed.operation_id }), (op) => ended(op.state), 120_000, 250);
+    const done = await callService(showExperiment, ctx, { experiment_id: started.experiment_id });
+    expect(done).toMatchObject({ experiment: { state: "completed" }, counts: { total: 4, ok: 4, pending: 0 } });
   }, 300_000);
 });
