@@ -15,7 +15,7 @@ import { writeTransaction } from "../store/control-store";
 import { getExperiment, insertExperiment, insertTrials, listExperimentRows, listTrials, patchExperiment } from "../store/experiments";
 import { hypothesisNotFound } from "../store/hypotheses";
 import { getInvestigation } from "../store/investigations";
-import { ACTIVE_STATES, createOperation, getOperation, Operation, OperationState, operationIntent } from "../store/operations";
+import { ACTIVE_STATES, createOperation, getOperation, idempotencyConflict, Operation, OperationState, operationIntent } from "../store/operations";
 import type { Workspace } from "../store/workspace";
 import { authorFor } from "./notebook-rules";
 import { reconcileOperations } from "./operations";
@@ -220,7 +220,9 @@ export const runExperiment = defineService({
   handler: async (input, { ws }) => {
     const scope = "experiments.run";
     const known = ws.db.prepare("SELECT operation_id, intent_digest FROM idempotency_keys WHERE scope = ? AND key = ?").get(scope, input.idempotency_key) as { operation_id: string; intent_digest: string } | undefined;
-    if (known && peekPlan(ws, "experiment", input.plan_token)?.digest === known.intent_digest) {
+    if (known) {
+      // Checked before the token is consumed: a key already used for another plan must not use up this one.
+      if (peekPlan(ws, "experiment", input.plan_token)?.digest !== known.intent_digest) throw idempotencyConflict(input.idempotency_key, known.operation_id);
       const job = operationIntent<ExperimentJob>(ws.db, known.operation_id);
       return startOperation(ws, getExperiment(ws.db, job.experiment_id), job, known.intent_digest, { scope, key: input.idempotency_key }, null);
     }

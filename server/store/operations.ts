@@ -109,6 +109,13 @@ export interface OperationDraft {
   lease?: WorkerIdentity;
 }
 
+export function idempotencyConflict(key: string, operationId: string): EmberscopeError {
+  return new EmberscopeError("IDEMPOTENCY_CONFLICT", "That idempotency key was already used for a different request.", {
+    details: { idempotency_key: key, operation_id: operationId },
+    recovery: { operation: "operations.get", arguments: { operation_id: operationId }, safe_to_repeat: true },
+  });
+}
+
 /**
  * Creates an operation — or, for a known idempotency key with the same intent, returns the one it
  * created before (`created: false`); the same key with another intent is IDEMPOTENCY_CONFLICT.
@@ -120,12 +127,7 @@ export function createOperation(db: SqliteDatabase, draft: OperationDraft): { op
         | { operation_id: string; intent_digest: string }
         | undefined;
       if (known) {
-        if (known.intent_digest !== draft.intentDigest) {
-          throw new EmberscopeError("IDEMPOTENCY_CONFLICT", "That idempotency key was already used for a different request.", {
-            details: { idempotency_key: draft.idempotency.key, operation_id: known.operation_id },
-            recovery: { operation: "operations.get", arguments: { operation_id: known.operation_id }, safe_to_repeat: true },
-          });
-        }
+        if (known.intent_digest !== draft.intentDigest) throw idempotencyConflict(draft.idempotency.key, known.operation_id);
         return { operation: getOperation(db, known.operation_id), created: false };
       }
     }

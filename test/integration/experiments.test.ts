@@ -71,6 +71,12 @@ describe("experiments of declared workload variants", () => {
     const again = await callService(runExperiment, ctx, { plan_token: plan.plan_token, idempotency_key: "exp-1" });
     expect(again).toMatchObject({ operation_id: started.operation_id, reconnected: true });
     expect((await failure(callService(runExperiment, ctx, { plan_token: plan.plan_token, idempotency_key: "exp-2" }))).code).toBe("PLAN_CONSUMED");
+    // The key of that run, with another plan, is refused before the other plan's token is used up.
+    const other = await callService(planExperiment, ctx, { investigation_id: inv.investigation_id, variants: [{ name: "x", workload: "fail" }, { name: "y", workload: "fail" }], trials: 2, warmups: 0 });
+    expect((await failure(callService(runExperiment, ctx, { plan_token: other.plan_token, idempotency_key: "exp-1" }))).code).toBe("IDEMPOTENCY_CONFLICT");
+    const otherRun = await callService(runExperiment, ctx, { plan_token: other.plan_token, idempotency_key: "exp-3" });
+    expect(otherRun).toMatchObject({ experiment_id: other.experiment.experiment_id, reconnected: false });
+    await waitFor(() => callService(showOperation, ctx, { operation_id: otherRun.operation_id }), (op) => ended(op.state), 120_000, 250);
 
     // A regression finding citing it as `supports` can be supported.
     const cited = { relation: "supports", target: { kind: "experiment", experiment_id: started.experiment_id, commit_id: shown.experiment.commit_id } };
