@@ -2,7 +2,6 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EmberscopeError } from "../../server/domain/errors";
 import {
   analyzeHotspots,
   callService,
@@ -20,18 +19,9 @@ import {
 } from "../../server/services";
 import { openWorkspace } from "../../server/store/workspace";
 import { demoProject, groupAlive, waitFor } from "../helpers/demo";
+import { failure } from "../helpers/failure";
 
 const ctxFor = (root: string): ServiceContext => ({ locator: { cwd: root, projectRoot: root }, actor: "test" });
-
-async function failure(promise: Promise<unknown>): Promise<EmberscopeError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof EmberscopeError) return error;
-    throw error;
-  }
-  throw new Error("expected a typed error");
-}
 
 async function available(root: string, adapter: string): Promise<boolean> {
   const caps = await callService(listCapabilities, ctxFor(root), {});

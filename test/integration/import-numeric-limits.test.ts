@@ -1,22 +1,12 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EmberscopeError } from "../../server/domain/errors";
 import { THREADED_WRITER_FROM_BYTES } from "../../server/evidence/extract";
 import { writerThreadStats } from "../../server/evidence/writer-thread";
 import { callService, importArtifact, listRuns, showHead, type ServiceContext } from "../../server/services";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
-
-async function failure(promise: Promise<unknown>): Promise<EmberscopeError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof EmberscopeError) return error;
-    throw error;
-  }
-  throw new Error("expected a typed error");
-}
+import { failure } from "../helpers/failure";
 
 describe("a value no int64 holds, through the import service", () => {
   it("fails a large trace whose last event is 1e17 µs after the first with ARTIFACT_PARSE_FAILED naming ts, after its spans were streamed to the writer thread, and publishes nothing", async () => {

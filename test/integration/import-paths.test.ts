@@ -1,11 +1,11 @@
 import { mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { EmberscopeError } from "../../server/domain/errors";
 import { analyzeHotspots, callService, importArtifact, importUploadedFile, listArtifacts, listRuns, type ServiceContext } from "../../server/services";
 import { openRequestedFile } from "../../server/services/input-file";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
+import { failure } from "../helpers/failure";
 
 const OUTSIDE_SECRET = "outsideSecretFrame;leakedFunction 7\n";
 
@@ -25,16 +25,6 @@ function setup() {
   symlinkSync(path.join(root, "profiles", "app.folded"), path.join(root, "inside-link.folded"));
   const ctx = (actor: ServiceContext["actor"]): ServiceContext => ({ locator: { cwd: root, projectRoot: root }, actor });
   return { root, outside, ctx };
-}
-
-async function failure(promise: Promise<unknown>): Promise<EmberscopeError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof EmberscopeError) return error;
-    throw error;
-  }
-  throw new Error("expected a typed error");
 }
 
 /** Nothing was stored or run for a refused path. */

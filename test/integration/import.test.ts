@@ -4,12 +4,12 @@ import { appendFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { EmberscopeError } from "../../server/domain/errors";
 import { analyzeHotspots, callService, importArtifact, listArtifacts, listRuns, showHead, summarizeRun, validateWorkspace, type ServiceContext } from "../../server/services";
 import { THREADED_WRITER_FROM_BYTES } from "../../server/evidence/extract";
 import { writerThreadStats } from "../../server/evidence/writer-thread";
 import { initWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
+import { failure } from "../helpers/failure";
 
 function setup(actor: ServiceContext["actor"] = "test") {
   const root = tempProject();
@@ -21,16 +21,6 @@ function setup(actor: ServiceContext["actor"] = "test") {
     return target;
   };
   return { root, ctx, file };
-}
-
-async function failure(promise: Promise<unknown>): Promise<EmberscopeError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof EmberscopeError) return error;
-    throw error;
-  }
-  throw new Error("expected a typed error");
 }
 
 const FOLDED = ["main;parse;tokenize 30", "main;parse;hotLoop 120", "main;render 25", "main;hotLoop 5"].join("\n") + "\n";

@@ -7,10 +7,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { detectFormat } from "../../analysis/formats/index";
 import { headText } from "../../analysis/io/text";
-import { EmberscopeError } from "../../server/domain/errors";
 import { analyzeHotspots, callService, importArtifact, listRuns, showHead, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
+import { failure } from "../helpers/failure";
 
 const PEER = path.resolve(import.meta.dirname, "../fixtures/peer");
 const NEW_FORMATS = ["gecko", "firefox-processed", "stackprof", "instruments-deep-copy", "safari-timeline"];
@@ -30,16 +30,6 @@ function setup() {
     return target;
   };
   return { ctx, copy, file };
-}
-
-async function failure(promise: Promise<unknown>): Promise<EmberscopeError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof EmberscopeError) return error;
-    throw error;
-  }
-  throw new Error("expected a typed error");
 }
 
 const read = (fixture: string) => readFileSync(path.join(PEER, fixture), "utf8");
