@@ -49,7 +49,8 @@ export const spanTotalsQuery = defineQuery({
 
 export const MeasurementTotalRow = z.object({
   name: z.string(),
-  unit: z.string(),
+  // A trace's counters carry no unit.
+  unit: z.string().nullable(),
   mean: z.number(),
   count: z.number().int(),
 });
