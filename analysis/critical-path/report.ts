@@ -186,6 +186,7 @@ export function spanInputsFromRows(rows: readonly SpanRow[], tracks: readonly Tr
 }
 
 function traceIdOf(row: SpanRow): string {
+  if (row.trace_id) return row.trace_id;
   if (row.args !== null && row.args.includes("trace_id")) {
     try {
       const args = JSON.parse(row.args) as Record<string, unknown>;

@@ -1,5 +1,6 @@
 import { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 import { compareQuery } from "./compare";
+import { criticalPathEdgesQuery, criticalPathSpansQuery } from "./critical-path";
 import type { EvidenceQuery } from "./define";
 import { timelineFramesQuery, timelineMetricIdsQuery, timelineSamplesQuery, timelineStacksQuery } from "./flame-timeline";
 import { flameTreeQuery, flameTreeRangeQuery } from "./flame-tree";
@@ -12,6 +13,7 @@ export { timelineCells, timelineFramesQuery, timelineMetricIdsQuery, timelineRem
 export { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "./flame-tree";
 export { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 export { compareQuery } from "./compare";
+export { criticalPathEdgesQuery, criticalPathSpansQuery } from "./critical-path";
 export { renderSql, type EvidenceQuery } from "./define";
 export { hotspotsQuery, type HotspotRow } from "./hotspots";
 export { metricTotalsQuery, spanTotalsQuery } from "./summary";
@@ -38,4 +40,6 @@ export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   compareQuery,
   metricTotalsQuery,
   spanTotalsQuery,
+  criticalPathSpansQuery,
+  criticalPathEdgesQuery,
 ];

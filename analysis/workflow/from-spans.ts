@@ -17,6 +17,8 @@ export interface SpanRow {
   dur_ns: number;
   status: string | null;
   args: string | null;
+  /** The trace the span belongs to, where the format records one (OTLP, Jaeger); else read from args. */
+  trace_id?: string | null;
 }
 
 export interface EdgeRow {

@@ -21,6 +21,7 @@ import { CAPTURE_COMMANDS } from "./capture-commands";
 import { EVIDENCE_COMMANDS } from "./evidence-commands";
 import { MCP_COMMANDS } from "./mcp-commands";
 import { NOTEBOOK_COMMANDS } from "./notebook-commands";
+import { WORKFLOW_COMMANDS } from "./workflow-commands";
 import { requirePositionals, serviceCommand, type CliCommand } from "./service-command";
 import { formatBytes, keyValues, pageFooter, table } from "./render";
 import { serveCommand } from "./serve";
@@ -181,6 +182,7 @@ export const COMMANDS: CliCommand[] = [
   }),
   ...EVIDENCE_COMMANDS,
   ...NOTEBOOK_COMMANDS,
+  ...WORKFLOW_COMMANDS,
   ...CAPTURE_COMMANDS,
   ...MCP_COMMANDS,
   serveCommand,

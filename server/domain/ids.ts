@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 
 const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
 
-export type IdPrefix = "ws" | "run" | "reg" | "gen" | "cmt" | "op" | "plan" | "gcm" | "inv" | "cell" | "hyp" | "fnd";
+export type IdPrefix = "ws" | "run" | "reg" | "gen" | "cmt" | "op" | "plan" | "gcm" | "inv" | "cell" | "hyp" | "fnd" | "wf";
 
 let lastTime = -1;
 let lastRandom: number[] = [];

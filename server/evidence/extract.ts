@@ -144,6 +144,7 @@ export async function extractAndPublish(ws: Workspace, request: ExtractionReques
       evidenceSchemaVersion: EVIDENCE_SCHEMA_VERSION,
       files,
       limitations,
+      metadata: summary.metadata,
       message: request.message,
     });
     // Without a claim, another extraction of the same bytes may have published first: its generation stands.

@@ -18,10 +18,11 @@ import {
   frameNeighbours,
   importArtifact,
   initializeWorkspace,
-  listArtifacts,
-  listCapabilities,
   listRuns,
-  listWorkloads,
+  captureOptions,
+  compileRunWorkflow,
+  getCriticalPath,
+  getWorkflow,
   planCapture,
   showArtifact,
   showCommit,
@@ -97,6 +98,7 @@ export const commitLink = (commitId: string | null | undefined): ResourceLink[] 
 export const operationLink = (id: string | null | undefined): ResourceLink[] => (id ? [{ uri: `emberscope://operations/${id}`, name: `operation ${id}` }] : []);
 export const investigationLink = (id: string | null | undefined): ResourceLink[] => (id ? [{ uri: `emberscope://investigations/${id}`, name: `investigation ${id}` }] : []);
 export const findingLink = (id: string | null | undefined): ResourceLink[] => (id ? [{ uri: `emberscope://findings/${id}`, name: `finding ${id}` }] : []);
+export const workflowLink = (id: string | null | undefined): ResourceLink[] => (id ? [{ uri: `emberscope://workflows/${id}`, name: `workflow ${id}` }] : []);
 export const artifactLink = (id: string | null | undefined): ResourceLink[] => (id ? [{ uri: `emberscope://artifacts/${id}`, name: `artifact ${id.slice(0, 19)}…` }] : []);
 
 const WRITE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
@@ -125,7 +127,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: "workspace_status",
     title: "Workspace status",
     description:
-      "Start here. Shows the Emberscope workspace of this project: id, schema, pinned HEAD commit and counts of runs, artifacts, commits and active operations. If it fails with WORKSPACE_NOT_FOUND, follow the recovery (initialize_workspace). Next: list_runs to see evidence, or list_workloads to capture new evidence.",
+      "Start here. Shows the Emberscope workspace of this project: id, schema, pinned HEAD commit and counts of runs, artifacts, commits and active operations. If it fails with WORKSPACE_NOT_FOUND, follow the recovery (initialize_workspace). Next: list_runs to see evidence, or list_capture_options to capture new evidence.",
     service: workspaceStatus,
     annotations: READ,
     summarize: (s) => `Workspace ${s.workspace_id}: HEAD ${s.head_commit_id}, ${s.counts.runs} run(s), ${s.counts.operations_active} active operation(s).`,
@@ -135,29 +137,20 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: "initialize_workspace",
     title: "Initialize workspace",
     description:
-      "Create the workspace (.emberscope/) in the project root. Use only when workspace_status answers WORKSPACE_NOT_FOUND; a second call fails with WORKSPACE_EXISTS. Next: list_workloads, then plan_capture; or import_artifact for an existing profile.",
+      "Create the workspace (.emberscope/) in the project root. Use only when workspace_status answers WORKSPACE_NOT_FOUND; a second call fails with WORKSPACE_EXISTS. Next: list_capture_options, then plan_capture; or import_artifact for an existing profile.",
     service: initializeWorkspace,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     summarize: (r) => `Initialized workspace ${r.workspace_id} (schema ${r.schema_version}).`,
     links: (r) => commitLink(r.head_commit_id),
   }),
   tool({
-    name: "list_workloads",
-    title: "List workloads",
+    name: "list_capture_options",
+    title: "List what can be captured",
     description:
-      "List the workloads a person declared in emberscope.toml (program, parameters, timeout). Agents can only capture declared workloads. Next: list_capabilities to choose an adapter, then plan_capture.",
-    service: listWorkloads,
+      "List the workloads a person declared in emberscope.toml (program, parameters, timeout) and the capture adapters (node CPU/heap/trace, callgrind, perf, measure) with whether each is available on this machine and its options. Agents can only capture declared workloads. Next: plan_capture with a declared workload and an available adapter.",
+    service: captureOptions,
     annotations: READ,
-    summarize: (r) => `${r.workloads.length} declared workload(s): ${r.workloads.map((w) => w.name).join(", ") || "none"}.`,
-  }),
-  tool({
-    name: "list_capabilities",
-    title: "List capture capabilities",
-    description:
-      "List the capture adapters (node CPU/heap/trace, callgrind, perf, measure) and whether each is available on this machine, with their options. Next: plan_capture with an available adapter and a declared workload.",
-    service: listCapabilities,
-    annotations: READ,
-    summarize: (r) => `Adapters available: ${r.adapters.filter((a) => a.available).map((a) => a.adapter).join(", ") || "none"}.`,
+    summarize: (r) => `${r.workloads.length} declared workload(s): ${r.workloads.map((w) => w.name).join(", ") || "none"}. Adapters available: ${r.adapters.filter((a) => a.available).map((a) => a.adapter).join(", ") || "none"}.`,
   }),
   tool({
     name: "plan_capture",
@@ -193,7 +186,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: "get_operation",
     title: "Get an operation",
     description:
-      "Show one long-running operation: state, phase, monotonic progress (completed/total) and its run. Poll it after start_capture. Next: when it has succeeded, analyze_hotspots on its run_id; when it failed, get_run for the reason.",
+      "Show one long-running operation: state, phase, monotonic progress (completed/total) and its run. Poll it after start_capture. Next: when it has succeeded, analyze_hotspots on its run_id; when it failed, summarize_run for the reason.",
     service: showOperation,
     annotations: READ,
     summarize: (o) => `Operation ${o.operation_id} is ${o.state}${o.phase ? ` (${o.phase})` : ""}${o.progress.total ? `, ${o.progress.completed ?? 0}/${o.progress.total}` : ""}.`,
@@ -230,33 +223,14 @@ export const MCP_TOOLS: readonly McpTool[] = [
     links: (p) => p.items.slice(0, 20).flatMap((r) => runLink(r.run_id)),
   }),
   tool({
-    name: "get_run",
-    title: "Get a run",
-    description: "Show one run: kind, source, status of execution, capture and extraction, limitations and details. Next: summarize_run for its evidence.",
-    service: showRun,
-    annotations: READ,
-    summarize: (r) => `Run ${r.run_id} (${r.kind}, ${r.source}) is ${r.status}.`,
-    links: (r) => runLink(r.run_id),
-  }),
-  tool({
-    name: "list_artifacts",
-    title: "List artifacts",
-    description:
-      "List stored artifacts (metadata only: content address, size, sensitivity, registrations), newest first, a page at a time. Bytes are never served to agents. Next: get_run on a registration's run_id.",
-    service: listArtifacts,
-    annotations: READ,
-    summarize: (p) => `${p.items.length} artifact(s)${p.next_cursor ? "; more with next_cursor" : ""}.`,
-    links: (p) => p.items.slice(0, 20).flatMap((a) => artifactLink(a.artifact_id)),
-  }),
-  tool({
     name: "summarize_run",
     title: "Summarize a run's evidence",
     description:
-      "A run's evidence at a glance: totals per metric, time span, tracks, top frames and limitations, with an evidence status (available, empty, unavailable, partial). Next: analyze_hotspots for the full ranking, get_trace_window for spans.",
+      "A run and its evidence at a glance: the run record (kind, source, status of execution, capture and extraction — why a failed run failed), its artifacts' content addresses, totals per metric, time span, tracks, top frames and limitations, with an evidence status (available, empty, unavailable, partial). Next: analyze_hotspots for the full ranking, get_trace_window for spans, get_critical_path for traces and agent sessions.",
     service: summarizeRun,
     annotations: READ,
-    summarize: (s) => `Run ${s.run_id}: primary metric ${s.primary_metric ?? "none"}; top frames ${topNames(s.top_frames) || "none"}.${statusNote(s.status)}`,
-    links: (s) => [...runLink(s.run_id), ...commitLink(s.commit_id)],
+    summarize: (s) => `Run ${s.run_id} (${s.run.kind}, ${s.run.source}) is ${s.run.status}: primary metric ${s.primary_metric ?? "none"}; top frames ${topNames(s.top_frames) || "none"}.${statusNote(s.status)}`,
+    links: (s) => [...runLink(s.run_id), ...commitLink(s.commit_id), ...s.artifact_ids.slice(0, 5).flatMap(artifactLink)],
   }),
   tool({
     name: "analyze_hotspots",
@@ -306,6 +280,38 @@ export const MCP_TOOLS: readonly McpTool[] = [
     annotations: READ,
     summarize: (r) => `Totals ${r.base_total} → ${r.candidate_total} ${r.unit ?? ""}; biggest changes: ${topNames(r.rows) || "none"}.${statusNote(r.status)}`,
     links: (r) => commitLink(r.commit_id),
+  }),
+  tool({
+    name: "compile_workflow",
+    title: "Compile an agent trace into a workflow",
+    description:
+      "Compile a run holding agent tool calls (an imported Claude Code, Codex, Hugging Face or OpenAI session, OTLP GenAI spans, or trace v1) into a workflow DAG and store it: failed calls filtered, repeated identical reads merged, arguments that equal an earlier result's value turned into references, dependencies from references, causal links and subagent nesting. Structural, not a proof of equivalence. A workflow with tools whose side effect is unknown is `blocked` until a person reviews them (agents cannot). The same content is stored once. Next: get_critical_path with its workflow_id, get_workflow for its nodes.",
+    service: compileRunWorkflow,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    summarize: (r) =>
+      `${r.created ? "Compiled" : "Already had"} workflow ${r.workflow.workflow_id} (v${r.workflow.version}): ${r.workflow.node_count} nodes, ${r.workflow.edge_count} edges, ${r.workflow.status}${r.workflow.blocked_tools.length ? ` (unreviewed: ${r.workflow.blocked_tools.slice(0, 5).join(", ")})` : ""}.`,
+    links: (r) => [...workflowLink(r.workflow.workflow_id), ...runLink(r.workflow.run_id), ...commitLink(r.workflow.commit_id)],
+  }),
+  tool({
+    name: "get_workflow",
+    title: "Get a workflow",
+    description:
+      "Show a stored workflow: its status, blocked tools and compile report (filtered calls, merged reads, reference ties), runtime inputs, and its nodes a page at a time — each with its arguments template ({$ref: node, path|line} for an earlier result's value, {$input: name} for an input), recorded duration and result — with the edges into them. Next: get_critical_path with the workflow_id.",
+    service: getWorkflow,
+    annotations: READ,
+    summarize: (r) => `Workflow ${r.workflow.workflow_id}: ${r.workflow.node_count} nodes (${r.nodes.length} here), ${r.workflow.status}${r.next_cursor ? "; more with next_cursor" : ""}.`,
+    links: (r) => [...workflowLink(r.workflow.workflow_id), ...runLink(r.workflow.run_id)],
+  }),
+  tool({
+    name: "get_critical_path",
+    title: "Get a critical path",
+    description:
+      "The critical path of a run or stored workflow. Agent tool calls: the sequential sum of recorded durations, the weighted critical path, the speed-up bound concurrency alone could give, each call's slack (least first: what to make faster first), and what_if {node, duration_ms} for a call made faster. Span traces (OTLP, Jaeger, Chrome): Jaeger's walk from the root, each span's exclusive time on the path, and per operation its critical time over all the run's traces with p50/p95 (trace_id picks the trace shown). Next: add_note with what it shows, or record_finding citing the run.",
+    service: getCriticalPath,
+    annotations: READ,
+    summarize: (r) =>
+      `${r.kind === "workflow" ? "Workflow" : "Span trace"} critical path ${(r.critical_path_ns / 1e6).toFixed(1)} ms of ${(r.sequential_ns / 1e6).toFixed(1)} ms sequential (bound ${r.speedup_bound.toFixed(2)}×) through ${r.path_total} ${r.kind === "workflow" ? "calls" : "spans"}${r.what_if ? `, if ${r.what_if.node} took ${(r.what_if.duration_ns / 1e6).toFixed(1)} ms` : ""}.`,
+    links: (r) => [...runLink(r.run_id), ...commitLink(r.commit_id)],
   }),
   tool({
     name: "create_investigation",
@@ -414,6 +420,7 @@ export const MCP_RESOURCES = [
   { name: "artifact", uriTemplate: "emberscope://artifacts/{artifact_id}", param: "artifact_id", service: showArtifact, description: "An artifact's metadata: content address, size, sensitivity, registrations. Never its bytes." },
   { name: "commit", uriTemplate: "emberscope://commits/{commit_id}", param: "commit_id", service: showCommit, description: "A corpus commit and the evidence generations it pins." },
   { name: "operation", uriTemplate: "emberscope://operations/{operation_id}", param: "operation_id", service: showOperation, description: "A long-running operation: state, phase, progress, result or error." },
+  { name: "workflow", uriTemplate: "emberscope://workflows/{workflow_id}", param: "workflow_id", service: getWorkflow, description: "A compiled workflow: status, compile report, inputs and its first nodes with their references." },
   { name: "investigation", uriTemplate: "emberscope://investigations/{investigation_id}", param: "investigation_id", service: showInvestigation, description: "An investigation as its notebook: cells with their pinned commits, hypotheses, findings.", target: investigationTarget },
   { name: "finding", uriTemplate: "emberscope://findings/{finding_id}", param: "finding_id", service: showFinding, description: "A finding with its assessment, lifecycle and references to pinned evidence.", target: investigationTarget },
 ] as const satisfies readonly { name: string; uriTemplate: string; param: string; service: ServiceDef<any, any>; description: string; target?: (call: AuditedCall) => string | null }[];

@@ -67,6 +67,15 @@ export const listCapabilities = defineService({
   }),
 });
 
+export const captureOptions = defineService({
+  name: "captures.options",
+  summary: "What can be captured: the workloads declared in emberscope.toml and the capture adapters with their availability on this machine and their options.",
+  kind: "query",
+  input: z.object({}).strict(),
+  output: z.object({ workloads: listWorkloads.output.shape.workloads, adapters: listCapabilities.output.shape.adapters }),
+  handler: async (input, env) => ({ ...(await listWorkloads.handler(input, env)), ...(await listCapabilities.handler(input, env)) }),
+});
+
 const PlanResult = z.object({ plan_id: z.string(), plan_token: z.string(), expires_at: z.string(), plan: z.record(z.string(), z.unknown()) });
 
 export const planCapture = defineService({

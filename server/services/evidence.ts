@@ -28,7 +28,7 @@ import { MetricTotalRow, SpanTotalsRow } from "../../analysis/queries/summary";
 import { TrackRow, WindowSpan } from "../../analysis/queries/trace-window";
 import { decodeCursor, encodeCursor } from "../domain/cursor";
 import { EmberscopeError } from "../domain/errors";
-import { CursorArg, Limitation } from "../domain/models";
+import { CursorArg, Limitation, Run } from "../domain/models";
 import { openEvidence, type EvidenceReader } from "../evidence/engine";
 import { loadedSpanIndex } from "../evidence/span-index";
 import { getRun } from "../store/runs";
@@ -52,29 +52,32 @@ const FrameKey = z.string().regex(/^[0-9a-f]{16}$/, "expected a 16-hex frame_key
 /** Preferred metric when none is named: time first, then samples, then whatever the run has. */
 const METRIC_PREFERENCE = ["cpu_ns", "wall_ns", "samples", "alloc_bytes", "instructions", "Ir"];
 
-interface RunEvidence {
+export interface RunEvidence {
   reader: EvidenceReader;
   generations: string[];
   metrics: z.infer<typeof MetricTotalRow>[];
   limitations: Limitation[];
+  /** The importers' metadata of its generations (later generations' keys win). */
+  metadata: Record<string, string>;
 }
 
 /** The generations of a run visible in the pinned commit, with its metric totals. */
-async function runEvidence(ws: Workspace, runId: string, commit: string): Promise<RunEvidence> {
+export async function runEvidence(ws: Workspace, runId: string, commit: string): Promise<RunEvidence> {
   getRun(ws.db, runId);
   const reader = await openEvidence(ws, commit);
   const visible = new Set(reader.commit.generations.map((g) => g.generation_id));
   const rows = ws.db
     .prepare(
-      `SELECT DISTINCT g.id, g.limitations FROM generations g JOIN registrations r ON r.artifact_id = g.artifact_id
+      `SELECT DISTINCT g.id, g.limitations, g.metadata FROM generations g JOIN registrations r ON r.artifact_id = g.artifact_id
        WHERE r.run_id = ? ORDER BY g.id`,
     )
-    .all(runId) as { id: string; limitations: string }[];
+    .all(runId) as { id: string; limitations: string; metadata: string }[];
   const mine = rows.filter((r) => visible.has(r.id));
   const generations = mine.map((r) => r.id);
   const limitations = mine.flatMap((r) => JSON.parse(r.limitations) as Limitation[]);
   const metrics = generations.length ? await reader.run(metricTotalsQuery, { generations }) : [];
-  return { reader, generations, metrics, limitations };
+  const metadata = Object.assign({}, ...mine.map((r) => JSON.parse(r.metadata) as Record<string, string>)) as Record<string, string>;
+  return { reader, generations, metrics, limitations, metadata };
 }
 
 function chooseMetric(evidence: RunEvidence, requested: string | undefined): { name: string; unit: string } | null {
@@ -511,11 +514,13 @@ export const compareRuns = defineService({
 
 export const summarizeRun = defineService({
   name: "evidence.summary",
-  summary: "A run's evidence at a glance: totals per metric, time span, tracks, top frames, limitations.",
+  summary: "A run and its evidence at a glance: the run record (kind, source, states), its artifacts, totals per metric, time span, tracks, top frames, limitations.",
   kind: "query",
   input: z.object({ run_id: RunId, commit_id: CommitArg }).strict(),
   output: z.object({
     run_id: z.string(),
+    run: Run.describe("The run record: kind, source, status of execution, capture and extraction, details."),
+    artifact_ids: z.array(z.string()).describe("The run's stored artifacts (content addresses; metadata at emberscope://artifacts/{id}, never their bytes)."),
     commit_id: z.string(),
     generations: z.array(z.string()),
     metrics: z.array(MetricTotalRow),
@@ -524,6 +529,7 @@ export const summarizeRun = defineService({
     top_frames: z.array(HotspotRow.omit({ grand_total: true })),
     primary_metric: z.string().nullable(),
     limitations: z.array(Limitation),
+    metadata: z.record(z.string(), z.string()).describe("What the importer recorded about the file: its time origin, a trace's runtime inputs (trace_inputs), …"),
     status: EvidenceStatus,
   }),
   handler: async (input, { ws }) => {
@@ -535,8 +541,11 @@ export const summarizeRun = defineService({
     const spans = gens.length ? (await evidence.reader.run(spanTotalsQuery, { generations: gens }))[0] : null;
     // A trace's evidence is spans (and edges, measurements) without any metric: that is evidence too.
     const hasSpans = spans !== null && spans.spans + spans.edges + spans.measurements > 0;
+    const artifacts = ws.db.prepare("SELECT DISTINCT artifact_id FROM registrations WHERE run_id = ? ORDER BY artifact_id LIMIT 100").all(input.run_id) as { artifact_id: string }[];
     return {
       run_id: input.run_id,
+      run,
+      artifact_ids: artifacts.map((a) => a.artifact_id),
       commit_id: evidence.reader.commit.commit_id,
       generations: gens,
       metrics: evidence.metrics,
@@ -545,6 +554,7 @@ export const summarizeRun = defineService({
       top_frames: top.map(({ grand_total: _g, ...row }) => row),
       primary_metric: metric?.name ?? null,
       limitations: [...run.limitations, ...evidence.limitations.filter((l) => !run.limitations.some((r) => r.code === l.code))],
+      metadata: evidence.metadata,
       status: statusOf(evidence, input.run_id, evidence.metrics.length > 0 || top.length > 0 || hasSpans, "evidence rows"),
     };
   },

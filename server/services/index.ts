@@ -7,7 +7,7 @@ import { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, f
 import { importArtifact } from "./imports";
 import { listCorpusFiles } from "./corpus";
 import { traceFlows } from "./trace-flows";
-import { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
+import { captureOptions, executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 import { cancelOperation, listOperations, showOperation } from "./operations";
 import { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
 import { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
@@ -17,6 +17,7 @@ import { exportInvestigation, importInvestigation } from "./notebook-format";
 import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
+import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "./workflows";
 
 export { agentAccessStatus, agentToken, listAuditEvents, recordSignIn, redeemStoredSignInCode, requirePerson, setAgentAccess, setAgentDetail, signInLink } from "./agent-access";
 export { listArtifacts, showArtifact } from "./artifacts";
@@ -27,7 +28,7 @@ export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, f
 export { importArtifact, importUploadedFile } from "./imports";
 export { listCorpusFiles, readCorpusObject } from "./corpus";
 export { traceFlows } from "./trace-flows";
-export { executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
+export { captureOptions, executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 export { cancelOperation, listOperations, reconcileOperations, showOperation } from "./operations";
 export { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
 export { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
@@ -37,6 +38,7 @@ export { exportInvestigation, importInvestigation, readNotebookDocument } from "
 export { callService, type ServiceContext, type ServiceDef } from "./service";
 export { validateWorkspace } from "./validate";
 export { initializeWorkspace, workspaceStatus } from "./workspace";
+export { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "./workflows";
 
 /** Every service operation, by name: the registry the transports and generated docs read. */
 export const SERVICES: readonly ServiceDef[] = [
@@ -69,6 +71,7 @@ export const SERVICES: readonly ServiceDef[] = [
   listWorkloads,
   showWorkload,
   listCapabilities,
+  captureOptions,
   planCapture,
   executeCapturePlan,
   runCapture,
@@ -106,4 +109,10 @@ export const SERVICES: readonly ServiceDef[] = [
   assessFinding,
   listFindings,
   showFinding,
+  compileRunWorkflow,
+  getWorkflow,
+  listWorkflows,
+  getCriticalPath,
+  listToolContracts,
+  reviewTool,
 ] as unknown as ServiceDef[];

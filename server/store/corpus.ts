@@ -147,6 +147,8 @@ export interface GenerationDraft {
   /** Files already written to the object store. */
   files: GenerationFile[];
   limitations?: Limitation[];
+  /** The importer's metadata (EvidenceSummary.metadata): short strings by key. */
+  metadata?: Record<string, string>;
   message?: string;
 }
 
@@ -179,8 +181,8 @@ export function publishGeneration(ws: Workspace, draft: GenerationDraft): Publis
     const generationId = existing?.id ?? draft.generationId ?? newId("gen");
     if (!existing) {
       db.prepare(
-        `INSERT INTO generations (id, artifact_id, run_id, extractor, extractor_version, evidence_schema_version, limitations, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO generations (id, artifact_id, run_id, extractor, extractor_version, evidence_schema_version, limitations, metadata, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         generationId,
         draft.artifactId,
@@ -189,6 +191,7 @@ export function publishGeneration(ws: Workspace, draft: GenerationDraft): Publis
         draft.extractorVersion,
         draft.evidenceSchemaVersion,
         JSON.stringify(draft.limitations ?? []),
+        JSON.stringify(draft.metadata ?? {}),
         now,
       );
       const insertFile = db.prepare(

@@ -320,6 +320,55 @@ CREATE TABLE finding_revisions (
 CREATE INDEX audit_events_by_target ON audit_events (target, seq);
 `,
   },
+  {
+    version: 6,
+    name: "workflows and reviewed tool contracts",
+    // A tool contract is a person's review of what a tool does to the world (read or write);
+    // the workflow compiler trusts it over a trace. A workflow's document is content-addressed in
+    // the object store (object_id = sha256 of its canonical JSON); the row names its source and
+    // numbers it per run (version 1, 2, … as compiles give new content). A generation keeps the
+    // importer's metadata (a trace's runtime inputs, its time origin), which the compiler reads.
+    sql: `
+CREATE TABLE tool_contracts (
+  tool TEXT PRIMARY KEY,
+  side_effect TEXT NOT NULL CHECK (side_effect IN ('read', 'write')),
+  note TEXT NOT NULL,
+  reviewed_by TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE tool_contract_revisions (
+  tool TEXT NOT NULL REFERENCES tool_contracts (tool) ON DELETE CASCADE,
+  revision INTEGER NOT NULL,
+  snapshot TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (tool, revision)
+) STRICT;
+
+CREATE TABLE workflows (
+  id TEXT PRIMARY KEY,
+  object_id TEXT NOT NULL,
+  size_bytes INTEGER NOT NULL,
+  run_id TEXT NOT NULL REFERENCES runs (id),
+  commit_id TEXT NOT NULL REFERENCES commits (id),
+  version INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('ready', 'blocked')),
+  blocked_tools TEXT NOT NULL,
+  node_count INTEGER NOT NULL,
+  edge_count INTEGER NOT NULL,
+  report TEXT NOT NULL,
+  created_by_actor TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  UNIQUE (run_id, version),
+  UNIQUE (run_id, object_id)
+) STRICT;
+CREATE INDEX workflows_by_created ON workflows (created_at DESC, id DESC);
+
+ALTER TABLE generations ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -11,6 +11,7 @@ import { findingsRouter } from "./findings";
 import { hypothesesRouter } from "./hypotheses";
 import { investigationsRouter } from "./investigations";
 import { runsRouter } from "./runs";
+import { criticalPathRouter, toolsRouter, workflowsRouter } from "./workflows";
 import { workspaceRouter } from "./workspace";
 
 /** One router per service; procedure paths are the service names (workspace.status, runs.list, …). */
@@ -30,6 +31,9 @@ export const appRouter = router({
   cells: cellsRouter,
   hypotheses: hypothesesRouter,
   findings: findingsRouter,
+  workflows: workflowsRouter,
+  tools: toolsRouter,
+  critical_path: criticalPathRouter,
 });
 
 export type AppRouter = typeof appRouter;

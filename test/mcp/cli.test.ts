@@ -12,7 +12,7 @@ describe("MCP commands of the CLI", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.tools.map((t: { name: string }) => t.name)).toEqual(MCP_TOOLS.map((t) => t.name));
     expect(r.json.prompts).toEqual([]);
-    expect(r.json.resource_templates).toHaveLength(6);
+    expect(r.json.resource_templates).toHaveLength(7);
     const importTool = r.json.tools.find((t: { name: string }) => t.name === "import_artifact");
     expect(importTool.inputSchema.required).toEqual(["path"]);
     expect(importTool.inputSchema.additionalProperties).toBe(false);

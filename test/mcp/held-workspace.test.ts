@@ -64,7 +64,7 @@ describe("the workspace handle a long-lived MCP server holds", () => {
     const agent = await memoryClient(root, { held: true });
     try {
       for (let i = 0; i < 5; i++) expect((await agent.call("workspace_status")).ok).toBe(true);
-      const missing = await agent.call("get_run", { run_id: "run_missing" });
+      const missing = await agent.call("summarize_run", { run_id: "run_missing" });
       expect(!missing.ok && missing.error.code).toBe("RUN_NOT_FOUND");
     } finally {
       await agent.close();
@@ -72,7 +72,7 @@ describe("the workspace handle a long-lived MCP server holds", () => {
     const ws = openWorkspace({ cwd: root, projectRoot: root });
     try {
       const rows = ws.db.prepare("SELECT action, result_code FROM audit_events WHERE actor = 'agent' ORDER BY seq").all() as { action: string; result_code: string }[];
-      expect(rows).toEqual([...Array.from({ length: 5 }, () => ({ action: "mcp.workspace_status", result_code: "OK" })), { action: "mcp.get_run", result_code: "RUN_NOT_FOUND" }]);
+      expect(rows).toEqual([...Array.from({ length: 5 }, () => ({ action: "mcp.workspace_status", result_code: "OK" })), { action: "mcp.summarize_run", result_code: "RUN_NOT_FOUND" }]);
     } finally {
       ws.close();
     }

@@ -40,7 +40,7 @@ describe("the official MCP Inspector (CLI mode) against `emberscope mcp serve`",
   it("shows a typed error with its recovery for a missing run", async () => {
     const { root, remove } = suiteDemoProject({ init: true });
     try {
-      const missing = await inspect(root, ["tools/call", "--tool-name", "get_run", "--tool-arg", "run_id=run_nope"]);
+      const missing = await inspect(root, ["tools/call", "--tool-name", "summarize_run", "--tool-arg", "run_id=run_nope"]);
       expect(missing.json.isError).toBe(true);
       const error = JSON.parse(missing.json.content[0].text);
       expect(error).toMatchObject({ code: "RUN_NOT_FOUND", retryable: false, recovery: { tool: "list_runs", safe_to_repeat: true } });

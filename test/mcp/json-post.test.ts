@@ -92,7 +92,7 @@ describe("MCP POSTs answered from the Node request (emberscope serve) and throug
     ["initialize", { body: initialize(1), headers: { "mcp-protocol-version": "" } }, 200],
     ["a notification alone (202, no body)", { body: notification }, 202],
     ["a tool call (redacted hotspots)", { body: call(7, "analyze_hotspots", { run_id: "RUN" }) }, 200],
-    ["a tool call answered with a typed error", { body: call(8, "get_run", { run_id: "run_missing" }) }, 200],
+    ["a tool call answered with a typed error", { body: call(8, "summarize_run", { run_id: "run_missing" }) }, 200],
     ["invalid tool arguments", { body: call(9, "analyze_hotspots", { run_id: "RUN", limit: 0, extra: 1 }) }, 200],
     ["an unknown tool", { body: call(10, "no_such_tool") }, 200],
     ["tools/list", { body: { jsonrpc: "2.0", id: 11, method: "tools/list" } }, 200],

@@ -220,7 +220,7 @@ describe.each(TRANSPORTS)("planted secrets and instructions over %s", (_name, co
 
   /** Every call an agent can make about a run, every page. */
   const readRun = async (runId: string) => {
-    await call("get_run", { run_id: runId });
+    await call("summarize_run", { run_id: runId });
     const summary = await call("summarize_run", { run_id: runId });
     const metrics: string[] = summary.ok ? summary.value.metrics.map((m: { name: string }) => m.name) : [];
     for (const metric of metrics.length ? metrics : [undefined]) {
@@ -257,7 +257,7 @@ describe.each(TRANSPORTS)("planted secrets and instructions over %s", (_name, co
     }
     await call("workspace_status");
     await call("list_runs", { limit: 100 });
-    await call("list_artifacts", { limit: 100 });
+    await call("list_capture_options", {});
     for (const run of runs) await readRun(run);
     await call("compare_runs", { base_run_id: runs[1], candidate_run_id: runs[0], collection: "all", limit: 1000 });
     await call("compare_runs", { base_run_id: runs[0], candidate_run_id: runs[1], collection: "all", limit: 1000 });

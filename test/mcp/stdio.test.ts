@@ -35,7 +35,7 @@ describe("MCP over stdio (`emberscope mcp serve`, the real CLI as a child proces
     const { root, remove } = suiteDemoProject({ init: true });
     const agent = await stdioClient(root);
     try {
-      const missing = await agent.call("get_run", { run_id: "run_nope" });
+      const missing = await agent.call("summarize_run", { run_id: "run_nope" });
       expect(!missing.ok && missing.error).toMatchObject({ code: "RUN_NOT_FOUND", retryable: false });
       const exists = await agent.call("initialize_workspace");
       expect(!exists.ok && exists.error.recovery).toEqual({ tool: "workspace_status", arguments: {}, safe_to_repeat: true });

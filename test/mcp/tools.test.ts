@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MCP_TOOLS } from "../../server/mcp/tools";
 import { callService, frameCallees, frameCallers } from "../../server/services";
 import { openWorkspace } from "../../server/store/workspace";
+import { runCli } from "../helpers/cli";
 import { tempProject } from "../helpers/project";
 import { memoryClient, stdioClient, type AgentClient } from "./clients";
 import { suiteDemoProject } from "./project";
@@ -42,6 +43,7 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     ({ root, remove } = suiteDemoProject({ init: true }));
     writeFileSync(path.join(root, "hostile.folded"), `${HOSTILE_FOLDED}\n`);
     writeFileSync(path.join(root, "trace.json"), CHROME_TRACE);
+    copyFileSync(path.join(import.meta.dirname, "..", "fixtures", "agent-traces", "claude-code-session.jsonl"), path.join(root, "session.jsonl"));
     // Links an attacker could plant in the project: to a file outside it and to the control store.
     outside = mkdtempSync(path.join(tmpdir(), "emberscope-outside-"));
     writeFileSync(path.join(outside, "secret.folded"), "outsideSecret;leak 1\n");
@@ -55,7 +57,7 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     rmSync(outside, { recursive: true, force: true });
   });
 
-  it("lists every registered tool with strict input schemas, output schemas and annotations, and the six resource templates", async () => {
+  it("lists every registered tool with strict input schemas, output schemas and annotations, and the seven resource templates", async () => {
     const { tools } = await agent.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(MCP_TOOLS.map((t) => t.name).sort());
     expect(tools).toHaveLength(28);
@@ -76,6 +78,7 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
       "emberscope://investigations/{investigation_id}",
       "emberscope://operations/{operation_id}",
       "emberscope://runs/{run_id}",
+      "emberscope://workflows/{workflow_id}",
     ]);
     await expect(agent.client.listPrompts()).rejects.toThrow();
   });
@@ -103,13 +106,12 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     expect(!again.ok && again.error).toMatchObject({ code: "WORKSPACE_EXISTS", recovery: { tool: "workspace_status" } });
   });
 
-  it("list_workloads and list_capabilities describe what can be captured", async () => {
-    const workloads = await agent.call("list_workloads");
-    expect(workloads.ok && workloads.value.workloads.map((w: { name: string }) => w.name)).toContain("demo");
-    const caps = await agent.call("list_capabilities");
-    expect(caps.ok && caps.value.adapters.find((a: { adapter: string }) => a.adapter === "node-cpuprofile").available).toBe(true);
-    expect((await agent.call("list_workloads", { all: true })).ok).toBe(false);
-    const bad = await agent.call("list_capabilities", { adapter: "perf" });
+  it("list_capture_options describes what can be captured: declared workloads and adapters", async () => {
+    const options = await agent.call("list_capture_options");
+    expect(options.ok && options.value.workloads.map((w: { name: string }) => w.name)).toContain("demo");
+    expect(options.ok && options.value.adapters.find((a: { adapter: string }) => a.adapter === "node-cpuprofile").available).toBe(true);
+    expect((await agent.call("list_capture_options", { all: true })).ok).toBe(false);
+    const bad = await agent.call("list_capture_options", { adapter: "perf" });
     expect(!bad.ok && bad.error.code).toBe("INVALID_ARGUMENTS");
   });
 
@@ -161,19 +163,18 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     }
   });
 
-  it("list_runs, get_run and list_artifacts page through records; a foreign cursor is STALE_CURSOR with a restart", async () => {
+  it("list_runs pages through runs, summarize_run shows one with its artifacts; a foreign cursor is STALE_CURSOR with a restart", async () => {
     const runs = await agent.call("list_runs", { limit: 2 });
     expect(runs.ok && runs.value.items).toHaveLength(2);
     if (!runs.ok) return;
     const next = await agent.call("list_runs", { limit: 2, cursor: runs.value.next_cursor });
     expect(next.ok && next.value.items.length).toBeGreaterThan(0);
-    const artifacts = await agent.call("list_artifacts", { limit: 1 });
-    expect(artifacts.ok && artifacts.value.items[0].artifact_id).toMatch(/^sha256:/);
-    const stale = await agent.call("list_artifacts", { cursor: runs.value.next_cursor });
-    expect(!stale.ok && stale.error).toMatchObject({ code: "STALE_CURSOR", recovery: { tool: "list_artifacts" } });
-    const run = await agent.call("get_run", { run_id: ids.capture });
-    expect(run.ok && run.value.kind).toBe("capture");
-    const missing = await agent.call("get_run", { run_id: "run_missing" });
+    const stale = await agent.call("list_findings", { cursor: runs.value.next_cursor });
+    expect(!stale.ok && stale.error).toMatchObject({ code: "STALE_CURSOR", recovery: { tool: "list_findings" } });
+    const run = await agent.call("summarize_run", { run_id: ids.capture });
+    expect(run.ok && run.value.run.kind).toBe("capture");
+    expect(run.ok && run.value.artifact_ids[0]).toMatch(/^sha256:/);
+    const missing = await agent.call("summarize_run", { run_id: "run_missing" });
     expect(!missing.ok && missing.error.code).toBe("RUN_NOT_FOUND");
     const bad = await agent.call("list_runs", { limit: 0 });
     expect(!bad.ok && bad.error).toMatchObject({ code: "INVALID_ARGUMENTS", details: { argument: "limit" } });
@@ -251,8 +252,8 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     expect(JSON.parse((run.contents[0] as { text: string }).text)).toMatchObject({ run_id: ids.capture, kind: "capture" });
     const op = await agent.client.readResource({ uri: `emberscope://operations/${ids.operation}` });
     expect(JSON.parse((op.contents[0] as { text: string }).text).state).toBe("succeeded");
-    const artifacts = await agent.call("list_artifacts", { limit: 1 });
-    const artifactId = artifacts.ok ? artifacts.value.items[0].artifact_id : "";
+    const summary = await agent.call("summarize_run", { run_id: ids.capture });
+    const artifactId = summary.ok ? summary.value.artifact_ids[0] : "";
     const artifact = JSON.parse(((await agent.client.readResource({ uri: `emberscope://artifacts/${artifactId}` })).contents[0] as { text: string }).text);
     expect(artifact.artifact_id).toBe(artifactId);
     expect(JSON.stringify(artifact)).not.toContain(root);
@@ -286,13 +287,32 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     expect(concluded.ok && concluded.value.status).toBe("concluded");
   });
 
+  it("compile_workflow, get_workflow and get_critical_path give an agent the numbers the CLI gives", async () => {
+    const imported = await agent.call("import_artifact", { path: "session.jsonl" });
+    expect(imported.ok && imported.value.format).toBe("claude-code");
+    if (!imported.ok) return;
+    const compiled = await agent.call("compile_workflow", { run_id: imported.value.run_id });
+    expect(compiled.ok && compiled.value.workflow).toMatchObject({ status: "blocked", node_count: 7, blocked_tools: ["Grep", "MultiEdit", "Read", "Task"] });
+    if (!compiled.ok) return;
+    const page = await agent.call("get_workflow", { workflow_id: compiled.value.workflow.workflow_id, limit: 3 });
+    expect(page.ok && page.value.nodes.map((n: { tool: string }) => n.tool)).toEqual(["Read", "Grep", "Read"]);
+    expect(page.ok && page.value.next_cursor).toBeTruthy();
+    const viaMcp = await agent.call("get_critical_path", { run_id: imported.value.run_id });
+    const viaCli = await runCli(["critical-path", imported.value.run_id, "--json"], { cwd: root });
+    expect(viaCli.code, viaCli.stderr).toBe(0);
+    expect(viaMcp.ok && { ...viaMcp.value, agent_view: undefined }).toEqual({ ...viaCli.json, agent_view: undefined });
+    expect(viaCli.json).toMatchObject({ sequential_ns: 5_950_000_000, critical_path_ns: 5_450_000_000 });
+    const missing = await agent.call("get_critical_path", { workflow_id: "wf_missing" });
+    expect(!missing.ok && missing.error.code).toBe("WORKFLOW_NOT_FOUND");
+  });
+
   it("every call was written to the audit log with tool, argument digest, result code and duration", () => {
     const ws = openWorkspace({ cwd: root, projectRoot: root });
     try {
       const rows = ws.db.prepare("SELECT action, arguments_digest, result_code, duration_ms FROM audit_events WHERE actor = 'agent'").all() as { action: string; arguments_digest: string; result_code: string; duration_ms: number }[];
       const actions = new Set(rows.map((r) => r.action));
       for (const t of MCP_TOOLS) expect(actions).toContain(`mcp.${t.name}`);
-      expect(rows.find((r) => r.action === "mcp.get_run" && r.result_code === "RUN_NOT_FOUND")).toBeTruthy();
+      expect(rows.find((r) => r.action === "mcp.summarize_run" && r.result_code === "RUN_NOT_FOUND")).toBeTruthy();
       expect(rows.every((r) => /^[0-9a-f]{16}$/.test(r.arguments_digest) && r.duration_ms >= 0)).toBe(true);
     } finally {
       ws.close();

@@ -26,7 +26,7 @@ export async function agentWalkthrough(agent: AgentClient): Promise<{ steps: str
   };
 
   await withRecovery("workspace_status");
-  const workloads = await withRecovery("list_workloads");
+  const workloads = await withRecovery("list_capture_options");
   expect(workloads.workloads.map((w: { name: string }) => w.name)).toContain("demo");
   const capture = async (mode: string): Promise<string> => {
     const plan = await withRecovery("plan_capture", { adapter: "node-cpuprofile", workload: "demo", parameters: { mode, seconds: 0.8 } });
