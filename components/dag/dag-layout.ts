@@ -37,6 +37,7 @@ export interface LayoutOptions {
 export type LayoutElement = NodeElement | FoldElement;
 
 interface Placed {
+  /** The centre of the element's box; y is its top. */
   x: number;
   y: number;
   row: number;
@@ -73,7 +74,7 @@ export interface DagLayout {
   /** Element index of each node (its own, or its fold's). */
   elementOf: Int32Array;
   rows: number;
-  /** Bounds of the drawing: x from minX to maxX + NODE_W, y from 0 to height. */
+  /** Bounds of the drawing: box centres from minX to maxX (boxes reach NODE_W / 2 beyond), y from 0 to height. */
   minX: number;
   maxX: number;
   height: number;

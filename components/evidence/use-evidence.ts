@@ -4,6 +4,7 @@ import { useEffect, useState } from "react";
 import type { FlameInputNode } from "../../analysis/flame/tree";
 import type { ErrorDocument } from "../../server/domain/errors";
 import type { CompareRow } from "../compare/CompareCell";
+import { loadCriticalPathRows, type CriticalPathRows } from "../dag/critical-path-rows";
 import type { NeighbourRow, SandwichFunction } from "../sandwich/SandwichCell";
 import { errorDocumentOf, queryService } from "../trpc-client";
 
@@ -134,4 +135,10 @@ export function useCompareRows(args: { base: string; candidate: string; commitId
   return useFetched(`compare_rows\u0000${base}\u0000${candidate}\u0000${commitId}\u0000${metric}\u0000${normalize}`, () =>
     queryService("evidence.compare", { base_run_id: base, candidate_run_id: candidate, metric: metric ?? undefined, normalize, collection: "changed", limit: 50, commit_id: commitId }).then((r) => ({ rows: r.rows })),
   );
+}
+
+/** A run's spans, causal edges and tracks read in the page by DuckDB-WASM, for its critical path (null `runId`: nothing asked). */
+export function useCriticalPathRows(args: { runId: string | null; commitId: string }): Fetched<CriticalPathRows> {
+  const { runId, commitId } = args;
+  return useFetched(runId === null ? null : `critical_path_rows\u0000${runId}\u0000${commitId}`, () => loadCriticalPathRows(runId!, commitId));
 }

@@ -42,6 +42,10 @@ export function TraceWindow(props: {
   initialSelection?: View;
   /** Called when the visible range (null: the whole run) or the selection changes. */
   onViewChange?: (view: View | null, selection: View | null) => void;
+  /** Spans to mark (`generation_id:span_id`): the critical path. */
+  marked?: ReadonlySet<string> | null;
+  /** Controls placed in the toolbar (e.g. the critical-path toggle). */
+  toolbar?: React.ReactNode;
 }) {
   const { runId, commitId } = props;
   const [summary, setSummary] = useState<Summary | null>(null);
@@ -171,6 +175,9 @@ export function TraceWindow(props: {
     ctx.font = "11px system-ui, sans-serif";
     ctx.textBaseline = "middle";
     let drawn = 0;
+    let markedDrawn = 0;
+    const accent = css.getPropertyValue("--accent").trim() || "#c2410c";
+    const marked = props.marked;
     const colours = new Map<string, string>();
     for (const row of layout.tracks) {
       ctx.fillStyle = bgRail;
@@ -199,7 +206,8 @@ export function TraceWindow(props: {
         drawn++;
         const y = row.y + TRACK_HEADER + s.depth * ROW;
         const w = x1 - x0;
-        if (w < 1) {
+        const critical = marked?.has(`${s.generation_id}:${s.span_id}`) ?? false;
+        if (w < 1 && !critical) {
           if (Math.floor(x0) <= lastPx[s.depth]) continue;
           lastPx[s.depth] = Math.floor(x0);
         }
@@ -208,6 +216,18 @@ export function TraceWindow(props: {
         ctx.fillStyle = colour;
         const selected = picked && picked.span_id === s.span_id && picked.generation_id === s.generation_id;
         ctx.fillRect(Math.max(GUTTER, x0), y, Math.max(1, Math.min(x1, width) - Math.max(GUTTER, x0) - (w > 3 ? 1 : 0)), ROW - 2);
+        if (critical) {
+          // The critical path: an outline and a bar under the span.
+          const left = Math.max(GUTTER, x0);
+          const right = Math.max(left + 2, Math.min(x1, width));
+          ctx.strokeStyle = accent;
+          ctx.lineWidth = 1.5;
+          ctx.strokeRect(left + 0.75, y + 0.75, right - left - 1.5, ROW - 3.5);
+          ctx.fillStyle = accent;
+          ctx.fillRect(left, y + ROW - 5, right - left, 3);
+          ctx.lineWidth = 1;
+          markedDrawn++;
+        }
         if (selected) {
           ctx.strokeStyle = fg;
           ctx.lineWidth = 2;
@@ -224,6 +244,7 @@ export function TraceWindow(props: {
     }
     drawnRef.current = drawn;
     canvas.dataset.drawn = String(drawn);
+    canvas.dataset.marked = String(markedDrawn);
     // Flows: an arrow from the end of the source span to the start of the target.
     ctx.save();
     ctx.beginPath();
@@ -287,7 +308,7 @@ export function TraceWindow(props: {
     }
     ctx.fillStyle = fg;
     ctx.fillText(`${formatNs(view.end - view.start)} visible`, 8, AXIS / 2);
-  }, [layout, view, width, x, flows, selection, dragNow, picked, full]);
+  }, [layout, view, width, x, flows, selection, dragNow, picked, full, props.marked]);
 
   // Minimap: span density of the whole run per track, with the visible window.
   useEffect(() => {
@@ -469,6 +490,7 @@ export function TraceWindow(props: {
           </span>
         ) : null}
         {loading && summary ? <span className="muted">loading spans…</span> : null}
+        {props.toolbar}
         <span className="spacer" />
         {view ? (
           <span className="trace-buttons">
@@ -539,6 +561,7 @@ export function TraceWindow(props: {
               <strong>{picked.name}</strong> <span className="num">{formatNs(picked.dur_ns)}</span> at <span className="num">{formatNs(picked.start_ns - origin)}</span> on {trackName(picked.track_id)}
               {picked.category ? <> · category {picked.category}</> : null}
               {picked.status ? <> · status {picked.status}</> : null}
+              {props.marked?.has(`${picked.generation_id}:${picked.span_id}`) ? <> · on the critical path</> : null}
               {picked.args ? <pre className="mono">{picked.args.slice(0, 800)}</pre> : null}
             </div>
           ) : null}
