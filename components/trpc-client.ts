@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { ErrorDocument } from "../server/domain/errors";
 import { CSRF_HEADER, SESSION_PATH } from "../server/http/header-names";
 import type { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, summarizeRun } from "../server/services/evidence";
+import type { getCriticalPath } from "../server/services/workflows";
 
 /** The evidence queries the browser calls, by tRPC path (= service name). Types only: nothing server-side is bundled. */
 interface EvidenceQueries {
@@ -12,6 +13,7 @@ interface EvidenceQueries {
   "evidence.callees": typeof frameCallees;
   "evidence.flame_tree": typeof flameTree;
   "evidence.compare": typeof compareRuns;
+  "critical_path.get": typeof getCriticalPath;
 }
 
 let csrf: Promise<string> | null = null;

@@ -1,9 +1,10 @@
 import type { CriticalPathReport } from "../../analysis/critical-path/report";
-import { formatNs } from "../trace/time-format";
+import { formatValue } from "../../analysis/flame/format";
+
 
 const percent = (part: number, whole: number) => (whole > 0 ? `${((part / whole) * 100).toFixed(1)}%` : "—");
-const signed = (ns: number) => (ns > 0 ? `+${formatNs(ns)}` : ns < 0 ? `−${formatNs(-ns)}` : "no change");
-const times = (x: number) => `×${x.toFixed(x >= 10 ? 1 : 3)}`;
+const signed = (ns: number) => (ns > 0 ? `+${formatValue(ns, "ns")}` : ns < 0 ? `−${formatValue(-ns, "ns")}` : "no change");
+const times = (x: number) => `${x.toFixed(2)}×`;
 
 /**
  * The benchmark figures of a critical-path report: the sequential sum (one call or span at a
@@ -20,15 +21,15 @@ export function CriticalPathFigures(props: { report: CriticalPathReport; recorde
       <div className="fact">
         <dt>{props.sequentialLabel}</dt>
         <dd data-testid="fig-sequential" data-ns={report.sequential_ns}>
-          {formatNs(report.sequential_ns)}
-          {changed ? was(formatNs(recorded.sequential_ns)) : null}
+          {formatValue(report.sequential_ns, "ns")}
+          {changed ? was(formatValue(recorded.sequential_ns, "ns")) : null}
         </dd>
       </div>
       <div className="fact">
         <dt>Critical path</dt>
         <dd data-testid="fig-critical" data-ns={report.critical_path_ns}>
-          {formatNs(report.critical_path_ns)} <span className="tip-muted">({percent(report.critical_path_ns, report.sequential_ns)} of it)</span>
-          {changed ? was(`${formatNs(recorded.critical_path_ns)} · ${signed(report.critical_path_ns - recorded.critical_path_ns)}`) : null}
+          {formatValue(report.critical_path_ns, "ns")} <span className="tip-muted">({percent(report.critical_path_ns, report.sequential_ns)} of it)</span>
+          {changed ? was(`${formatValue(recorded.critical_path_ns, "ns")} · ${signed(report.critical_path_ns - recorded.critical_path_ns)}`) : null}
         </dd>
       </div>
       <div className="fact">

@@ -4,8 +4,10 @@ import { linkVertical, select, zoom, zoomIdentity, type ZoomBehavior } from "d3"
 import { useCallback, useEffect, useMemo, useRef } from "react";
 import type { NodeTiming } from "../../analysis/critical-path/report";
 import type { WorkflowEdgeKind, WorkflowNode } from "../../analysis/workflow/compile";
-import { colourFor, formatNs } from "../trace/time-format";
+import { formatValue } from "../../analysis/flame/format";
+import { colourFor } from "../trace/time-format";
 import { NODE_H, NODE_W, type DagLayout, type LayoutElement } from "./dag-layout";
+
 
 const PAD = 48;
 const MIN_HEIGHT = 240;
@@ -157,7 +159,7 @@ export function DagGraph(props: {
         data-on-path={t.on_path ? "true" : "false"}
         data-index={i}
       >
-        <title>{`${node.id} ${node.tool} (${node.agent})\n${formatNs(t.duration_ns)} own time · earliest start ${formatNs(t.earliest_start_ns)} · slack ${formatNs(t.slack_ns)}\nside effect ${node.side_effect}${node.side_effect_reviewed ? " (reviewed)" : node.side_effect === "unknown" ? " — unreviewed: blocks the workflow" : ""}`}</title>
+        <title>{`${node.id} ${node.tool} (${node.agent})\n${formatValue(t.duration_ns, "ns")} own time · earliest start ${formatValue(t.earliest_start_ns, "ns")} · slack ${formatValue(t.slack_ns, "ns")}\nside effect ${node.side_effect}${node.side_effect_reviewed ? " (reviewed)" : node.side_effect === "unknown" ? " — unreviewed: blocks the workflow" : ""}`}</title>
         {props.selected === element.node ? <rect className="halo" x={-5} y={-5} width={NODE_W + 10} height={NODE_H + 10} rx={9} /> : null}
         <rect className="box" width={NODE_W} height={NODE_H} rx={6} />
         <rect x={0} y={0} width={5} height={NODE_H} rx={2} fill={colourFor(node.tool, dark)} />
@@ -172,7 +174,7 @@ export function DagGraph(props: {
           {node.side_effect_reviewed ? "✓" : ""}
         </text>
         <text className="facts" x={12} y={35}>
-          {formatNs(t.duration_ns)} · {t.on_path ? "on the path" : `slack ${formatNs(t.slack_ns)}`}
+          {formatValue(t.duration_ns, "ns")} · {t.on_path ? "on the path" : `slack ${formatValue(t.slack_ns, "ns")}`}
         </text>
       </g>
     );

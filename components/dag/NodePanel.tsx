@@ -1,8 +1,9 @@
 import { useEffect, useState } from "react";
 import type { NodeTiming } from "../../analysis/critical-path/report";
 import type { WorkflowEdge, WorkflowNode } from "../../analysis/workflow/compile";
-import { formatNs } from "../trace/time-format";
+import { formatValue } from "../../analysis/flame/format";
 import { ArgumentsTemplate } from "./ArgumentsTemplate";
+
 
 /** What an edge says, from the selected node's side. */
 function edgeWords(edge: WorkflowEdge, self: string): string {
@@ -62,13 +63,13 @@ export function NodePanel(props: {
         </dd>
         <dt>Recorded</dt>
         <dd>
-          {formatNs(node.recorded.duration_ns)}
-          {node.recorded.own_ns !== node.recorded.duration_ns ? <> · own {formatNs(node.recorded.own_ns)} (its subagent&apos;s calls take the rest)</> : null}
+          {formatValue(node.recorded.duration_ns, "ns")}
+          {node.recorded.own_ns !== node.recorded.duration_ns ? <> · own {formatValue(node.recorded.own_ns, "ns")} (its subagent&apos;s calls take the rest)</> : null}
         </dd>
         <dt>Earliest start</dt>
-        <dd>{formatNs(timing.earliest_start_ns)}</dd>
+        <dd>{formatValue(timing.earliest_start_ns, "ns")}</dd>
         <dt>Slack</dt>
-        <dd data-testid="node-slack">{timing.on_path ? "0 (on the critical path)" : formatNs(timing.slack_ns)}</dd>
+        <dd data-testid="node-slack">{timing.on_path ? "0 (on the critical path)" : formatValue(timing.slack_ns, "ns")}</dd>
       </dl>
       {node.side_effect === "unknown" ? (
         <p className="unknown">

@@ -7,9 +7,10 @@ import type { ErrorDocument } from "../../server/domain/errors";
 import { criticalPathFlame, type FollowsFromLink, type SpanInput } from "../../analysis/critical-path/spans";
 import { ErrorPanel } from "../ErrorPanel";
 import { FlameGraphCell } from "../flame/FlameGraphCell";
-import { formatNs } from "../trace/time-format";
+import { formatValue } from "../../analysis/flame/format";
 import { CriticalPathFigures } from "./CriticalPathFigures";
 import { analysisErrorDocument } from "./run-critical-path";
+
 
 const LISTED = 500;
 
@@ -59,7 +60,7 @@ export function SpanCriticalPathView(props: { runId: string; spans: readonly Spa
             <select value={report.trace} onChange={(e) => props.onTrace(e.target.value)} data-testid="cp-trace-picker">
               {[...traces].map(([id, t]) => (
                 <option key={id} value={id}>
-                  {id.slice(0, 40)} · {t.name.slice(0, 60)} · {formatNs(t.ns)}
+                  {id.slice(0, 40)} · {t.name.slice(0, 60)} · {formatValue(t.ns, "ns")}
                 </option>
               ))}
             </select>
@@ -94,9 +95,9 @@ export function SpanCriticalPathView(props: { runId: string; spans: readonly Spa
                   {p.name}
                 </td>
                 <td>{p.service}</td>
-                <td className="num">{formatNs(p.start_ns - first)}</td>
-                <td className="num">{formatNs(p.end_ns - p.start_ns)}</td>
-                <td className="num">{formatNs(p.critical_ns)}</td>
+                <td className="num">{formatValue(p.start_ns - first, "ns")}</td>
+                <td className="num">{formatValue(p.end_ns - p.start_ns, "ns")}</td>
+                <td className="num">{formatValue(p.critical_ns, "ns")}</td>
                 <td className="num">{report.critical_path_ns > 0 ? `${((p.critical_ns / report.critical_path_ns) * 100).toFixed(1)}%` : "—"}</td>
               </tr>
             ))}
@@ -125,12 +126,12 @@ export function SpanCriticalPathView(props: { runId: string; spans: readonly Spa
                   {op.operation}
                 </td>
                 <td className="num" data-ns={op.critical_ns}>
-                  {formatNs(op.critical_ns)}
+                  {formatValue(op.critical_ns, "ns")}
                 </td>
                 <td className="num">{op.count.toLocaleString("en-US")}</td>
                 <td className="num">{(op.traces ?? 0).toLocaleString("en-US")}</td>
-                <td className="num">{formatNs(op.p50_ns ?? 0)}</td>
-                <td className="num">{formatNs(op.p95_ns ?? 0)}</td>
+                <td className="num">{formatValue(op.p50_ns ?? 0, "ns")}</td>
+                <td className="num">{formatValue(op.p95_ns ?? 0, "ns")}</td>
               </tr>
             ))}
           </tbody>

@@ -5,7 +5,7 @@ import { workflowCriticalPathReport, type CriticalPathReport } from "../../analy
 import type { CompileReport, Workflow } from "../../analysis/workflow/compile";
 import { ErrorPanel } from "../ErrorPanel";
 import type { WhatIfValue } from "../url-state";
-import { formatNs } from "../trace/time-format";
+import { formatValue } from "../../analysis/flame/format";
 import { CompileSummary } from "./CompileSummary";
 import { CriticalPathFigures } from "./CriticalPathFigures";
 import { DagGantt } from "./DagGantt";
@@ -13,6 +13,7 @@ import { DagGraph } from "./DagGraph";
 import { DEFAULT_LAYOUT, layoutDag } from "./dag-layout";
 import { NodePanel } from "./NodePanel";
 import { analysisErrorDocument } from "./run-critical-path";
+
 
 /** Path steps listed by name before "… N more". */
 const PATH_LISTED = 40;
@@ -79,7 +80,7 @@ export function WorkflowDagView(props: {
       {whatIf && "error" in whatIf ? <ErrorPanel error={whatIf.error} /> : null}
       {asked ? (
         <p className="cp-toolbar" data-testid="what-if-note">
-          What if <span className="mono">{asked.node}</span> took {asked.ms} ms (recorded {formatNs(workflow.nodes[index.get(asked.node)!].recorded.own_ns)}):
+          What if <span className="mono">{asked.node}</span> took {asked.ms} ms (recorded {formatValue(workflow.nodes[index.get(asked.node)!].recorded.own_ns, "ns")}):
           the figures, the path and the slack below are computed so.
           <button type="button" onClick={() => props.onWhatIf(null)}>
             Reset
@@ -92,10 +93,10 @@ export function WorkflowDagView(props: {
         {report.path.slice(0, PATH_LISTED).map((step, i) => (
           <span key={step.id}>
             {i > 0 ? "→ " : ""}
-            <button type="button" onClick={() => select(index.get(step.id)!, "elsewhere")} title={`${step.name} (${step.service}): ${formatNs(step.critical_ns)} on the path`}>
+            <button type="button" onClick={() => select(index.get(step.id)!, "elsewhere")} title={`${step.name} (${step.service}): ${formatValue(step.critical_ns, "ns")} on the path`}>
               {step.id} {step.name.slice(0, 40)}
             </button>{" "}
-            <span className="tip-muted">{formatNs(step.critical_ns)}</span>
+            <span className="tip-muted">{formatValue(step.critical_ns, "ns")}</span>
           </span>
         ))}
         {report.path.length > PATH_LISTED ? <span className="tip-muted">… {report.path.length - PATH_LISTED} more</span> : null}

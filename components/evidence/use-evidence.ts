@@ -1,8 +1,10 @@
 "use client";
 
 import { useEffect, useState } from "react";
+import type { z } from "zod";
 import type { FlameInputNode } from "../../analysis/flame/tree";
 import type { ErrorDocument } from "../../server/domain/errors";
+import type { CriticalPathAnswer } from "../../server/domain/workflow";
 import type { CompareRow } from "../compare/CompareCell";
 import { loadCriticalPathRows, type CriticalPathRows } from "../dag/critical-path-rows";
 import type { NeighbourRow, SandwichFunction } from "../sandwich/SandwichCell";
@@ -135,6 +137,15 @@ export function useCompareRows(args: { base: string; candidate: string; commitId
   return useFetched(`compare_rows\u0000${base}\u0000${candidate}\u0000${commitId}\u0000${metric}\u0000${normalize}`, () =>
     queryService("evidence.compare", { base_run_id: base, candidate_run_id: candidate, metric: metric ?? undefined, normalize, collection: "changed", limit: 50, commit_id: commitId }).then((r) => ({ rows: r.rows })),
   );
+}
+
+export type CriticalPathData = z.output<typeof CriticalPathAnswer>;
+
+/** `critical_path.get` of a run at a pinned commit (a workflow's what-if, a span trace's trace). */
+export function useCriticalPath(args: { runId: string; commitId: string; traceId?: string; whatIf?: { node: string; duration_ms: number } }): Fetched<CriticalPathData> {
+  const { runId, commitId, traceId, whatIf } = args;
+  const key = `critical_path\u0000${runId}\u0000${commitId}\u0000${traceId ?? ""}\u0000${whatIf ? `${whatIf.node}=${whatIf.duration_ms}` : ""}`;
+  return useFetched(key, () => queryService("critical_path.get", { run_id: runId, commit_id: commitId, trace_id: traceId, what_if: whatIf, limit: 500 }));
 }
 
 /** A run's spans, causal edges and tracks read in the page by DuckDB-WASM, for its critical path (null `runId`: nothing asked). */

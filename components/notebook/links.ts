@@ -27,6 +27,8 @@ export function workbenchUrlOf(cell: Cell): string | null {
         zoom: cell.content.zoom,
         q: cell.content.search,
       })}`;
+    case "critical_path":
+      return runPage(cell.content.run_id, { view: "dag", trace: cell.content.trace_id, whatif: cell.content.what_if ? `${cell.content.what_if.node}:${cell.content.what_if.duration_ms}` : null });
     case "sql":
       return commit ? `/sql?${query({ commit })}` : null;
     default:

@@ -1,3 +1,4 @@
+import { formatValue } from "../../analysis/flame/format";
 import { EmberscopeError } from "../domain/errors";
 import type { CriticalPathAnswer } from "../domain/workflow";
 import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "../services";
@@ -13,14 +14,7 @@ const LIST_OPTIONS: Record<string, OptionSpec> = {
 };
 const COMMIT_OPTION: Record<string, OptionSpec> = { commit: { type: "string", valueName: "COMMIT", description: "The commit to read (default HEAD).", field: "commit_id" } };
 
-/** Durations as people read them: ns, µs, ms or s with three significant digits. */
-export function formatNs(ns: number): string {
-  const abs = Math.abs(ns);
-  if (abs >= 1e9) return `${(ns / 1e9).toPrecision(3)} s`;
-  if (abs >= 1e6) return `${(ns / 1e6).toPrecision(3)} ms`;
-  if (abs >= 1e3) return `${(ns / 1e3).toPrecision(3)} µs`;
-  return `${Math.round(ns)} ns`;
-}
+const formatNs = (ns: number) => formatValue(ns, "ns");
 
 /** `--what-if NODE=MS` as the service's what_if. */
 function whatIfFlag(raw: string | undefined): { node: string; duration_ms: number } | undefined {

@@ -2,6 +2,11 @@ import { loadavg } from "node:os";
 import { buildDag, dagCriticalPath, whatIf, type DagInput } from "../../analysis/critical-path/dag";
 import { layeredDag, seeded } from "../../analysis/critical-path/fixture.test-helpers";
 import { criticalPathFlame, operationCriticalTimes, spanCriticalPaths, type SpanInput } from "../../analysis/critical-path/spans";
+import { workflowCriticalPathReport } from "../../analysis/critical-path/report";
+import { importToMemory } from "../../analysis/formats/run";
+import { traceV1Importer } from "../../analysis/formats/trace-v1";
+import { compileWorkflow } from "../../analysis/workflow/compile";
+import { compileEventsFromSpans, type EdgeRow, type SpanRow } from "../../analysis/workflow/from-spans";
 import { summarize } from "./stats";
 
 const ROUNDS = 3;
@@ -22,6 +27,7 @@ export async function criticalPathBenchmark(): Promise<Record<string, unknown>> 
   return {
     ...dags,
     span_traces: timeSpans(10_000, 100),
+    compile_10k_call_session: await timeCompile(10_000),
     load_average_1m_at_end: Math.round(loadavg()[0] * 10) / 10,
     note: "2 cores shared with other work: figures are noisy; see the load average",
   };
@@ -101,4 +107,76 @@ function timeSpans(traces: number, perTrace: number): Record<string, unknown> {
     cpu.push((spent.user + spent.system) / 1000);
   }
   return { traces, spans: spans.length, operations, flame_nodes: flameNodes, paths_aggregate_and_flame_ms: summarize(times), paths_aggregate_and_flame_cpu_ms: summarize(cpu) };
+}
+
+/**
+ * A generated trace v1 session of `calls` tool calls, as an agent makes them: batches of 1–4
+ * parallel calls, each following the previous batch; a third list things (results with ids and
+ * paths), the rest read or change what an earlier result named (nested and whole references), a
+ * few repeat a read exactly, a few fail. Imported once (the trace v1 importer, into memory), then
+ * compiled from its spans and its critical path computed: median of 3 rounds of the compile.
+ */
+async function timeCompile(calls: number): Promise<Record<string, unknown>> {
+  const random = seeded(11);
+  const events: Record<string, unknown>[] = [];
+  let clock = 0;
+  let previous: string[] = [];
+  const produced: { id: string; items: string[] }[] = [];
+  while (events.length < calls) {
+    const batch: string[] = [];
+    const size = Math.min(1 + Math.floor(random() * 4), calls - events.length);
+    for (let b = 0; b < size; b++) {
+      const id = `c${events.length}`;
+      const kind = random();
+      const source = produced.length ? produced[Math.floor(random() * produced.length)] : null;
+      const dur = 5 + Math.floor(random() * 200);
+      let event: Record<string, unknown>;
+      if (kind < 0.33 || !source) {
+        const items = Array.from({ length: 3 }, (_, k) => `/repo/src/module_${events.length}_${k}.ts`);
+        produced.push({ id, items });
+        event = { tool: "list_files", side_effect: "read", arguments: { dir: `/repo/src/d${events.length % 50}` }, result: { files: items.map((p, k) => ({ path: p, size: 1000 + k })) } };
+      } else if (kind < 0.8) {
+        event = { tool: "read_file", side_effect: "read", arguments: { path: source.items[Math.floor(random() * source.items.length)] }, result: `contents of ${id}` };
+      } else if (kind < 0.85) {
+        event = { tool: "read_file", side_effect: "read", arguments: { path: source.items[0] }, result: `contents of ${source.items[0]}` };
+      } else if (kind < 0.97) {
+        event = { tool: "edit_file", side_effect: "write", arguments: { path: source.items[0], patch: { hunks: [{ at: 3, text: "fix" }] } }, result: "applied" };
+      } else {
+        event = { tool: "run_tests", side_effect: "write", arguments: { filter: source.items[1] }, status: "error", error: "exit 1" };
+      }
+      events.push({ id, status: "ok", ...event, start: clock, duration_ms: dur, after: previous });
+      batch.push(id);
+    }
+    clock += 250;
+    previous = batch;
+  }
+  const document = new TextEncoder().encode(JSON.stringify({ format: "emberscope.trace", version: 1, events }));
+  const imported = await importToMemory(traceV1Importer, document);
+  const spans = imported.tables.spans as unknown as SpanRow[];
+  const edges = imported.tables.edges as unknown as EdgeRow[];
+  const times: number[] = [];
+  const cpu: number[] = [];
+  let summary: Record<string, unknown> = {};
+  for (let round = 0; round < ROUNDS; round++) {
+    const used = process.cpuUsage();
+    const start = performance.now();
+    const { workflow, report } = compileWorkflow({ source: { run_id: null, commit_id: null, trace_id: null }, inputs: {}, events: compileEventsFromSpans(spans, edges), contracts: new Map() });
+    const cp = workflowCriticalPathReport(workflow);
+    times.push(performance.now() - start);
+    const spent = process.cpuUsage(used);
+    cpu.push((spent.user + spent.system) / 1000);
+    summary = {
+      calls,
+      nodes: workflow.nodes.length,
+      edges: workflow.edges.length,
+      filtered: report.filtered.length,
+      deduplicated: report.deduplicated.length,
+      references: report.references.data_ref,
+      ties: report.ties.length,
+      sequential_ms: Math.round(cp.sequential_ns / 1e6),
+      critical_path_ms: Math.round(cp.critical_path_ns / 1e6),
+      speedup_bound: Math.round(cp.speedup_bound * 10) / 10,
+    };
+  }
+  return { ...summary, compile_and_critical_path_ms: summarize(times), compile_and_critical_path_cpu_ms: summarize(cpu) };
 }

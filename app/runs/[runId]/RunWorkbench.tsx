@@ -100,6 +100,10 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     const commit_id = props.commitId;
     if (view === "sandwich") return { kind: "sandwich", content: { ...run, selected: sel && FRAME_KEY.test(sel) ? sel : null }, commit_id };
     if (view === "calltree") return { kind: "calltree", content: run, commit_id };
+    if (view === "dag") {
+      const whatIf = parseWhatIf(state.whatif);
+      return { kind: "critical_path", content: { run_id: props.runId, ...(state.trace ? { trace_id: state.trace } : {}), ...(whatIf ? { what_if: { node: whatIf.node, duration_ms: whatIf.ms } } : {}) }, commit_id };
+    }
     if (view === "sql") return { kind: "sql", content: { sql: sqlText.current }, commit_id };
     if (view === "trace") {
       const visible = parseTimeRange(state.window);
@@ -237,7 +241,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
             {v.label}
           </a>
         ))}
-        {view !== "dag" ? <AddToInvestigation cell={viewAsCell} /> : null}
+        <AddToInvestigation cell={viewAsCell} />
       </nav>
       {body()}
     </>

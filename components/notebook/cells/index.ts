@@ -3,6 +3,7 @@ import type { CellKindName } from "../../../analysis/notebook/cells";
 import type { CellViewProps } from "../context";
 import { CalltreeCellView } from "./calltree";
 import { CompareCellView } from "./compare";
+import { CriticalPathCellView } from "./critical-path";
 import { FindingCellView } from "./finding";
 import { FlameCellView } from "./flame";
 import { HypothesisCellView } from "./hypothesis";
@@ -20,6 +21,7 @@ export const CELL_VIEWS: { [K in CellKindName]: ComponentType<CellViewProps<K>> 
   calltree: CalltreeCellView,
   trace: TraceCellView,
   compare: CompareCellView,
+  critical_path: CriticalPathCellView,
   hypothesis: HypothesisCellView,
   finding: FindingCellView,
 };
