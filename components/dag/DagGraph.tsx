@@ -10,6 +10,8 @@ import { NODE_H, NODE_W, type DagLayout, type LayoutElement } from "./dag-layout
 
 
 const PAD = 48;
+/** The smallest scale a drawing opens at. */
+const READABLE = 0.75;
 const MIN_HEIGHT = 240;
 const MAX_HEIGHT = 640;
 const KIND_RANK: Record<WorkflowEdgeKind, number> = { data_ref: 0, follows_from: 1, child: 2 };
@@ -27,7 +29,7 @@ const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0
  * The workflow DAG as SVG: one box per node (tool, own duration, slack; side effect as a badge,
  * unknown ones dashed; the critical path outlined and its edges drawn thick), "+N" boxes for folds,
  * edges by kind (data solid, order dashed, subagent dotted). Drag to pan, wheel to scroll
- * (shift: sideways), ctrl+wheel or +/− to zoom, 0 to fit; Esc clears the selection.
+ * (shift: sideways), ctrl+wheel or +/− to zoom, 0 shows it whole; Esc clears the selection.
  */
 export function DagGraph(props: {
   layout: DagLayout;
@@ -35,8 +37,10 @@ export function DagGraph(props: {
   timing: readonly NodeTiming[];
   edgeKinds: readonly WorkflowEdgeKind[];
   selected: number | null;
-  /** Bumped when the selection came from elsewhere (a reference, the Gantt): the graph pans to it. */
-  reveal: number;
+  /** A node to pan to (a selection from elsewhere, an opened fold); a new object each time. */
+  reveal: { node: number } | null;
+  /** The path's first node: where a drawing too wide to read whole opens. */
+  start: number | null;
   onSelect: (node: number | null) => void;
   onOpenFold: (fold: string) => void;
 }) {
@@ -71,19 +75,28 @@ export function DagGraph(props: {
     };
   }, []);
 
-  const fit = useCallback(() => {
-    const svg = svgRef.current;
-    const zoomer = zoomRef.current;
-    if (!svg || !zoomer) return;
-    const width = svg.clientWidth || 900;
-    const drawing = layout.maxX - layout.minX + NODE_W + PAD;
-    const k = Math.max(0.3, Math.min(1, width / drawing));
-    const centre = (layout.minX + layout.maxX) / 2;
-    select(svg).call(zoomer.transform, zoomIdentity.translate(width / 2 - k * centre, PAD).scale(k));
-  }, [layout]);
+  /**
+   * Fits the drawing's width; `readable`: never below READABLE (the boxes' text stays legible),
+   * centred on the path's first step when the drawing is wider than that.
+   */
+  const fit = useCallback(
+    (readable: boolean) => {
+      const svg = svgRef.current;
+      const zoomer = zoomRef.current;
+      if (!svg || !zoomer) return;
+      const width = svg.clientWidth || 900;
+      const fitted = Math.min(1, width / (layout.maxX - layout.minX + NODE_W + PAD));
+      const k = readable ? Math.max(READABLE, fitted) : Math.max(0.05, fitted);
+      const start = props.start === null ? undefined : layout.elements[layout.elementOf[props.start]];
+      const centre = k > fitted && start ? start.x : (layout.minX + layout.maxX) / 2;
+      select(svg).call(zoomer.transform, zoomIdentity.translate(width / 2 - k * centre, PAD).scale(k));
+    },
+    [layout, props.start],
+  );
 
-  // A new drawing opens fitted to the width, its first row at the top.
-  useEffect(() => fit(), [fit]);
+  // A new workflow opens at a readable scale, its first row at the top (opening a fold or a
+  // what-if keeps the view where it is).
+  useEffect(() => fit(true), [props.nodes]);
 
   // The first paint of a drawing: what the benchmark times.
   useEffect(() => {
@@ -95,26 +108,36 @@ export function DagGraph(props: {
   }, [layout]);
 
   useEffect(() => {
-    if (props.selected === null || props.reveal === 0) return;
-    const element = layout.elements[layout.elementOf[props.selected]];
+    if (props.reveal === null) return;
+    const element = layout.elements[layout.elementOf[props.reveal.node]];
     const svg = svgRef.current;
     if (!element || !svg || !zoomRef.current) return;
-    select(svg).transition().duration(250).call(zoomRef.current.translateTo, element.x, element.y + NODE_H / 2);
+    // The node a third of the way down the view, so the rows after it show.
+    const at: [number, number] = [(svg.clientWidth || 900) / 2, Math.min(PAD * 3, (svg.clientHeight || 600) / 3)];
+    select(svg).transition().duration(250).call(zoomRef.current.translateTo, element.x, element.y + NODE_H / 2, at);
   }, [props.reveal]);
 
-  const edges = useMemo(
-    () =>
-      layout.edges
-        .map((edge, i) => {
-          const a = layout.elements[edge.from];
-          const b = layout.elements[edge.to];
-          const kind = edge.edges.reduce<WorkflowEdgeKind>((best, k) => (KIND_RANK[props.edgeKinds[k]] < KIND_RANK[best] ? props.edgeKinds[k] : best), "child");
-          return { key: i, d: link([[a.x, a.y + NODE_H], [b.x, b.y]]) ?? "", kind, onPath: edge.onPath };
-        })
-        // The path's edges last, drawn over the rest.
-        .sort((a, b) => Number(a.onPath) - Number(b.onPath)),
-    [layout, props.edgeKinds],
-  );
+  // Order edges another route already implies are left out (a transitive reduction, as
+  // Graphviz's tred draws), except on the path and around the selected node; data references stay.
+  const selectedElement = props.selected === null ? -1 : layout.elementOf[props.selected];
+  const { edges, hidden } = useMemo(() => {
+    const drawn: { key: number; d: string; kind: WorkflowEdgeKind; onPath: boolean; selected: boolean }[] = [];
+    let hidden = 0;
+    layout.edges.forEach((edge, i) => {
+      const kind = edge.edges.reduce<WorkflowEdgeKind>((best, k) => (KIND_RANK[props.edgeKinds[k]] < KIND_RANK[best] ? props.edgeKinds[k] : best), "child");
+      const selected = edge.from === selectedElement || edge.to === selectedElement;
+      if (edge.implied && !edge.onPath && !selected && kind !== "data_ref") {
+        hidden++;
+        return;
+      }
+      const a = layout.elements[edge.from];
+      const b = layout.elements[edge.to];
+      drawn.push({ key: i, d: link([[a.x, a.y + NODE_H], [b.x, b.y]]) ?? "", kind, onPath: edge.onPath, selected });
+    });
+    // The selected node's and the path's edges last, drawn over the rest.
+    drawn.sort((a, b) => Number(a.onPath || a.selected) - Number(b.onPath || b.selected));
+    return { edges: drawn, hidden };
+  }, [layout, props.edgeKinds, selectedElement]);
 
   const onKeyDown = (e: React.KeyboardEvent) => {
     const svg = svgRef.current;
@@ -123,7 +146,7 @@ export function DagGraph(props: {
     if (e.key === "Escape") props.onSelect(null);
     else if (e.key === "+" || e.key === "=") select(svg).call(zoomer.scaleBy, 1.25);
     else if (e.key === "-") select(svg).call(zoomer.scaleBy, 0.8);
-    else if (e.key === "0") fit();
+    else if (e.key === "0") fit(false);
     else return;
     e.preventDefault();
   };
@@ -181,29 +204,37 @@ export function DagGraph(props: {
   };
 
   return (
-    <svg
-      ref={svgRef}
-      data-testid="dag-svg"
-      tabIndex={0}
-      role="img"
-      aria-label={`Workflow DAG: ${nodes.length} nodes in ${layout.rows} rows${layout.folded ? `, ${layout.folded} folded` : ""}; the critical path is outlined. Drag to pan, wheel to scroll, ctrl+wheel or +/− to zoom, 0 fits.`}
-      onKeyDown={onKeyDown}
-      style={{ height: Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, layout.height + 2 * PAD)) }}
-    >
-      <defs>
-        <marker id="dag-arrow" viewBox="0 0 8 8" refX={7} refY={4} markerWidth={7} markerHeight={7} orient="auto">
-          <path d="M0,0 L8,4 L0,8 z" className="dag-arrow" />
-        </marker>
-        <marker id="dag-arrow-path" viewBox="0 0 8 8" refX={7} refY={4} markerWidth={5} markerHeight={5} orient="auto">
-          <path d="M0,0 L8,4 L0,8 z" className="dag-arrow on-path" />
-        </marker>
-      </defs>
-      <g ref={sceneRef}>
-        {edges.map((e) => (
-          <path key={e.key} d={e.d} className={`dag-edge ${e.kind}${e.onPath ? " on-path" : ""}`} markerEnd={e.onPath ? "url(#dag-arrow-path)" : "url(#dag-arrow)"} />
-        ))}
-        {layout.elements.map(box)}
-      </g>
-    </svg>
+    <>
+      <svg
+        ref={svgRef}
+        data-testid="dag-svg"
+        tabIndex={0}
+        role="img"
+        aria-label={`Workflow DAG: ${nodes.length} nodes in ${layout.rows} rows${layout.folded ? `, ${layout.folded} folded` : ""}; the critical path is outlined. Drag to pan, wheel to scroll, ctrl+wheel or +/− to zoom, 0 shows it whole.`}
+        data-hidden-edges={hidden}
+        onKeyDown={onKeyDown}
+        style={{ height: Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, layout.height + 2 * PAD)) }}
+      >
+        <defs>
+          <marker id="dag-arrow" viewBox="0 0 8 8" refX={7} refY={4} markerWidth={7} markerHeight={7} orient="auto">
+            <path d="M0,0 L8,4 L0,8 z" className="dag-arrow" />
+          </marker>
+          <marker id="dag-arrow-path" viewBox="0 0 8 8" refX={7} refY={4} markerWidth={5} markerHeight={5} orient="auto">
+            <path d="M0,0 L8,4 L0,8 z" className="dag-arrow on-path" />
+          </marker>
+        </defs>
+        <g ref={sceneRef}>
+          {edges.map((e) => (
+            <path key={e.key} d={e.d} className={`dag-edge ${e.kind}${e.onPath ? " on-path" : ""}${e.selected ? " selected" : ""}`} markerEnd={e.onPath ? "url(#dag-arrow-path)" : "url(#dag-arrow)"} />
+          ))}
+          {layout.elements.map(box)}
+        </g>
+      </svg>
+      {hidden ? (
+        <p className="cp-graph-note tip-muted" data-testid="dag-hidden-edges">
+          {hidden.toLocaleString("en-US")} order edges another route already implies are not drawn; a selected call shows all of its own.
+        </p>
+      ) : null}
+    </>
   );
 }

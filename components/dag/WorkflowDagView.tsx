@@ -16,7 +16,7 @@ import { analysisErrorDocument } from "./run-critical-path";
 
 
 /** Path steps listed by name before "… N more". */
-const PATH_LISTED = 40;
+const PATH_LISTED = 200;
 
 /**
  * A compiled workflow's critical path in the page: the figures (recorded, or as if one node took
@@ -59,15 +59,20 @@ export function WorkflowDagView(props: {
     () => layoutDag({ nodeCount: workflow.nodes.length, from: edges.from, to: edges.to, path, weight: workflow.nodes.map((n) => n.recorded.own_ns) }, { ...DEFAULT_LAYOUT, expanded: folds }),
     [workflow, edges, path, folds],
   );
-  const openFold = (fold: string) => setExpanded({ path, folds: new Set([...folds, fold]) });
+  const [reveal, setReveal] = useState<{ node: number } | null>(null);
+  /** Opens a fold, keeping its first call in view. */
+  const openFold = (fold: string) => {
+    const element = layout.elements.find((e) => e.id === fold);
+    setExpanded({ path, folds: new Set([...folds, fold]) });
+    if (element?.kind === "fold") setReveal({ node: element.members[0] });
+  };
 
-  const [reveal, setReveal] = useState(0);
   const selectedIndex = props.selected !== null ? (index.get(props.selected) ?? null) : null;
   const select = (node: number | null, from: "graph" | "elsewhere") => {
     if (node !== null) {
       const element = layout.elements[layout.elementOf[node]];
-      if (element?.kind === "fold") openFold(element.id);
-      if (from === "elsewhere") setReveal((r) => r + 1);
+      if (element?.kind === "fold") setExpanded({ path, folds: new Set([...folds, element.id]) });
+      if (from === "elsewhere" || element?.kind === "fold") setReveal({ node });
     }
     props.onSelect(node === null ? null : workflow.nodes[node].id);
   };
@@ -88,7 +93,7 @@ export function WorkflowDagView(props: {
         </p>
       ) : null}
       <CompileSummary workflow={workflow} report={props.compile} />
-      <p className="cp-toolbar" data-testid="cp-path">
+      <p className="cp-toolbar cp-path" data-testid="cp-path">
         <strong>Critical path:</strong>
         {report.path.slice(0, PATH_LISTED).map((step, i) => (
           <span key={step.id}>
@@ -110,6 +115,7 @@ export function WorkflowDagView(props: {
             edgeKinds={edges.kinds}
             selected={selectedIndex}
             reveal={reveal}
+            start={path[0] ?? null}
             onSelect={(node) => select(node, "graph")}
             onOpenFold={openFold}
           />
@@ -138,7 +144,7 @@ export function WorkflowDagView(props: {
             </span>
             <span className="spacer" />
             {layout.folded ? (
-              <span className="cp-legend" data-testid="dag-folded-note">
+              <span className="cp-legend folded" data-testid="dag-folded-note">
                 {layout.folded.toLocaleString("en-US")} of {workflow.nodes.length.toLocaleString("en-US")} calls folded beside the path
               </span>
             ) : null}
@@ -156,7 +162,7 @@ export function WorkflowDagView(props: {
         ) : (
           <aside className="cp-panel tip-muted" data-testid="node-panel-empty">
             Click a node (or a bar of the timeline) for its arguments, its recorded result and its side effect, and to ask what if it took another time. Drag to pan, wheel to scroll, ctrl+wheel or
-            +/− to zoom, 0 fits.
+            +/− to zoom, 0 shows the whole graph.
           </aside>
         )}
       </div>

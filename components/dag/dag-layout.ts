@@ -2,7 +2,8 @@
  * Where the DAG view draws each node: rows by longest-path depth (a node sits one row below its
  * deepest dependency), ordered within rows by barycentre sweeps (each node moves towards the mean
  * position of its neighbours in the rows above, then below, up to twelve times), keeping the order
- * with the fewest crossings between adjacent rows.
+ * with the fewest crossings between adjacent rows. Then x: the critical path runs straight down,
+ * other boxes sit as near the mean of their neighbours above as their row's order allows.
  *
  * Beyond `budget` nodes the graph is folded around its critical path: the path's nodes stay (the
  * `pathBudget` heaviest of them when the path itself is longer, with its first and last), and
@@ -66,6 +67,8 @@ export interface LayoutEdge {
   edges: number[];
   /** It joins two consecutive steps of the critical path. */
   onPath: boolean;
+  /** Another route already leads from its source to its target (it is not in the transitive reduction). */
+  implied: boolean;
 }
 
 export interface DagLayout {
@@ -85,6 +88,7 @@ export interface DagLayout {
 export const DEFAULT_LAYOUT: LayoutOptions = { budget: 500, pathBudget: 150, expanded: new Set() };
 
 const SWEEPS = 12;
+const MAX_REDUCED = 12_000;
 
 export function layoutDag(input: DagLayoutInput, options: LayoutOptions = DEFAULT_LAYOUT): DagLayout {
   const n = input.nodeCount;
@@ -143,7 +147,7 @@ export function layoutDag(input: DagLayoutInput, options: LayoutOptions = DEFAUL
     let at = edgeAt.get(key);
     if (at === undefined) {
       edgeAt.set(key, (at = edges.length));
-      edges.push({ from: a, to: b, edges: [], onPath: false });
+      edges.push({ from: a, to: b, edges: [], onPath: false, implied: false });
     }
     edges[at].edges.push(k);
   }
@@ -152,19 +156,32 @@ export function layoutDag(input: DagLayoutInput, options: LayoutOptions = DEFAUL
     if (at !== undefined) edges[at].onPath = true;
   }
 
-  const order = orderRows(elements.length, rowOf, levels.length, edges);
+  markImplied(elements.length, rowOf, edges);
+  const above: number[][] = elements.map(() => []);
+  const below: number[][] = elements.map(() => []);
+  for (const edge of edges) {
+    above[edge.to].push(edge.from);
+    below[edge.from].push(edge.to);
+  }
+  const order = orderRows(rowOf, levels.length, above, below);
+  // Each step of the path is drawn under the one before it.
+  const pathAbove = new Int32Array(elements.length).fill(-1);
+  for (let k = 0; k + 1 < input.path.length; k++) {
+    const a = elementOf[input.path[k]];
+    const b = elementOf[input.path[k + 1]];
+    if (a !== b && pathAbove[b] < 0) pathAbove[b] = a;
+  }
+  const x = placeRows(order, above, pathAbove);
   const placed: LayoutElement[] = [];
-  let minX = 0;
-  let maxX = 0;
-  const slot = NODE_W + GAP_X;
-  const x = new Float64Array(elements.length);
-  for (const row of order) row.forEach((e, i) => (x[e] = (i - (row.length - 1) / 2) * slot));
+  let minX = Infinity;
+  let maxX = -Infinity;
   elements.forEach((e, i) => {
     const y = rowOf[i] * (NODE_H + GAP_Y);
     minX = Math.min(minX, x[i]);
     maxX = Math.max(maxX, x[i]);
     placed.push(e.kind === "node" ? { kind: "node", id: e.id, node: e.node, x: x[i], y, row: rowOf[i] } : { kind: "fold", id: e.id, members: e.members, onPath: e.onPath, x: x[i], y, row: rowOf[i] });
   });
+  if (placed.length === 0) minX = maxX = 0;
   return { elements: placed, edges, elementOf, rows: levels.length, minX, maxX, height: Math.max(0, levels.length * (NODE_H + GAP_Y) - GAP_Y), folded };
 }
 
@@ -199,6 +216,34 @@ export function longestPathLayers(input: Pick<DagLayoutInput, "nodeCount" | "fro
   return layer;
 }
 
+/**
+ * Flags the edges outside the transitive reduction: u → w is implied when another successor of u
+ * reaches w. Edges go down the rows, so reachability is built bottom-up, as bit sets.
+ */
+function markImplied(count: number, rowOf: readonly number[], edges: LayoutEdge[]): void {
+  // count² bits: past this many elements (several large folds opened), every edge is drawn.
+  if (count > MAX_REDUCED) return;
+  const words = (count + 31) >>> 5;
+  const reach = new Uint32Array(count * words);
+  const out: number[][] = Array.from({ length: count }, () => []);
+  edges.forEach((edge, k) => out[edge.from].push(k));
+  const byRowDown = Array.from({ length: count }, (_, e) => e).sort((a, b) => rowOf[b] - rowOf[a]);
+  for (const u of byRowDown) {
+    const mine = u * words;
+    for (const k of out[u]) {
+      const w = edges[k].to;
+      reach[mine + (w >>> 5)] |= 1 << (w & 31);
+      for (let i = 0; i < words; i++) reach[mine + i] |= reach[w * words + i];
+    }
+  }
+  for (let u = 0; u < count; u++) {
+    for (const k of out[u]) {
+      const w = edges[k].to;
+      edges[k].implied = out[u].some((j) => j !== k && (reach[edges[j].to * words + (w >>> 5)] & (1 << (w & 31))) !== 0);
+    }
+  }
+}
+
 /** The path nodes a folded graph keeps: all, or the heaviest `budget` with the first and last. */
 function shownPathNodes(input: DagLayoutInput, budget: number): number[] {
   const path = Array.from(input.path);
@@ -221,23 +266,16 @@ function upperBound(sorted: readonly number[], x: number): number {
 
 /**
  * Rows of element indices, ordered by barycentre sweeps (down, up, …) starting from index order;
- * the order with the fewest crossings between adjacent rows is kept.
+ * the order with the fewest crossings between adjacent rows is kept. Edges go down the rows.
  */
-function orderRows(count: number, rowOf: readonly number[], rowCount: number, edges: readonly LayoutEdge[]): number[][] {
+function orderRows(rowOf: readonly number[], rowCount: number, above: readonly number[][], below: readonly number[][]): number[][] {
+  const count = rowOf.length;
   const rows: number[][] = Array.from({ length: rowCount }, () => []);
   for (let e = 0; e < count; e++) rows[rowOf[e]].push(e);
-  const above: number[][] = Array.from({ length: count }, () => []);
-  const below: number[][] = Array.from({ length: count }, () => []);
-  for (const edge of edges) {
-    if (rowOf[edge.from] < rowOf[edge.to]) {
-      above[edge.to].push(edge.from);
-      below[edge.from].push(edge.to);
-    }
-  }
   const pos = new Float64Array(count);
   const place = (row: number[]) => row.forEach((e, i) => (pos[e] = i - (row.length - 1) / 2));
   rows.forEach(place);
-  const sweep = (r: number, neighbours: number[][]) => {
+  const sweep = (r: number, neighbours: readonly number[][]) => {
     const row = rows[r];
     if (row.length < 2) return place(row);
     const centre = new Map<number, number>();
@@ -261,6 +299,31 @@ function orderRows(count: number, rowOf: readonly number[], rowCount: number, ed
     }
   }
   return best;
+}
+
+/**
+ * x of each element, row by row from the top, keeping each row's order and a box's width apart:
+ * a path step wants its predecessor's x (the path runs straight down), another element the mean x
+ * of its neighbours above (the first row, and elements with none, their place in the packed row).
+ * The pushes left to right and right to left are averaged, which keeps both the order and the gap.
+ */
+function placeRows(rows: readonly number[][], above: readonly number[][], pathAbove: Int32Array): Float64Array {
+  const slot = NODE_W + GAP_X;
+  const x = new Float64Array(pathAbove.length);
+  for (const row of rows) {
+    const n = row.length;
+    const wanted = row.map((e, i) => {
+      if (pathAbove[e] >= 0) return x[pathAbove[e]];
+      const list = above[e];
+      return list.length ? list.reduce((s, m) => s + x[m], 0) / list.length : (i - (n - 1) / 2) * slot;
+    });
+    const left = new Float64Array(n);
+    const right = new Float64Array(n);
+    for (let i = 0; i < n; i++) left[i] = i === 0 ? wanted[i] : Math.max(wanted[i], left[i - 1] + slot);
+    for (let i = n - 1; i >= 0; i--) right[i] = i === n - 1 ? wanted[i] : Math.min(wanted[i], right[i + 1] - slot);
+    row.forEach((e, i) => (x[e] = (left[i] + right[i]) / 2));
+  }
+  return x;
 }
 
 /** Crossings among edges joining adjacent rows: per row, inversions of the targets' positions in source order. */

@@ -53,12 +53,27 @@ describe("DAG view layout", () => {
     expect(crossings(sorted)).toBeLessThan(crossings(baseline) * 0.8);
   });
 
+  it("draws the critical path straight down, and a node under the dependencies it waits for", () => {
+    // 0 and 1 on the first row; 2 waits for 1 only; the path 1 → 2 → 3 with 3 also after 0.
+    const layout = layoutDag(input(4, [[1, 2], [2, 3], [0, 3]], [1, 2, 3]));
+    const x = (id: string) => layout.elements.find((e) => e.id === id)!.x;
+    expect(x("n:2")).toBe(x("n:1"));
+    expect(x("n:3")).toBe(x("n:1"));
+  });
+
   it("marks the edges between consecutive steps of the critical path", () => {
     const layout = layoutDag(input(3, [[0, 1], [1, 2], [0, 2]], [0, 1, 2]));
     expect(layout.edges.filter((e) => e.onPath).map((e) => [layout.elements[e.from].id, layout.elements[e.to].id])).toEqual([
       ["n:0", "n:1"],
       ["n:1", "n:2"],
     ]);
+  });
+
+  it("flags the edges another route already implies (outside the transitive reduction)", () => {
+    // 0 → 1 → 2 and 0 → 2: the direct edge is implied; 0 → 3 is not.
+    const layout = layoutDag(input(4, [[0, 1], [1, 2], [0, 2], [0, 3]], [0, 1, 2]));
+    const implied = layout.edges.filter((e) => e.implied).map((e) => [layout.elements[e.from].id, layout.elements[e.to].id]);
+    expect(implied).toEqual([["n:0", "n:2"]]);
   });
 
   it("shows every node up to the budget, and beyond it folds what is off the path between its steps", () => {
