@@ -17,6 +17,7 @@ import type { Workflow } from "../workflow/compile";
 import type { EdgeRow, SpanRow } from "../workflow/from-spans";
 import { buildDag, dagCriticalPath, whatIf, type Dag } from "./dag";
 import { CriticalPathInputError } from "./errors";
+import { unionLength } from "./intervals";
 import { operationCriticalTimes, spanCriticalPaths, type FollowsFromLink, type RootCriticalPath, type SpanCriticalPaths, type SpanInput } from "./spans";
 
 export interface PathEntry {
@@ -273,15 +274,7 @@ function exclusiveWork(spans: readonly SpanInput[], roots: readonly RootCritical
         stack.push({ span: c, start: s, end: t });
       }
     }
-    intervals.sort((a, b) => a[0] - b[0]);
-    let covered = 0;
-    let reach = -Infinity;
-    for (const [s, t] of intervals) {
-      if (t <= reach) continue;
-      covered += t - Math.max(s, reach);
-      reach = t;
-    }
-    total += Math.max(0, end - start - covered);
+    total += Math.max(0, end - start - unionLength(intervals));
   }
   return total;
 }

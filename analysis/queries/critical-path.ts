@@ -1,20 +1,11 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
+import { WindowSpan } from "./trace-window";
 
 const Generation = z.string().regex(/^gen_[0-9a-z]+$/);
 
-export const CriticalPathSpanRow = z.object({
-  span_id: z.number().int(),
-  track_id: z.number().int(),
-  parent_span_id: z.number().int().nullable(),
-  name: z.string(),
-  category: z.string().nullable(),
-  start_ns: z.number(),
-  dur_ns: z.number(),
-  status: z.string().nullable(),
-  args: z.string().nullable(),
-  trace_id: z.string().nullable(),
-});
+/** A span as the trace window reads it, less generation and depth, with its trace id. */
+export const CriticalPathSpanRow = WindowSpan.omit({ generation_id: true, depth: true }).extend({ trace_id: z.string().nullable() });
 
 /**
  * Every span of one generation, with its args: what the workflow compiler (tool calls) and the

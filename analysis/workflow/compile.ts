@@ -35,6 +35,7 @@
  *    keeping as its own time its recorded duration less the time its children cover.
  * 6. **Cycles** stop compilation with CYCLE_DETECTED naming the cycle's calls.
  */
+import { unionLength } from "../critical-path/intervals";
 import { canonicalJson, sha256Digest } from "../notebook/digest";
 import type { SideEffect, ToolCallStatus } from "./trace-v1";
 import { WorkflowCompileError } from "./errors";
@@ -439,15 +440,8 @@ function ownTimes(events: readonly CompileEvent[], nodes: readonly NodeDraft[], 
   nodes.forEach((draft, n) => {
     if (children[n].length === 0) return;
     const e = events[draft.event];
-    const intervals = children[n].map(([s, t]) => [Math.max(s, e.startNs), Math.min(t, endNs(e))]).filter(([s, t]) => t > s).sort((a, b) => a[0] - b[0]);
-    let covered = 0;
-    let reach = -Infinity;
-    for (const [s, t] of intervals) {
-      if (t <= reach) continue;
-      covered += t - Math.max(s, reach);
-      reach = t;
-    }
-    own[n] = Math.max(0, e.durNs - covered);
+    const clipped = children[n].map(([s, t]): [number, number] => [Math.max(s, e.startNs), Math.min(t, endNs(e))]).filter(([s, t]) => t > s);
+    own[n] = Math.max(0, e.durNs - unionLength(clipped));
   });
   return own;
 }

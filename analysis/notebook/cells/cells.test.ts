@@ -3,9 +3,9 @@ import { CELL_KINDS, CellBodySchema, CellName, cellKind } from "./index";
 
 describe("the cell-kind registry", () => {
   it("registers each kind once, each with a strict content schema", () => {
-    expect(CELL_KINDS.map((k) => k.kind)).toEqual(["note", "sql", "flame", "sandwich", "calltree", "trace", "compare", "hypothesis", "finding"]);
+    expect(CELL_KINDS.map((k) => k.kind)).toEqual(["note", "sql", "flame", "sandwich", "calltree", "trace", "compare", "critical_path", "hypothesis", "finding"]);
     for (const def of CELL_KINDS) expect(def.content.safeParse({ unexpected: true }).success).toBe(false);
-    expect(CELL_KINDS.filter((k) => k.readsEvidence).map((k) => k.kind)).toEqual(["sql", "flame", "sandwich", "calltree", "trace", "compare"]);
+    expect(CELL_KINDS.filter((k) => k.readsEvidence).map((k) => k.kind)).toEqual(["sql", "flame", "sandwich", "calltree", "trace", "compare", "critical_path"]);
     expect(cellKind("poem")).toBeUndefined();
   });
 
@@ -13,6 +13,8 @@ describe("the cell-kind registry", () => {
     expect(CellBodySchema.parse({ kind: "sql", content: { sql: "SELECT 1" } })).toEqual({ kind: "sql", content: { sql: "SELECT 1", view: {} } });
     expect(CellBodySchema.safeParse({ kind: "flame", content: { run_id: "run_1", orientation: "sideways" } }).success).toBe(false);
     expect(cellKind("compare")!.runs!({ base_run_id: "run_a", candidate_run_id: "run_b" } as never)).toEqual(["run_a", "run_b"]);
+    expect(CellBodySchema.safeParse({ kind: "critical_path", content: { run_id: "run_1", what_if: { node: "n2", duration_ms: -1 } } }).success).toBe(false);
+    expect(CellBodySchema.parse({ kind: "critical_path", content: { run_id: "run_1", what_if: { node: "n2", duration_ms: 10 } } })).toEqual({ kind: "critical_path", content: { run_id: "run_1", what_if: { node: "n2", duration_ms: 10 } } });
   });
 
   it("names are lower-case SQL identifiers that hide no evidence table", () => {
