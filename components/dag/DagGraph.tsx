@@ -1,6 +1,6 @@
 "use client";
 
-import { linkVertical, select, zoom, zoomIdentity, type ZoomBehavior } from "d3";
+import { linkVertical, select, zoom, zoomIdentity, zoomTransform, type ZoomBehavior } from "d3";
 import { useCallback, useEffect, useMemo, useRef } from "react";
 import type { NodeTiming } from "../../analysis/critical-path/report";
 import type { WorkflowEdgeKind, WorkflowNode } from "../../analysis/workflow/compile";
@@ -14,10 +14,26 @@ const PAD = 48;
 const READABLE = 0.75;
 const MIN_HEIGHT = 240;
 const MAX_HEIGHT = 640;
+/** Below the last row: the hidden-edges note. */
+const NOTE_ROOM = 24;
 const KIND_RANK: Record<WorkflowEdgeKind, number> = { data_ref: 0, follows_from: 1, child: 2 };
 const link = linkVertical<[[number, number], [number, number]], [number, number]>()
   .source((d) => d[0])
   .target((d) => d[1]);
+
+/**
+ * An edge from the bottom of one box to the top of another. One that skips rows between boxes
+ * nearly above each other (the straight path, a call and what it read long before) bows out to
+ * the right, past the boxes in between, instead of running through them.
+ */
+function edgePath(a: LayoutElement, b: LayoutElement): string {
+  const rows = b.row - a.row;
+  if (rows < 2 || Math.abs(b.x - a.x) >= NODE_W) return link([[a.x, a.y + NODE_H], [b.x, b.y]]) ?? "";
+  const bow = NODE_W / 2 + 14 + 4 * Math.min(rows, 12);
+  const x0 = a.x + NODE_W / 4;
+  const x1 = b.x + NODE_W / 4;
+  return `M${x0},${a.y + NODE_H} C${x0 + bow},${a.y + NODE_H + 30} ${x1 + bow},${b.y - 30} ${x1},${b.y}`;
+}
 
 function isDark(): boolean {
   return typeof window !== "undefined" && window.matchMedia?.("(prefers-color-scheme: dark)").matches;
@@ -112,8 +128,14 @@ export function DagGraph(props: {
     const element = layout.elements[layout.elementOf[props.reveal.node]];
     const svg = svgRef.current;
     if (!element || !svg || !zoomRef.current) return;
-    // The node a third of the way down the view, so the rows after it show.
-    const at: [number, number] = [(svg.clientWidth || 900) / 2, Math.min(PAD * 3, (svg.clientHeight || 600) / 3)];
+    const width = svg.clientWidth || 900;
+    const height = svg.clientHeight || 600;
+    // A node already in full view stays where it is; another comes a third of the way down, so the rows after it show.
+    const t = zoomTransform(svg);
+    const [left, top] = t.apply([element.x - NODE_W / 2, element.y]);
+    const [right, bottom] = t.apply([element.x + NODE_W / 2, element.y + NODE_H]);
+    if (left >= 0 && right <= width && top >= PAD && bottom <= height - PAD / 2) return;
+    const at: [number, number] = [width / 2, Math.min(PAD * 3, height / 3)];
     select(svg).transition().duration(250).call(zoomRef.current.translateTo, element.x, element.y + NODE_H / 2, at);
   }, [props.reveal]);
 
@@ -130,9 +152,7 @@ export function DagGraph(props: {
         hidden++;
         return;
       }
-      const a = layout.elements[edge.from];
-      const b = layout.elements[edge.to];
-      drawn.push({ key: i, d: link([[a.x, a.y + NODE_H], [b.x, b.y]]) ?? "", kind, onPath: edge.onPath, selected });
+      drawn.push({ key: i, d: edgePath(layout.elements[edge.from], layout.elements[edge.to]), kind, onPath: edge.onPath, selected });
     });
     // The selected node's and the path's edges last, drawn over the rest.
     drawn.sort((a, b) => Number(a.onPath || a.selected) - Number(b.onPath || b.selected));
@@ -213,7 +233,7 @@ export function DagGraph(props: {
         aria-label={`Workflow DAG: ${nodes.length} nodes in ${layout.rows} rows${layout.folded ? `, ${layout.folded} folded` : ""}; the critical path is outlined. Drag to pan, wheel to scroll, ctrl+wheel or +/− to zoom, 0 shows it whole.`}
         data-hidden-edges={hidden}
         onKeyDown={onKeyDown}
-        style={{ height: Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, layout.height + 2 * PAD)) }}
+        style={{ height: Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, layout.height + 2 * PAD + NOTE_ROOM)) }}
       >
         <defs>
           <marker id="dag-arrow" viewBox="0 0 8 8" refX={7} refY={4} markerWidth={7} markerHeight={7} orient="auto">

@@ -110,11 +110,11 @@ describe("DAG view (critical path computed in the page over DuckDB-WASM)", () =>
       expect(await panel.locator("[data-testid=node-call-ids]").innerText()).toBe("toolu_06");
       expect(await panel.locator("[data-testid=node-side-effect]").innerText()).toContain("unknown");
       expect(await panel.locator("[data-testid=node-arguments]").innerText()).toContain('"new_string": "return a + b;"');
+      await page.screenshot({ path: screenshotPath("dag-view-claude"), fullPage: true });
       await panel.locator("[data-testid=template-ref][data-ref=n2]").click();
       await expect.poll(() => panel.getAttribute("data-node")).toBe("n2");
       expect(await panel.locator("[data-testid=node-result]").innerText()).toBe("Found 1 file\n/home/dev/calc/src/sum.ts");
       expect(new URL(page.url()).searchParams.get("node")).toBe("n2");
-      await page.screenshot({ path: screenshotPath("dag-view-claude"), fullPage: true });
 
       // What if n3 (the repeated Read, 150 ms) took no time: n5 then starts when n2 ends (1000 ms),
       // n2 and n3 finishing together, and n2 (the lower index) is its critical predecessor. The
