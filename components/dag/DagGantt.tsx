@@ -3,7 +3,8 @@
 import { scaleLinear } from "d3";
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { WorkflowNode } from "../../analysis/workflow/compile";
-import { hiDpiContext } from "../canvas";
+import { hiDpiContext, prefersDark } from "../canvas";
+import { useElementWidth } from "../use-element-width";
 import { colourFor, formatNs } from "../trace/time-format";
 
 const GUTTER = 130;
@@ -72,20 +73,10 @@ function packLanes(nodes: readonly WorkflowNode[]): Lanes {
 export function DagGantt(props: { nodes: readonly WorkflowNode[]; onPath: ReadonlySet<number>; selected: number | null; onSelect: (node: number) => void; pathLabel: string }) {
   const { nodes } = props;
   const lanes = useMemo(() => packLanes(nodes), [nodes]);
-  const wrapRef = useRef<HTMLDivElement>(null);
+  const [width, wrapRef] = useElementWidth<HTMLDivElement>(400);
   const canvasRef = useRef<HTMLCanvasElement>(null);
-  const [width, setWidth] = useState(900);
   const [hover, setHover] = useState<{ bar: Bar; x: number; y: number } | null>(null);
   const x = useMemo(() => scaleLinear().domain([lanes.first, Math.max(lanes.last, lanes.first + 1)]).range([GUTTER, width - 10]), [lanes, width]);
-
-  useEffect(() => {
-    const el = wrapRef.current;
-    if (!el) return;
-    const observer = new ResizeObserver(() => setWidth(Math.max(400, el.clientWidth)));
-    observer.observe(el);
-    setWidth(Math.max(400, el.clientWidth));
-    return () => observer.disconnect();
-  }, []);
 
   useEffect(() => {
     const canvas = canvasRef.current;
@@ -93,7 +84,7 @@ export function DagGantt(props: { nodes: readonly WorkflowNode[]; onPath: Readon
     const ctx = hiDpiContext(canvas, width, lanes.height, { sizeElement: true });
     const styles = getComputedStyle(canvas);
     const css = (name: string, fallback: string) => styles.getPropertyValue(name).trim() || fallback;
-    const dark = window.matchMedia?.("(prefers-color-scheme: dark)").matches;
+    const dark = prefersDark();
     const [fg, muted, border, accent, focus] = [css("--fg", "#1d2228"), css("--fg-muted", "#5b6570"), css("--border", "#d9dde2"), css("--accent", "#c2410c"), css("--focus", "#2563eb")];
     ctx.clearRect(0, 0, width, lanes.height);
     ctx.font = "11px system-ui, sans-serif";

@@ -5,6 +5,7 @@ import { useCallback, useEffect, useMemo, useRef } from "react";
 import type { NodeTiming } from "../../analysis/critical-path/report";
 import type { WorkflowEdgeKind, WorkflowNode } from "../../analysis/workflow/compile";
 import { formatValue } from "../../analysis/flame/format";
+import { prefersDark } from "../canvas";
 import { colourFor } from "../trace/time-format";
 import { NODE_H, NODE_W, type DagLayout, type LayoutElement } from "./dag-layout";
 
@@ -35,10 +36,6 @@ function edgePath(a: LayoutElement, b: LayoutElement): string {
   return `M${x0},${a.y + NODE_H} C${x0 + bow},${a.y + NODE_H + 30} ${x1 + bow},${b.y - 30} ${x1},${b.y}`;
 }
 
-function isDark(): boolean {
-  return typeof window !== "undefined" && window.matchMedia?.("(prefers-color-scheme: dark)").matches;
-}
-
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /**
@@ -64,7 +61,7 @@ export function DagGraph(props: {
   const svgRef = useRef<SVGSVGElement>(null);
   const sceneRef = useRef<SVGGElement>(null);
   const zoomRef = useRef<ZoomBehavior<SVGSVGElement, unknown> | null>(null);
-  const dark = isDark();
+  const dark = prefersDark();
 
   useEffect(() => {
     const svg = select(svgRef.current!);

@@ -10,7 +10,8 @@ import { AXIS, layoutTracks, ROW, TRACK_HEADER } from "./layout";
 import { RangeFlame } from "./RangeFlame";
 import { colourFor, formatNs } from "./time-format";
 import { loadFlows, loadSummary, loadWindow, type Flow, type LoadedWindow, type Span, type Summary } from "./trace-data";
-import { hiDpiContext } from "../canvas";
+import { hiDpiContext, prefersDark } from "../canvas";
+import { useElementWidth } from "../use-element-width";
 
 const GUTTER = 190;
 const BUDGET = 60_000;
@@ -23,10 +24,6 @@ interface View {
 
 /** A time range in nanoseconds (the visible window or a selection). */
 export type TimeWindow = View;
-
-function isDark(): boolean {
-  return typeof window !== "undefined" && window.matchMedia?.("(prefers-color-scheme: dark)").matches;
-}
 
 /**
  * The trace window: one row group per process/thread track, spans by depth on a shared time axis,
@@ -57,9 +54,8 @@ export function TraceWindow(props: {
   const [selection, setSelection] = useState<View | null>(props.initialSelection ?? null);
   const [picked, setPicked] = useState<Span | null>(null);
   const [hover, setHover] = useState<{ span: Span; x: number; y: number } | null>(null);
-  const [width, setWidth] = useState(900);
   const [openedMs, setOpenedMs] = useState<number | null>(null);
-  const wrapRef = useRef<HTMLDivElement>(null);
+  const [width, wrapRef] = useElementWidth<HTMLDivElement>(400);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const miniRef = useRef<HTMLCanvasElement>(null);
   const drag = useRef<{ x0: number; t0: number; moved: boolean } | null>(null);
@@ -147,15 +143,6 @@ export function TraceWindow(props: {
     return () => clearTimeout(timer);
   }, [view, selection, full]);
 
-  useEffect(() => {
-    const el = wrapRef.current;
-    if (!el) return;
-    const observer = new ResizeObserver(() => setWidth(Math.max(400, el.clientWidth)));
-    observer.observe(el);
-    setWidth(Math.max(400, el.clientWidth));
-    return () => observer.disconnect();
-  }, [summary]);
-
   const layout = useMemo(() => layoutTracks(summary?.tracks ?? [], data?.spans ?? []), [summary, data]);
   const x = useMemo(() => scaleLinear().domain(view ? [view.start, view.end] : [0, 1]).range([GUTTER, width]), [view, width]);
   // Draw the tracks, spans, flows, selection and axis.
@@ -165,7 +152,7 @@ export function TraceWindow(props: {
     if (!canvas || !view) return;
     const height = Math.min(MAX_CANVAS_HEIGHT, layout.height + 4);
     const ctx = hiDpiContext(canvas, width, height, { sizeElement: true });
-    const dark = isDark();
+    const dark = prefersDark();
     const css = getComputedStyle(canvas);
     const fg = css.getPropertyValue("--fg").trim() || "#1d2228";
     const muted = css.getPropertyValue("--fg-muted").trim() || "#5b6570";
@@ -326,7 +313,7 @@ export function TraceWindow(props: {
       for (let i = a; i <= b; i++) bins[i]++;
     }
     const max = Math.max(1, ...bins);
-    const dark = isDark();
+    const dark = prefersDark();
     ctx.fillStyle = dark ? "#fb923c" : "#c2410c";
     for (let i = 0; i < bins.length; i++) {
       if (!bins[i]) continue;

@@ -51,6 +51,22 @@ async function openDag(page: Page, server: RunningServer, runId: string, query =
   return view;
 }
 
+/**
+ * Starts `serve` over the project, opens a page (its uncaught errors collected) and runs `use`;
+ * the page must end without errors.
+ */
+async function inBrowser(browser: Browser, root: string, viewport: { width: number; height: number }, use: (page: Page, server: RunningServer) => Promise<void>) {
+  const server = await startServer(root);
+  try {
+    const { page, errors } = await newWatchedPage(browser, { viewport });
+    await use(page, server);
+    expect(errors).toEqual([]);
+    await page.close();
+  } finally {
+    await server.stop();
+  }
+}
+
 const pathOf = async (page: Page) => (await page.locator("[data-testid=dag-view]").getAttribute("data-path"))!.split(",");
 
 describe("DAG view (critical path computed in the page over DuckDB-WASM)", () => {
@@ -65,9 +81,7 @@ describe("DAG view (critical path computed in the page over DuckDB-WASM)", () =>
   it("highlights the expected critical path of a Claude Code session, with the CLI's figures, and recomputes them for a what-if", async () => {
     const { root, runs } = await projectWith({ "session.jsonl": fixture("claude-code-session.jsonl") });
     const run = runs["session.jsonl"];
-    const server = await startServer(root);
-    try {
-      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1400, height: 1100 } });
+    await inBrowser(browser, root, { width: 1400, height: 1100 }, async (page, server) => {
       const view = await openDag(page, server, run);
       expect(await view.getAttribute("data-state")).toBe("ready");
       expect(await view.getAttribute("data-kind")).toBe("workflow");
@@ -135,20 +149,14 @@ describe("DAG view (critical path computed in the page over DuckDB-WASM)", () =>
       await panel.locator("[data-testid=what-if-reset]").click();
       await expect.poll(() => pathOf(page)).toEqual(expected);
       expect(await pageFigures(page)).toEqual(figures);
-      expect(errors).toEqual([]);
-      await page.close();
-    } finally {
-      await server.stop();
-    }
+    });
   }, 180_000);
 
   it("compiles with the tools a person reviewed: merged reads, reads in parallel, the CLI's numbers", async () => {
     const { root, runs } = await projectWith({ "session.jsonl": fixture("claude-code-session.jsonl") });
     const run = runs["session.jsonl"];
     for (const tool of ["Read", "Grep"]) expect((await runCli(["tools", "review", tool, "--read-only", "--json"], { cwd: root })).code).toBe(0);
-    const server = await startServer(root);
-    try {
-      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1400, height: 1100 } });
+    await inBrowser(browser, root, { width: 1400, height: 1100 }, async (page, server) => {
       await openDag(page, server, run);
       // compile.test.ts: n1 Read (toolu_01 + toolu_04), n2 Grep, n3 Task, n4 Grep, n5 Read, n6
       // MultiEdit; the subagent's reads no longer wait for anything, so the Task starts when n2
@@ -162,11 +170,7 @@ describe("DAG view (critical path computed in the page over DuckDB-WASM)", () =>
       await page.locator("[data-testid=dag-node][data-node=n1]").click();
       expect(await page.locator("[data-testid=node-call-ids]").innerText()).toContain("toolu_01, toolu_04");
       expect(await page.locator("[data-testid=node-side-effect]").innerText()).toContain("reviewed by a person");
-      expect(errors).toEqual([]);
-      await page.close();
-    } finally {
-      await server.stop();
-    }
+    });
   }, 120_000);
 
   it("shows a Jaeger trace's span critical path (figures, operations, flame graph, trace picker) as the CLI computes it, and marks its spans in the trace window", async () => {
@@ -188,9 +192,7 @@ describe("DAG view (critical path computed in the page over DuckDB-WASM)", () =>
     }
     const { root, runs } = await projectWith({ "traces.json": (file) => writeFileSync(file, JSON.stringify({ data: [first, slow] })) });
     const run = runs["traces.json"];
-    const server = await startServer(root);
-    try {
-      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1400, height: 1100 } });
+    await inBrowser(browser, root, { width: 1400, height: 1100 }, async (page, server) => {
       const view = await openDag(page, server, run);
       expect(await view.getAttribute("data-kind")).toBe("spans");
       // Default: the trace with the longest path, as the CLI picks it.
@@ -228,11 +230,7 @@ describe("DAG view (critical path computed in the page over DuckDB-WASM)", () =>
       await toggle.locator("input").uncheck();
       await expect.poll(() => canvas.getAttribute("data-marked")).toBe("0");
       expect(new URL(page.url()).searchParams.get("cp")).toBe("off");
-      expect(errors).toEqual([]);
-      await page.close();
-    } finally {
-      await server.stop();
-    }
+    });
   }, 180_000);
 
   it("names the calls of a dependency cycle with CYCLE_DETECTED, and offers the view only for runs with spans", async () => {
@@ -249,9 +247,7 @@ describe("DAG view (critical path computed in the page over DuckDB-WASM)", () =>
       "cycle.trace.json": (file) => writeFileSync(file, JSON.stringify(cyclic)),
       "profile.folded": (file) => writeFileSync(file, "main;work 10\nmain;idle 5\n"),
     });
-    const server = await startServer(root);
-    try {
-      const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 900 } });
+    await inBrowser(browser, root, { width: 1280, height: 900 }, async (page, server) => {
       const view = await openDag(page, server, runs["cycle.trace.json"]);
       expect(await view.getAttribute("data-state")).toBe("error");
       expect(await page.locator("[data-testid=error-panel] .code").innerText()).toBe("CYCLE_DETECTED");
@@ -265,10 +261,6 @@ describe("DAG view (critical path computed in the page over DuckDB-WASM)", () =>
       await page.locator("[data-testid=view-tabs]").waitFor();
       expect(await page.locator("[data-testid=tab-dag]").count()).toBe(0);
       expect(await page.locator("[data-testid=tab-flame]").getAttribute("aria-current")).toBe("page");
-      expect(errors).toEqual([]);
-      await page.close();
-    } finally {
-      await server.stop();
-    }
+    });
   }, 120_000);
 });
