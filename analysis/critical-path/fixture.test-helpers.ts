@@ -1,16 +1,8 @@
+import { seededRandom } from "../experiments/random";
 import type { DagInput } from "./dag";
 
-/** A seeded PRNG (mulberry32): the same seed gives the same sequence everywhere. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG experiments use (mulberry32): the same seed gives the same sequence everywhere. */
+export const seeded = seededRandom;
 
 /**
  * A workflow-shaped DAG for tests and the benchmark: layers of `width` nodes; each node after the
