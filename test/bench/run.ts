@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { captureBenchmark } from "./capture.bench";
 import { criticalPathBenchmark } from "./critical-path.bench";
+import { dagViewBenchmark } from "./dag-view.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { mcpBenchmark } from "./mcp.bench";
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   redaction: redactionBenchmark,
   notebook: notebookBenchmark,
   "critical-path": criticalPathBenchmark,
+  "dag-view": dagViewBenchmark,
 };
 
 const only = process.argv.slice(2);
