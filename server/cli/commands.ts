@@ -143,7 +143,7 @@ export const COMMANDS: CliCommand[] = [
       }),
     human: (page) =>
       page.items.length
-        ? table(page.items.map(runRow), ["run", "kind", "source", "status", "created", "title"]) + pageFooter(page, "emberscope runs list")
+        ? table(page.items.map(runRow), ["run", "kind", "source", "status", "created", "title"]) + pageFooter(page, "emberscope runs list [the same filters]")
         : "No runs match. Import a profile (emberscope import PATH) or capture a declared workload; emberscope runs list without filters lists them all.",
   }),
   serviceCommand({

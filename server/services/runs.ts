@@ -2,7 +2,7 @@ import { z } from "zod";
 import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limit, Run, RunKind, RunStatus, pageOf } from "../domain/models";
 import { Title } from "../domain/notebook";
-import { getRun, listRunRows, patchRun, RUN_ORDERS, runFacets, runOrderKey, updateRun, type RunFilters, type RunPosition } from "../store/runs";
+import { countRunRows, getRun, listRunRows, patchRun, RUN_ORDERS, runFacets, runOrderKey, updateRun, type RunFilters, type RunPosition } from "../store/runs";
 import { Revision } from "./investigations";
 import { twoWayKeysetPage } from "./pagination";
 import { defineService } from "./service";
@@ -54,13 +54,16 @@ export const listRuns = defineService({
   summary: "List runs (imports and captures), newest first by default; filter by text, kind, status, source, workload and creation time; pages both ways.",
   kind: "query",
   input: RunListInput,
-  output: pageOf(Run).extend({ previous_cursor: z.string().nullable().describe("The page before this one; null on the first page.") }),
+  output: pageOf(Run).extend({
+    previous_cursor: z.string().nullable().describe("The page before this one; null on the first page."),
+    matching: z.number().int().describe("How many runs the filters match, in every page together."),
+  }),
   handler: (input, { ws }) => {
     const { limit, cursor, order, ...given } = input;
     const filters = filtersOf(input);
     // The arguments as given bind the cursor (a day stays a day), an empty text as none.
     const bound = { ...given, text: filters.text };
-    return twoWayKeysetPage({
+    const page = twoWayKeysetPage({
       ws,
       binding: { query: "runs.list", filters: bound, order, commit: null },
       cursor,
@@ -69,6 +72,7 @@ export const listRuns = defineService({
       fetch: (position: RunPosition | null, rows) => listRunRows(ws.db, filters, order, position, rows),
       keyOf: (run): [string, string] => runOrderKey(run, order),
     });
+    return { ...page, matching: countRunRows(ws.db, filters) };
   },
 });
 

@@ -224,6 +224,11 @@ export function listRunRows(db: SqliteDatabase, filters: RunFilters, order: RunO
   return backwards ? runs.reverse() : runs;
 }
 
+/** How many runs the filters match, in every page together. */
+export function countRunRows(db: SqliteDatabase, filters: RunFilters): number {
+  return (db.prepare(`SELECT count(*) AS n FROM runs WHERE ${FILTER_SQL}`).get(filterParameters(filters)) as { n: number }).n;
+}
+
 /** A run's key in `order` (what a keyset position holds). */
 export function runOrderKey(run: Run, order: RunOrder): [string, string] {
   return [order === "title" ? run.title : run.created_at, run.run_id];

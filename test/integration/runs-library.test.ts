@@ -113,6 +113,9 @@ describe("the runs library (runs.list, runs.facets, runs.update)", () => {
     expect(await all({ text: "cache change" })).toEqual([runs[1].run_id]);
 
     expect(await all({ kind: "capture" })).toEqual(ids((r) => r.kind === "capture"));
+    // Each page says how many runs match in all.
+    expect(await callService(listRuns, ctx, { kind: "capture", limit: 5 })).toMatchObject({ matching: 100, items: expect.any(Array) });
+    expect((await callService(listRuns, ctx, { text: "profile-01", limit: 5 })).matching).toBe(7);
     expect(await all({ status: "failed" })).toEqual(ids((r) => r.status === "failed"));
     expect(await all({ source: "node-cpuprofile", status: "succeeded" })).toEqual(ids((r) => r.source === "node-cpuprofile" && r.status === "succeeded"));
     expect(await all({ workload: "bench", order: "title" })).toEqual(runs.filter((r) => r.details.workload === "bench").sort(byTitle).map((r) => r.run_id));
