@@ -9,6 +9,7 @@ import { foundationBenchmark } from "./foundation.bench";
 import { mcpBenchmark } from "./mcp.bench";
 import { notebookBenchmark } from "./notebook.bench";
 import { redactionBenchmark } from "./redaction.bench";
+import { runsLibraryBenchmark } from "./runs-library.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { uiBenchmark } from "./ui.bench";
 import { uiDataBenchmark } from "./ui-data.bench";
@@ -25,6 +26,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   notebook: notebookBenchmark,
   "critical-path": criticalPathBenchmark,
   "dag-view": dagViewBenchmark,
+  "runs-library": runsLibraryBenchmark,
 };
 
 const only = process.argv.slice(2);
