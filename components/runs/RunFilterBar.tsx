@@ -1,9 +1,9 @@
 "use client";
 
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import type { z } from "zod";
 import type { listRunFacets } from "../../server/services/runs";
-import { RUN_FILTER_KEYS, type RunsUrlState } from "./library-query";
+import { hasFilters, RUN_FILTER_KEYS, type RunsUrlState } from "./library-query";
 import { useSettledValue } from "./use-runs-page";
 
 export type RunFacets = z.output<typeof listRunFacets.output>;
@@ -17,14 +17,22 @@ export interface RunFilterChoices {
 
 const SOURCE_GROUPS: Record<string, string> = { import: "Formats (imports)", capture: "Adapters (captures)", extraction: "Extractions" };
 
-/** A select of one filter: "any" or one value; a value the URL names that the facets lack is kept as a choice. */
-function FilterSelect(props: { label: string; value: string | null; onChange: (value: string | null) => void; testId: string; children: React.ReactNode; extra?: string | null }) {
+/**
+ * A select of one filter: "any" or one value (`options`, or grouped `children`); a value the URL
+ * names that the choices lack is kept as a choice.
+ */
+function FilterSelect(props: { label: string; value: string | null; onChange: (value: string | null) => void; testId: string; options?: readonly string[]; children?: ReactNode; extra?: string | null }) {
   return (
     <label className="runs-filter">
       <span>{props.label}</span>
       <select value={props.value ?? ""} onChange={(e) => props.onChange(e.target.value || null)} data-testid={props.testId}>
         <option value="">any</option>
         {props.extra ? <option value={props.extra}>{props.extra}</option> : null}
+        {props.options?.map((value) => (
+          <option key={value} value={value}>
+            {value}
+          </option>
+        ))}
         {props.children}
       </select>
     </label>
@@ -62,7 +70,6 @@ export function RunFilterBar({ state, choices, onChange }: { state: RunsUrlState
   const { facets } = choices;
   const sourceKnown = !state.source || facets.sources.some((s) => s.source === state.source);
   const workloadKnown = !state.workload || facets.workloads.some((w) => w.workload === state.workload);
-  const filtered = RUN_FILTER_KEYS.some((key) => Boolean(state[key]));
   return (
     <div className="runs-filters" role="search" data-testid="runs-filters">
       <label className="runs-filter runs-filter-text">
@@ -77,20 +84,8 @@ export function RunFilterBar({ state, choices, onChange }: { state: RunsUrlState
           data-testid="runs-search"
         />
       </label>
-      <FilterSelect label="Kind" value={state.kind} onChange={set("kind")} testId="filter-kind">
-        {choices.kinds.map((k) => (
-          <option key={k} value={k}>
-            {k}
-          </option>
-        ))}
-      </FilterSelect>
-      <FilterSelect label="Status" value={state.status} onChange={set("status")} testId="filter-status">
-        {choices.statuses.map((s) => (
-          <option key={s} value={s}>
-            {s}
-          </option>
-        ))}
-      </FilterSelect>
+      <FilterSelect label="Kind" value={state.kind} onChange={set("kind")} testId="filter-kind" options={choices.kinds} />
+      <FilterSelect label="Status" value={state.status} onChange={set("status")} testId="filter-status" options={choices.statuses} />
       <FilterSelect label="Format / adapter" value={state.source} onChange={set("source")} testId="filter-source" extra={sourceKnown ? null : state.source}>
         {Object.entries(SOURCE_GROUPS).map(([kind, label]) => {
           const sources = facets.sources.filter((s) => s.kind === kind);
@@ -120,7 +115,7 @@ export function RunFilterBar({ state, choices, onChange }: { state: RunsUrlState
         <span>To (UTC)</span>
         <input type="date" value={state.to ?? ""} onChange={(e) => set("to")(e.target.value || null)} data-testid="filter-to" />
       </label>
-      {filtered ? (
+      {hasFilters(state) ? (
         <button
           type="button"
           className="runs-clear"
