@@ -7,7 +7,7 @@ import "../components/home/home.css";
 import { ImportPanel } from "../components/home/ImportPanel";
 import { LiveOperations } from "../components/home/LiveOperations";
 import { InvestigationsTable } from "../components/InvestigationsTable";
-import { RunsTable } from "../components/RunsTable";
+import { NoRunsYet, RunsTable } from "../components/RunsTable";
 import { WorkspaceFacts } from "../components/WorkspaceFacts";
 import { toEmberscopeError, type ErrorDocument } from "../server/domain/errors";
 import { callService, listCapabilities, listCommits, listInvestigations, listOperations, listRuns, listWorkloads, workspaceStatus } from "../server/services";
@@ -17,6 +17,9 @@ import { webServiceContext } from "../server/trpc/context";
 export const dynamic = "force-dynamic";
 
 const RAIL = mainRail("workspace");
+
+/** Runs the home page lists (newest first); /runs has them all. */
+const RECENT_RUNS = 10;
 
 /** Open investigations the home page lists (newest first); /investigations has them all. */
 const OPEN_INVESTIGATIONS = 5;
@@ -37,7 +40,7 @@ export default async function HomePage() {
   const ctx = webServiceContext();
   try {
     const status = await callService(workspaceStatus, ctx, {});
-    const runs = await callService(listRuns, ctx, { limit: 25 });
+    const runs = await callService(listRuns, ctx, { limit: RECENT_RUNS });
     const commits = await callService(listCommits, ctx, { limit: 10 });
     const operations = await callService(listOperations, ctx, { active: true, limit: 20 });
     const investigations = await callService(listInvestigations, ctx, { status: "open", limit: OPEN_INVESTIGATIONS });
@@ -93,7 +96,18 @@ export default async function HomePage() {
           </div>
         )}
         <h2 id="runs">Recent runs</h2>
-        <RunsTable runs={runs.items} truncated={runs.truncated} />
+        {runs.items.length ? (
+          <>
+            <RunsTable runs={runs.items} />
+            <p className="muted">
+              <a href="/runs" data-testid="all-runs">
+                {runs.next_cursor ? `All ${runs.matching.toLocaleString("en-US")} runs (the ${RECENT_RUNS} newest are shown): filter, compare, rename` : "All runs: filter, compare, rename"}
+              </a>
+            </p>
+          </>
+        ) : (
+          <NoRunsYet />
+        )}
         <h2 id="commits">Corpus commits</h2>
         <CommitsTable commits={commits.items} />
       </AppShell>

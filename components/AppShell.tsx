@@ -9,7 +9,7 @@ export interface RailLink {
 /** The rail every page shows, in this order; a page marks where it is and may add its own links after Runs. */
 const MAIN_RAIL = [
   { section: "workspace", href: "/", label: "Workspace" },
-  { section: "runs", href: "/#runs", label: "Runs" },
+  { section: "runs", href: "/runs", label: "Runs" },
   { section: "commits", href: "/#commits", label: "Commits" },
   { section: "compare", href: "/compare", label: "Compare" },
   { section: "sql", href: "/sql", label: "SQL" },

@@ -19,3 +19,8 @@ export function hiDpiContext(canvas: HTMLCanvasElement, width: number, height: n
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   return ctx;
 }
+
+/** The reader's colour scheme is dark (canvas colours follow it; false outside a browser). */
+export function prefersDark(): boolean {
+  return typeof window !== "undefined" && window.matchMedia?.("(prefers-color-scheme: dark)").matches;
+}

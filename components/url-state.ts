@@ -48,3 +48,20 @@ export function parseTimeRange(value: string | null | undefined): TimeRange | nu
   const end = Number(m[2]);
   return Number.isSafeInteger(start) && Number.isSafeInteger(end) && end > start ? { start, end } : null;
 }
+
+/** A DAG view's what-if as a URL value: `NODE:MS` (a workflow node id, a duration in ms ≥ 0). */
+export interface WhatIfValue {
+  node: string;
+  ms: number;
+}
+
+export function formatWhatIf(whatIf: WhatIfValue | null): string | null {
+  return whatIf ? `${whatIf.node}:${whatIf.ms}` : null;
+}
+
+export function parseWhatIf(value: string | null | undefined): WhatIfValue | null {
+  const m = /^(n\d{1,9}):(\d+(?:\.\d+)?)$/.exec(value ?? "");
+  if (!m) return null;
+  const ms = Number(m[2]);
+  return Number.isFinite(ms) && ms <= 1e12 ? { node: m[1], ms } : null;
+}

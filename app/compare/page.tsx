@@ -6,6 +6,8 @@ import { webServiceContext } from "../../server/trpc/context";
 import "../../components/flame/workbench.css";
 import { CommitPicker } from "../runs/[runId]/CommitPicker";
 import { CompareWorkbench } from "./CompareWorkbench";
+import { RunPicker } from "../../components/runs/RunPicker";
+import "../../components/runs/runs.css";
 import { firstParam, readUrlState, type SearchParams } from "../../components/url-state";
 import { COMPARE_URL_STATE } from "./url-state";
 
@@ -22,28 +24,15 @@ export default async function ComparePage(props: { searchParams: Promise<SearchP
   const candidate = firstParam(search.candidate);
   const commit = firstParam(search.commit) ?? "HEAD";
   try {
-    const runs = await callService(listRuns, ctx, { limit: 100 });
+    // Two runs at least make a comparison; the pickers search and page through all of them.
+    const enough = (await callService(listRuns, ctx, { limit: 2 })).items.length === 2;
     const commits = await callService(listCommits, ctx, { limit: 50 });
     const headId = commits.items[0]?.commit_id ?? null;
-    const both = base && candidate ? await Promise.all([callService(showRun, ctx, { run_id: base }), callService(showRun, ctx, { run_id: candidate })]) : null;
+    const [baseRun, candidateRun] = await Promise.all([base, candidate].map((id) => (id ? callService(showRun, ctx, { run_id: id }) : null)));
+    const both = baseRun && candidateRun ? ([baseRun, candidateRun] as const) : null;
     const summary = both ? await callService(summarizeRun, ctx, { run_id: candidate!, commit_id: commit }) : null;
     const commitId = summary?.commit_id ?? (commit === "HEAD" ? headId : commit);
     const pinned = commits.items.find((c) => c.commit_id === commitId);
-    const picker = (name: string, value: string | null, label: string) => (
-      <label className="field">
-        <span>{label}</span>
-        <select name={name} defaultValue={value ?? ""} data-testid={`pick-${name}`} required>
-          <option value="" disabled>
-            choose a run
-          </option>
-          {runs.items.map((r) => (
-            <option key={r.run_id} value={r.run_id}>
-              {r.title} · {r.source} · {r.created_at.slice(0, 16).replace("T", " ")}
-            </option>
-          ))}
-        </select>
-      </label>
-    );
     return (
       <AppShell pinnedCommitId={commitId} pinnedSeq={pinned?.seq} isHead={commitId === headId} rail={RAIL}>
         <div className="run-head">
@@ -51,16 +40,16 @@ export default async function ComparePage(props: { searchParams: Promise<SearchP
           <span className="spacer" />
           {commitId ? <CommitPicker commits={commits.items.map((c) => ({ commit_id: c.commit_id, seq: c.seq, message: c.message }))} current={commitId} headId={headId} /> : null}
         </div>
-        {runs.items.length < 2 ? (
+        {!enough ? (
           <div className="empty" data-testid="compare-needs-runs">
             <strong>Comparing needs two runs.</strong> Import or capture another profile of the same program (for example before and after a change):{" "}
             <span className="command mono">npx emberscope capture run node-cpuprofile --workload NAME</span>
           </div>
         ) : (
           <form className="compare-form" method="get" action="/compare">
-            {picker("base", base, "Base")}
+            <RunPicker name="base" label="Base" initial={baseRun} testId="pick-base" />
             <span aria-hidden="true">→</span>
-            {picker("candidate", candidate, "Candidate")}
+            <RunPicker name="candidate" label="Candidate" initial={candidateRun} testId="pick-candidate" />
             {commit !== "HEAD" ? <input type="hidden" name="commit" value={commit} /> : null}
             <button type="submit" className="button">
               Compare
@@ -81,7 +70,7 @@ export default async function ComparePage(props: { searchParams: Promise<SearchP
               initial={readUrlState(COMPARE_URL_STATE, search)}
             />
           </>
-        ) : runs.items.length >= 2 ? (
+        ) : enough ? (
           <p className="tip-muted">Pick a base and a candidate run. The differential flame graph draws the candidate, coloured red where it grew and blue where it shrank.</p>
         ) : null}
       </AppShell>

@@ -1,6 +1,8 @@
 import { TypedErrorPanel } from "../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../components/AppShell";
-import { callService, listCommits, listRuns, showCommit } from "../../server/services";
+import { RunPicker } from "../../components/runs/RunPicker";
+import "../../components/runs/runs.css";
+import { callService, listCommits, showCommit, showRun } from "../../server/services";
 import { webServiceContext } from "../../server/trpc/context";
 import { SqlWorkbench } from "./SqlWorkbench";
 
@@ -18,9 +20,9 @@ export default async function SqlPage({ searchParams }: { searchParams: Promise<
   const ctx = webServiceContext();
   try {
     const commit = await callService(showCommit, ctx, { commit_id: one(params.commit) ?? "HEAD" });
-    const runs = await callService(listRuns, ctx, { limit: 100 });
     const commits = await callService(listCommits, ctx, { limit: 50 });
     const runId = one(params.run) || null;
+    const run = runId ? await callService(showRun, ctx, { run_id: runId }) : null;
     return (
       <AppShell pinnedCommitId={commit.commit_id} pinnedSeq={commit.seq} rail={RAIL}>
         <h1>SQL</h1>
@@ -35,17 +37,7 @@ export default async function SqlPage({ searchParams }: { searchParams: Promise<
               ))}
             </select>
           </label>{" "}
-          <label>
-            Run{" "}
-            <select name="run" defaultValue={runId ?? ""}>
-              <option value="">(every generation in the commit)</option>
-              {runs.items.map((r) => (
-                <option key={r.run_id} value={r.run_id}>
-                  {r.run_id} · {r.title}
-                </option>
-              ))}
-            </select>
-          </label>{" "}
+          <RunPicker name="run" label="Run" initial={run} none="every run in the commit" testId="pick-run" />{" "}
           <button type="submit" className="button">
             Pin
           </button>

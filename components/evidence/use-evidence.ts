@@ -6,6 +6,7 @@ import type { FlameInputNode } from "../../analysis/flame/tree";
 import type { ErrorDocument } from "../../server/domain/errors";
 import type { CriticalPathAnswer } from "../../server/domain/workflow";
 import type { CompareRow } from "../compare/CompareCell";
+import { loadCriticalPathRows, type CriticalPathRows } from "../dag/critical-path-rows";
 import type { NeighbourRow, SandwichFunction } from "../sandwich/SandwichCell";
 import { errorDocumentOf, queryService } from "../trpc-client";
 
@@ -145,4 +146,10 @@ export function useCriticalPath(args: { runId: string; commitId: string; traceId
   const { runId, commitId, traceId, whatIf } = args;
   const key = `critical_path\u0000${runId}\u0000${commitId}\u0000${traceId ?? ""}\u0000${whatIf ? `${whatIf.node}=${whatIf.duration_ms}` : ""}`;
   return useFetched(key, () => queryService("critical_path.get", { run_id: runId, commit_id: commitId, trace_id: traceId, what_if: whatIf, limit: 500 }));
+}
+
+/** A run's spans, causal edges and tracks read in the page by DuckDB-WASM, for its critical path (null `runId`: nothing asked). */
+export function useCriticalPathRows(args: { runId: string | null; commitId: string }): Fetched<CriticalPathRows> {
+  const { runId, commitId } = args;
+  return useFetched(runId === null ? null : `critical_path_rows\u0000${runId}\u0000${commitId}`, () => loadCriticalPathRows(runId!, commitId));
 }

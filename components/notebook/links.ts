@@ -28,7 +28,7 @@ export function workbenchUrlOf(cell: Cell): string | null {
         q: cell.content.search,
       })}`;
     case "critical_path":
-      return runPage(cell.content.run_id, { view: "dag", trace: cell.content.trace_id });
+      return runPage(cell.content.run_id, { view: "dag", trace: cell.content.trace_id, whatif: cell.content.what_if ? `${cell.content.what_if.node}:${cell.content.what_if.duration_ms}` : null });
     case "sql":
       return commit ? `/sql?${query({ commit })}` : null;
     default:

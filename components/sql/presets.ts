@@ -28,6 +28,8 @@ export const PRESET_QUERIES: readonly EvidenceQuery<any, any>[] = EVIDENCE_QUERI
 function guesses(ctx: PresetContext): Record<string, unknown> {
   return {
     generations: ctx.generations,
+    // Queries of one generation (the critical path's): the newest.
+    generation: ctx.generations[ctx.generations.length - 1],
     base_generations: ctx.generations,
     candidate_generations: ctx.generations,
     metric: ctx.metric,

@@ -10,7 +10,8 @@ import { AXIS, layoutTracks, ROW, TRACK_HEADER } from "./layout";
 import { RangeFlame } from "./RangeFlame";
 import { colourFor, formatNs } from "./time-format";
 import { loadFlows, loadSummary, loadWindow, type Flow, type LoadedWindow, type Span, type Summary } from "./trace-data";
-import { hiDpiContext } from "../canvas";
+import { hiDpiContext, prefersDark } from "../canvas";
+import { useElementWidth } from "../use-element-width";
 
 const GUTTER = 190;
 const BUDGET = 60_000;
@@ -23,10 +24,6 @@ interface View {
 
 /** A time range in nanoseconds (the visible window or a selection). */
 export type TimeWindow = View;
-
-function isDark(): boolean {
-  return typeof window !== "undefined" && window.matchMedia?.("(prefers-color-scheme: dark)").matches;
-}
 
 /**
  * The trace window: one row group per process/thread track, spans by depth on a shared time axis,
@@ -42,6 +39,10 @@ export function TraceWindow(props: {
   initialSelection?: View;
   /** Called when the visible range (null: the whole run) or the selection changes. */
   onViewChange?: (view: View | null, selection: View | null) => void;
+  /** Spans to mark (`generation_id:span_id`): the critical path. */
+  marked?: ReadonlySet<string> | null;
+  /** Controls placed in the toolbar (e.g. the critical-path toggle). */
+  toolbar?: React.ReactNode;
 }) {
   const { runId, commitId } = props;
   const [summary, setSummary] = useState<Summary | null>(null);
@@ -53,9 +54,8 @@ export function TraceWindow(props: {
   const [selection, setSelection] = useState<View | null>(props.initialSelection ?? null);
   const [picked, setPicked] = useState<Span | null>(null);
   const [hover, setHover] = useState<{ span: Span; x: number; y: number } | null>(null);
-  const [width, setWidth] = useState(900);
   const [openedMs, setOpenedMs] = useState<number | null>(null);
-  const wrapRef = useRef<HTMLDivElement>(null);
+  const [width, wrapRef] = useElementWidth<HTMLDivElement>(400);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const miniRef = useRef<HTMLCanvasElement>(null);
   const drag = useRef<{ x0: number; t0: number; moved: boolean } | null>(null);
@@ -143,15 +143,6 @@ export function TraceWindow(props: {
     return () => clearTimeout(timer);
   }, [view, selection, full]);
 
-  useEffect(() => {
-    const el = wrapRef.current;
-    if (!el) return;
-    const observer = new ResizeObserver(() => setWidth(Math.max(400, el.clientWidth)));
-    observer.observe(el);
-    setWidth(Math.max(400, el.clientWidth));
-    return () => observer.disconnect();
-  }, [summary]);
-
   const layout = useMemo(() => layoutTracks(summary?.tracks ?? [], data?.spans ?? []), [summary, data]);
   const x = useMemo(() => scaleLinear().domain(view ? [view.start, view.end] : [0, 1]).range([GUTTER, width]), [view, width]);
   // Draw the tracks, spans, flows, selection and axis.
@@ -161,7 +152,7 @@ export function TraceWindow(props: {
     if (!canvas || !view) return;
     const height = Math.min(MAX_CANVAS_HEIGHT, layout.height + 4);
     const ctx = hiDpiContext(canvas, width, height, { sizeElement: true });
-    const dark = isDark();
+    const dark = prefersDark();
     const css = getComputedStyle(canvas);
     const fg = css.getPropertyValue("--fg").trim() || "#1d2228";
     const muted = css.getPropertyValue("--fg-muted").trim() || "#5b6570";
@@ -171,6 +162,9 @@ export function TraceWindow(props: {
     ctx.font = "11px system-ui, sans-serif";
     ctx.textBaseline = "middle";
     let drawn = 0;
+    let markedDrawn = 0;
+    const accent = css.getPropertyValue("--accent").trim() || "#c2410c";
+    const marked = props.marked;
     const colours = new Map<string, string>();
     for (const row of layout.tracks) {
       ctx.fillStyle = bgRail;
@@ -199,7 +193,8 @@ export function TraceWindow(props: {
         drawn++;
         const y = row.y + TRACK_HEADER + s.depth * ROW;
         const w = x1 - x0;
-        if (w < 1) {
+        const critical = marked?.has(`${s.generation_id}:${s.span_id}`) ?? false;
+        if (w < 1 && !critical) {
           if (Math.floor(x0) <= lastPx[s.depth]) continue;
           lastPx[s.depth] = Math.floor(x0);
         }
@@ -208,6 +203,18 @@ export function TraceWindow(props: {
         ctx.fillStyle = colour;
         const selected = picked && picked.span_id === s.span_id && picked.generation_id === s.generation_id;
         ctx.fillRect(Math.max(GUTTER, x0), y, Math.max(1, Math.min(x1, width) - Math.max(GUTTER, x0) - (w > 3 ? 1 : 0)), ROW - 2);
+        if (critical) {
+          // The critical path: an outline and a bar under the span.
+          const left = Math.max(GUTTER, x0);
+          const right = Math.max(left + 2, Math.min(x1, width));
+          ctx.strokeStyle = accent;
+          ctx.lineWidth = 1.5;
+          ctx.strokeRect(left + 0.75, y + 0.75, right - left - 1.5, ROW - 3.5);
+          ctx.fillStyle = accent;
+          ctx.fillRect(left, y + ROW - 5, right - left, 3);
+          ctx.lineWidth = 1;
+          markedDrawn++;
+        }
         if (selected) {
           ctx.strokeStyle = fg;
           ctx.lineWidth = 2;
@@ -224,6 +231,7 @@ export function TraceWindow(props: {
     }
     drawnRef.current = drawn;
     canvas.dataset.drawn = String(drawn);
+    canvas.dataset.marked = String(markedDrawn);
     // Flows: an arrow from the end of the source span to the start of the target.
     ctx.save();
     ctx.beginPath();
@@ -287,7 +295,7 @@ export function TraceWindow(props: {
     }
     ctx.fillStyle = fg;
     ctx.fillText(`${formatNs(view.end - view.start)} visible`, 8, AXIS / 2);
-  }, [layout, view, width, x, flows, selection, dragNow, picked, full]);
+  }, [layout, view, width, x, flows, selection, dragNow, picked, full, props.marked]);
 
   // Minimap: span density of the whole run per track, with the visible window.
   useEffect(() => {
@@ -305,7 +313,7 @@ export function TraceWindow(props: {
       for (let i = a; i <= b; i++) bins[i]++;
     }
     const max = Math.max(1, ...bins);
-    const dark = isDark();
+    const dark = prefersDark();
     ctx.fillStyle = dark ? "#fb923c" : "#c2410c";
     for (let i = 0; i < bins.length; i++) {
       if (!bins[i]) continue;
@@ -469,6 +477,7 @@ export function TraceWindow(props: {
           </span>
         ) : null}
         {loading && summary ? <span className="muted">loading spans…</span> : null}
+        {props.toolbar}
         <span className="spacer" />
         {view ? (
           <span className="trace-buttons">
@@ -539,6 +548,7 @@ export function TraceWindow(props: {
               <strong>{picked.name}</strong> <span className="num">{formatNs(picked.dur_ns)}</span> at <span className="num">{formatNs(picked.start_ns - origin)}</span> on {trackName(picked.track_id)}
               {picked.category ? <> · category {picked.category}</> : null}
               {picked.status ? <> · status {picked.status}</> : null}
+              {props.marked?.has(`${picked.generation_id}:${picked.span_id}`) ? <> · on the critical path</> : null}
               {picked.args ? <pre className="mono">{picked.args.slice(0, 800)}</pre> : null}
             </div>
           ) : null}

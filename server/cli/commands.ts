@@ -8,6 +8,7 @@ import {
   listCommits,
   listRuns,
   purgeGarbage,
+  renameRun,
   restoreGarbage,
   showArtifact,
   showCommit,
@@ -126,14 +127,36 @@ export const COMMANDS: CliCommand[] = [
     service: listRuns,
     options: {
       ...LIST_OPTIONS,
+      text: { type: "string", valueName: "TEXT", description: "Only runs whose title, id, source, file name or workload contains this (any case)." },
       kind: { type: "string", valueName: "KIND", description: "Only runs of this kind: import, capture, extraction." },
       status: { type: "string", valueName: "STATUS", description: "Only runs in this status: pending, running, succeeded, failed, cancelled." },
+      source: { type: "string", valueName: "SOURCE", description: "Only runs of this format (imports) or adapter (captures)." },
+      workload: { type: "string", valueName: "NAME", description: "Only captures of this workload." },
+      from: { type: "string", valueName: "DAY|TIME", field: "created_from", description: "Only runs created on or after this UTC day (YYYY-MM-DD) or ISO time." },
+      to: { type: "string", valueName: "DAY|TIME", field: "created_to", description: "Only runs created on or before this UTC day or ISO time." },
+      order: { type: "string", valueName: "ORDER", description: "newest (default), oldest or title." },
     },
-    input: (args) => listInput(args, { kind: stringFlag(args.values, "kind"), status: stringFlag(args.values, "status") }),
+    input: (args) =>
+      listInput(args, {
+        ...Object.fromEntries((["text", "kind", "status", "source", "workload", "order"] as const).map((flag) => [flag, stringFlag(args.values, flag)])),
+        created_from: stringFlag(args.values, "from"),
+        created_to: stringFlag(args.values, "to"),
+      }),
     human: (page) =>
       page.items.length
-        ? table(page.items.map(runRow), ["run", "kind", "source", "status", "created", "title"]) + pageFooter(page, "emberscope runs list")
-        : "No runs yet. Import a profile (emberscope import PATH) or capture a declared workload.",
+        ? table(page.items.map(runRow), ["run", "kind", "source", "status", "created", "title"]) + pageFooter(page, "emberscope runs list [the same filters]")
+        : "No runs match. Import a profile (emberscope import PATH) or capture a declared workload; emberscope runs list without filters lists them all.",
+  }),
+  serviceCommand({
+    path: ["runs", "rename"],
+    service: renameRun,
+    positionals: [
+      { name: "RUN_ID", description: "The run's id (run_…)." },
+      { name: "TITLE", description: "Its new title (1–200 characters)." },
+    ],
+    options: { revision: { type: "string", valueName: "N", field: "expected_revision", description: "The revision you read (runs show); refused if it changed since." } },
+    input: (args, [runId, title]) => ({ run_id: runId, title, expected_revision: integerFlag(args.values, "revision") }),
+    human: (r) => `Run ${r.run_id} is now titled ${JSON.stringify(r.title)} (revision ${r.revision}).`,
   }),
   serviceCommand({
     path: ["runs", "show"],

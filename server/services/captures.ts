@@ -103,6 +103,22 @@ function requestOf(intent: CaptureIntent) {
   return { adapter: intent.adapter.name, workload: intent.workload.name, parameters: intent.workload.parameters, options: intent.adapter.options };
 }
 
+/** Most characters of the parameters a capture's title lists. */
+const TITLE_PARAMETER_CHARS = 80;
+
+/**
+ * A capture's title tells it from the other captures of the same workload: the workload, its
+ * parameters, the adapter and when it started (UTC, to the second), e.g.
+ * `demo (seconds=1, mode=hash) · node-cpuprofile · 2026-12-01 14:03:07 UTC`.
+ */
+export function captureTitle(workload: string, parameters: Record<string, string | number | boolean>, adapter: string, at: string): string {
+  const listed = Object.entries(parameters)
+    .map(([name, value]) => `${name}=${String(value)}`)
+    .join(", ");
+  const clipped = listed.length > TITLE_PARAMETER_CHARS ? `${listed.slice(0, TITLE_PARAMETER_CHARS - 1)}…` : listed;
+  return `${workload}${clipped ? ` (${clipped})` : ""} · ${adapter} · ${at.slice(0, 19).replace("T", " ")} UTC`;
+}
+
 /** The run and operation records of a capture, before any process starts (an experiment makes one per trial). */
 export function createCaptureRecords(ws: Workspace, intent: CaptureIntent, digest: string, mode: { inline: ReturnType<typeof registerWorker> } | { queued: { key: string } }) {
   const job: CaptureJob = { capture: intent, env: buildChildEnv(intent.workload.declaration).env };
@@ -119,7 +135,7 @@ export function createCaptureRecords(ws: Workspace, intent: CaptureIntent, diges
   const run = createRun(ws.db, {
     kind: "capture",
     source: intent.adapter.name,
-    title: `${intent.workload.name} · ${intent.adapter.name}`,
+    title: captureTitle(intent.workload.name, intent.workload.parameters, intent.adapter.name, operation.created_at),
     status: "pending",
     execution_state: "pending",
     capture_state: "pending",

@@ -2,7 +2,7 @@ import { agentAccessStatus, agentToken, listAuditEvents, setAgentAccess, setAgen
 import { listArtifacts, showArtifact } from "./artifacts";
 import { listCommits, showCommit, showHead } from "./commits";
 import { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
-import { listRuns, showRun } from "./runs";
+import { listRuns, renameRun, listRunFacets, showRun } from "./runs";
 import { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, stackExamples, summarizeRun, traceWindow } from "./evidence";
 import { importArtifact } from "./imports";
 import { listCorpusFiles } from "./corpus";
@@ -24,7 +24,7 @@ export { agentAccessStatus, agentToken, listAuditEvents, recordSignIn, redeemSto
 export { listArtifacts, showArtifact } from "./artifacts";
 export { listCommits, showCommit, showHead } from "./commits";
 export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
-export { listRuns, showRun } from "./runs";
+export { listRuns, renameRun, listRunFacets, showRun } from "./runs";
 export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, stackExamples, summarizeRun, traceWindow } from "./evidence";
 export { importArtifact, importUploadedFile } from "./imports";
 export { listCorpusFiles, readCorpusObject } from "./corpus";
@@ -52,6 +52,8 @@ export const SERVICES: readonly ServiceDef[] = [
   purgeGarbage,
   listRuns,
   showRun,
+  listRunFacets,
+  renameRun,
   listArtifacts,
   showArtifact,
   listCommits,

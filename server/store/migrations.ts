@@ -371,6 +371,17 @@ CREATE INDEX workflows_by_created ON workflows (created_at DESC, id DESC);
 ALTER TABLE generations ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
 `,
   },
+  {
+    version: 7,
+    name: "runs library",
+    // The runs page sorts by title and lists the sources and workloads runs have; these indexes
+    // keep a page and those lists fast at tens of thousands of runs (the workload is in details).
+    sql: `
+CREATE INDEX runs_by_title ON runs (title COLLATE NOCASE, id);
+CREATE INDEX runs_by_source ON runs (source, kind);
+CREATE INDEX runs_by_workload ON runs (json_extract(details, '$.workload'));
+`,
+  },
   EXPERIMENTS_MIGRATION,
 ];
 

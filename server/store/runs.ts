@@ -152,26 +152,106 @@ export function runRevisions(db: SqliteDatabase, runId: string): Run[] {
   return rows.map((r) => JSON.parse(r.snapshot) as Run);
 }
 
+/** What the runs list can be narrowed by; every field is optional and they combine with AND. */
 export interface RunFilters {
+  /** Case-insensitive substring of the title, run id, source, file name or workload. */
+  text?: string;
   kind?: Run["kind"];
   status?: Run["status"];
+  /** The source as recorded: an import's format, a capture's adapter. */
+  source?: string;
+  workload?: string;
+  /** ISO times: created_at >= created_from and < created_before. */
+  created_from?: string;
+  created_before?: string;
 }
 
-/** One keyset page, newest first; `after` is the (created_at, id) of the last row seen. */
-export function listRunRows(db: SqliteDatabase, filters: RunFilters, after: [string, string] | null, limit: number): Run[] {
+/** The orders the runs list offers, each a total order (the id breaks ties) that keyset pages can resume. */
+export const RUN_ORDERS = {
+  newest: { columns: ["created_at", "id"], descending: true },
+  oldest: { columns: ["created_at", "id"], descending: false },
+  title: { columns: ["title COLLATE NOCASE", "id"], descending: false },
+} as const;
+export type RunOrder = keyof typeof RUN_ORDERS;
+
+/** A keyset position: the order's key of a row, and whether rows after it or before it are wanted. */
+export interface RunPosition {
+  key: [string, string];
+  direction: "after" | "before";
+}
+
+/** LIKE pattern for a substring, its wildcards escaped with a backslash. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+const FILTER_SQL = `(@kind IS NULL OR kind = @kind) AND (@status IS NULL OR status = @status) AND (@source IS NULL OR source = @source)
+  AND (@workload IS NULL OR json_extract(details, '$.workload') = @workload)
+  AND (@created_from IS NULL OR created_at >= @created_from) AND (@created_before IS NULL OR created_at < @created_before)
+  AND (@pattern IS NULL OR title LIKE @pattern ESCAPE '\\' OR id LIKE @pattern ESCAPE '\\' OR source LIKE @pattern ESCAPE '\\'
+    OR json_extract(details, '$.file_name') LIKE @pattern ESCAPE '\\' OR json_extract(details, '$.workload') LIKE @pattern ESCAPE '\\')`;
+
+function filterParameters(filters: RunFilters) {
+  return {
+    kind: filters.kind ?? null,
+    status: filters.status ?? null,
+    source: filters.source ?? null,
+    workload: filters.workload ?? null,
+    created_from: filters.created_from ?? null,
+    created_before: filters.created_before ?? null,
+    pattern: filters.text ? containsPattern(filters.text) : null,
+  };
+}
+
+/**
+ * Up to `limit` rows in `order` strictly after (or, walking back, before) `position`, from the
+ * start when it is null. Rows before a position come back in the order's direction too.
+ */
+export function listRunRows(db: SqliteDatabase, filters: RunFilters, order: RunOrder, position: RunPosition | null, limit: number): Run[] {
+  const { columns, descending } = RUN_ORDERS[order];
+  const backwards = position?.direction === "before";
+  // Walking back reverses the scan; the rows are put back in the order's direction below.
+  const scanDescending = descending !== backwards;
+  const keyColumns = `(${columns.join(", ")})`;
+  const beyond = scanDescending ? "<" : ">";
+  // The bound on the first column alone lets SQLite seek the NOCASE title index (not only scan it).
+  const seek = position ? `AND ${columns[0]} ${beyond}= @key0 AND ${keyColumns} ${beyond} (@key0, @key1)` : "";
+  const direction = scanDescending ? "DESC" : "ASC";
   const rows = db
+    .prepare(`SELECT * FROM runs WHERE ${FILTER_SQL} ${seek} ORDER BY ${columns.map((c) => `${c} ${direction}`).join(", ")} LIMIT @limit`)
+    .all({ ...filterParameters(filters), ...(position ? { key0: position.key[0], key1: position.key[1] } : {}), limit }) as RunRow[];
+  const runs = rows.map(runFromRow);
+  return backwards ? runs.reverse() : runs;
+}
+
+/** How many runs the filters match, in every page together. */
+export function countRunRows(db: SqliteDatabase, filters: RunFilters): number {
+  return (db.prepare(`SELECT count(*) AS n FROM runs WHERE ${FILTER_SQL}`).get(filterParameters(filters)) as { n: number }).n;
+}
+
+/** A run's key in `order` (what a keyset position holds). */
+export function runOrderKey(run: Run, order: RunOrder): [string, string] {
+  return [order === "title" ? run.title : run.created_at, run.run_id];
+}
+
+export interface RunFacets {
+  /** Each source (format or adapter) with its kind and how many runs have it, most runs first. */
+  sources: { source: string; kind: Run["kind"]; runs: number }[];
+  workloads: { workload: string; runs: number }[];
+  total: number;
+}
+
+/** The values the runs list can be filtered by, at most `limit` of each. */
+export function runFacets(db: SqliteDatabase, limit: number): RunFacets {
+  const sources = db
+    .prepare("SELECT source, kind, count(*) AS runs FROM runs GROUP BY source, kind ORDER BY runs DESC, source LIMIT ?")
+    .all(limit) as RunFacets["sources"];
+  const workloads = db
     .prepare(
-      `SELECT * FROM runs
-       WHERE (@kind IS NULL OR kind = @kind) AND (@status IS NULL OR status = @status)
-         AND (@after_at IS NULL OR (created_at, id) < (@after_at, @after_id))
-       ORDER BY created_at DESC, id DESC LIMIT @limit`,
+      `SELECT json_extract(details, '$.workload') AS workload, count(*) AS runs FROM runs
+       WHERE json_extract(details, '$.workload') IS NOT NULL GROUP BY workload ORDER BY runs DESC, workload LIMIT ?`,
     )
-    .all({
-      kind: filters.kind ?? null,
-      status: filters.status ?? null,
-      after_at: after?.[0] ?? null,
-      after_id: after?.[1] ?? null,
-      limit,
-    }) as RunRow[];
-  return rows.map(runFromRow);
+    .all(limit) as RunFacets["workloads"];
+  const total = (db.prepare("SELECT count(*) AS n FROM runs").get() as { n: number }).n;
+  return { sources, workloads, total };
 }

@@ -7,6 +7,7 @@ import { importToMemory } from "../../analysis/formats/run";
 import { traceV1Importer } from "../../analysis/formats/trace-v1";
 import { compileWorkflow } from "../../analysis/workflow/compile";
 import { compileEventsFromSpans, type EdgeRow, type SpanRow } from "../../analysis/workflow/from-spans";
+import { agentSessionTrace } from "./generators";
 import { summarize } from "./stats";
 
 const ROUNDS = 3;
@@ -110,47 +111,12 @@ function timeSpans(traces: number, perTrace: number): Record<string, unknown> {
 }
 
 /**
- * A generated trace v1 session of `calls` tool calls, as an agent makes them: batches of 1–4
- * parallel calls, each following the previous batch; a third list things (results with ids and
- * paths), the rest read or change what an earlier result named (nested and whole references), a
- * few repeat a read exactly, a few fail. Imported once (the trace v1 importer, into memory), then
- * compiled from its spans and its critical path computed: median of 3 rounds of the compile.
+ * A generated agent session of `calls` tool calls (generators.ts agentSessionTrace), imported once
+ * (the trace v1 importer, into memory), then compiled from its spans and its critical path
+ * computed: median of 3 rounds of the compile.
  */
 async function timeCompile(calls: number): Promise<Record<string, unknown>> {
-  const random = seeded(11);
-  const events: Record<string, unknown>[] = [];
-  let clock = 0;
-  let previous: string[] = [];
-  const produced: { id: string; items: string[] }[] = [];
-  while (events.length < calls) {
-    const batch: string[] = [];
-    const size = Math.min(1 + Math.floor(random() * 4), calls - events.length);
-    for (let b = 0; b < size; b++) {
-      const id = `c${events.length}`;
-      const kind = random();
-      const source = produced.length ? produced[Math.floor(random() * produced.length)] : null;
-      const dur = 5 + Math.floor(random() * 200);
-      let event: Record<string, unknown>;
-      if (kind < 0.33 || !source) {
-        const items = Array.from({ length: 3 }, (_, k) => `/repo/src/module_${events.length}_${k}.ts`);
-        produced.push({ id, items });
-        event = { tool: "list_files", side_effect: "read", arguments: { dir: `/repo/src/d${events.length % 50}` }, result: { files: items.map((p, k) => ({ path: p, size: 1000 + k })) } };
-      } else if (kind < 0.8) {
-        event = { tool: "read_file", side_effect: "read", arguments: { path: source.items[Math.floor(random() * source.items.length)] }, result: `contents of ${id}` };
-      } else if (kind < 0.85) {
-        event = { tool: "read_file", side_effect: "read", arguments: { path: source.items[0] }, result: `contents of ${source.items[0]}` };
-      } else if (kind < 0.97) {
-        event = { tool: "edit_file", side_effect: "write", arguments: { path: source.items[0], patch: { hunks: [{ at: 3, text: "fix" }] } }, result: "applied" };
-      } else {
-        event = { tool: "run_tests", side_effect: "write", arguments: { filter: source.items[1] }, status: "error", error: "exit 1" };
-      }
-      events.push({ id, status: "ok", ...event, start: clock, duration_ms: dur, after: previous });
-      batch.push(id);
-    }
-    clock += 250;
-    previous = batch;
-  }
-  const document = new TextEncoder().encode(JSON.stringify({ format: "emberscope.trace", version: 1, events }));
+  const document = new TextEncoder().encode(JSON.stringify(agentSessionTrace(calls)));
   const imported = await importToMemory(traceV1Importer, document);
   const spans = imported.tables.spans as unknown as SpanRow[];
   const edges = imported.tables.edges as unknown as EdgeRow[];

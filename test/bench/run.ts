@@ -3,11 +3,13 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { captureBenchmark } from "./capture.bench";
 import { criticalPathBenchmark } from "./critical-path.bench";
+import { dagViewBenchmark } from "./dag-view.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { mcpBenchmark } from "./mcp.bench";
 import { notebookBenchmark } from "./notebook.bench";
 import { redactionBenchmark } from "./redaction.bench";
+import { runsLibraryBenchmark } from "./runs-library.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { uiBenchmark } from "./ui.bench";
 import { uiDataBenchmark } from "./ui-data.bench";
@@ -23,6 +25,8 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   redaction: redactionBenchmark,
   notebook: notebookBenchmark,
   "critical-path": criticalPathBenchmark,
+  "dag-view": dagViewBenchmark,
+  "runs-library": runsLibraryBenchmark,
 };
 
 const only = process.argv.slice(2);

@@ -47,7 +47,7 @@ async function behaviour(transport: Transport, projectRoot: string) {
     counts: { runs: 0, artifacts: 0, commits: 1, generations: 0, operations_active: 0 },
   });
 
-  expect(expectOk(await transport.call("runs.list", {}))).toEqual({ items: [], next_cursor: null, truncated: false, limit: 50 });
+  expect(expectOk(await transport.call("runs.list", {}))).toEqual({ items: [], next_cursor: null, previous_cursor: null, truncated: false, limit: 50, matching: 0 });
 
   const ws = openWorkspace({ cwd: projectRoot, projectRoot });
   const created = ["first", "second", "third"].map((title) => createRun(ws.db, { kind: "import", source: "folded", title }));
@@ -59,6 +59,11 @@ async function behaviour(transport: Transport, projectRoot: string) {
   const page2 = expectOk(await transport.call("runs.list", { limit: 2, cursor: page1.next_cursor }));
   expect(page2.items.map((r: { run_id: string }) => r.run_id)).toEqual([created[0].run_id]);
   expect(page2.next_cursor).toBeNull();
+  const back = expectOk(await transport.call("runs.list", { limit: 2, cursor: page2.previous_cursor }));
+  expect(back.items.map((r: { run_id: string }) => r.run_id)).toEqual(page1.items.map((r: { run_id: string }) => r.run_id));
+  expect(back).toMatchObject({ previous_cursor: null, matching: 3 });
+  const found = expectOk(await transport.call("runs.list", { text: "SEC", order: "title" }));
+  expect(found.items.map((r: { title: string }) => r.title)).toEqual(["second"]);
 
   const stale = expectError(await transport.call("runs.list", { limit: 2, cursor: page1.next_cursor, kind: "capture" }), "STALE_CURSOR");
   expect(stale).toMatchObject({ code: "STALE_CURSOR", recovery: { operation: "runs.list", arguments: { kind: "capture", limit: 2 } } });
@@ -72,6 +77,17 @@ async function behaviour(transport: Transport, projectRoot: string) {
     recovery: { operation: "runs.list", arguments: {}, safe_to_repeat: true },
   });
   expect(expectError(await transport.call("runs.list", { limit: 0 }), "INVALID_ARGUMENTS")).toMatchObject({ code: "INVALID_ARGUMENTS", retryable: false });
+  // The CLI names the argument by its flag (--from), the others by the field (created_from).
+  expect(expectError(await transport.call("runs.list", { created_from: "last week" }), "INVALID_ARGUMENTS").details.argument).toMatch(/^(created_from|--from)$/);
+
+  const renamed = expectOk(await transport.call("runs.update", { run_id: created[2].run_id, title: "third, renamed", expected_revision: 1 }));
+  expect(renamed).toMatchObject({ run_id: created[2].run_id, title: "third, renamed", revision: 2 });
+  expect(expectError(await transport.call("runs.update", { run_id: created[2].run_id, title: "lost", expected_revision: 1 }), "REVISION_CONFLICT")).toMatchObject({
+    code: "REVISION_CONFLICT",
+    retryable: true,
+    details: { run_id: created[2].run_id, expected_revision: 1, current_revision: 2 },
+    recovery: { operation: "runs.get", arguments: { run_id: created[2].run_id }, safe_to_repeat: true },
+  });
   expect(expectOk(await transport.call("commits.get", { commit_id: "HEAD" }))).toMatchObject({ commit_id: init.head_commit_id, generations: [] });
 
   await notebookBehaviour(transport, projectRoot, { expectOk, expectError });

@@ -1,13 +1,24 @@
 "use client";
 
+import { CriticalPathView } from "../../../components/dag/CriticalPathView";
 import { SqlCell } from "../../../components/run-views/SqlCell";
 import { TraceWindowCell } from "../../../components/run-views/TraceWindowCell";
 import type { TimeRange } from "../../../components/url-state";
+import type { ComponentProps } from "react";
+
+/** The DAG view's state (from the URL) and what it compiles with; `marks`: the trace window marks the critical-path spans. */
+export type CriticalPathState = Omit<ComponentProps<typeof CriticalPathView>, "runId" | "commitId"> & {
+  /** The run has spans: the trace window offers the critical-path marks. */
+  available: boolean;
+  marks: boolean;
+  onMarks: (on: boolean) => void;
+};
 
 /**
- * The trace window and the SQL console, mounted with the same run and commit as the other views.
- * The trace window's visible range and selection come from the URL and go back to it; the SQL
- * console reports its text (for "Add to investigation").
+ * The trace window, the critical-path (DAG) view and the SQL console, mounted with the same run and
+ * commit as the other views. The trace window's visible range and selection come from the URL and
+ * go back to it, as do the DAG view's selection, what-if and trace; the SQL console reports its
+ * text (for "Add to investigation").
  */
 export function OtherView(props: {
   view: string;
@@ -17,8 +28,11 @@ export function OtherView(props: {
   traceSelection?: TimeRange | null;
   onTraceViewChange?: (visible: TimeRange | null, selection: TimeRange | null) => void;
   onSqlChange?: (sql: string) => void;
+  criticalPath: CriticalPathState;
 }) {
+  const { available, marks, onMarks, ...dag } = props.criticalPath;
   if (props.view === "sql") return <SqlCell runId={props.runId} commitId={props.commitId} onSqlChange={props.onSqlChange} />;
+  if (props.view === "dag") return <CriticalPathView runId={props.runId} commitId={props.commitId} {...dag} />;
   return (
     <TraceWindowCell
       runId={props.runId}
@@ -26,6 +40,7 @@ export function OtherView(props: {
       initialView={props.traceView ?? undefined}
       initialSelection={props.traceSelection ?? undefined}
       onViewChange={props.onTraceViewChange}
+      criticalPath={available ? { contracts: dag.contracts, metadata: dag.metadata, on: marks, onToggle: onMarks } : undefined}
     />
   );
 }

@@ -10,7 +10,8 @@ import { useFlameTree, useHotspots, useNeighbours } from "../../../components/ev
 import { formatValue } from "../../../analysis/flame/format";
 import { AddToInvestigation, type CellDraft } from "../../../components/notebook/AddToInvestigation";
 import { useUrlState } from "../../../components/use-url-state";
-import { formatTimeRange, parseTimeRange } from "../../../components/url-state";
+import { formatTimeRange, formatWhatIf, parseTimeRange, parseWhatIf } from "../../../components/url-state";
+import type { ReviewedTool } from "../../../components/dag/run-critical-path";
 import { RUN_URL_STATE, type RunUrlState } from "./url-state";
 import { OtherView } from "./OtherView";
 
@@ -19,8 +20,12 @@ export const VIEWS = [
   { id: "sandwich", label: "Sandwich" },
   { id: "calltree", label: "Call tree" },
   { id: "trace", label: "Trace" },
+  { id: "dag", label: "Critical path" },
   { id: "sql", label: "SQL" },
 ] as const;
+
+/** Views that only apply to runs with spans. */
+const SPAN_VIEWS = new Set<string>(["dag"]);
 
 export interface MetricOption {
   name: string;
@@ -36,6 +41,12 @@ export interface RunWorkbenchProps {
   primaryMetric: string | null;
   /** The view state the URL carried: readUrlState(RUN_URL_STATE, searchParams). */
   initial: RunUrlState;
+  /** The run has spans at this commit: the critical-path view applies. */
+  hasSpans: boolean;
+  /** Tools a person reviewed (tools.list), which the DAG view compiles with. */
+  toolContracts: readonly ReviewedTool[];
+  /** The importer's metadata of the run (its trace id and runtime inputs). */
+  metadata: Readonly<Record<string, string>>;
 }
 
 const DEFAULT_BUDGET = 20_000;
@@ -45,7 +56,8 @@ const FRAME_KEY = /^[0-9a-f]{16}$/;
 /** The run page's client side: view tabs, metric selector and the cells, with state in the URL. */
 export function RunWorkbench(props: RunWorkbenchProps) {
   const [state, patch] = useUrlState(RUN_URL_STATE, { ...props.initial, metric: props.initial.metric ?? props.primaryMetric });
-  const view = VIEWS.some((v) => v.id === state.view) ? state.view! : "flame";
+  const views = VIEWS.filter((v) => props.hasSpans || !SPAN_VIEWS.has(v.id));
+  const view = views.some((v) => v.id === state.view) ? state.view! : "flame";
   const metric = state.metric;
   const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
   const needsTree = view === "flame" || view === "sandwich" || view === "calltree";
@@ -88,7 +100,10 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     const commit_id = props.commitId;
     if (view === "sandwich") return { kind: "sandwich", content: { ...run, selected: sel && FRAME_KEY.test(sel) ? sel : null }, commit_id };
     if (view === "calltree") return { kind: "calltree", content: run, commit_id };
-    if (view === "dag") return { kind: "critical_path", content: { run_id: props.runId }, commit_id };
+    if (view === "dag") {
+      const whatIf = parseWhatIf(state.whatif);
+      return { kind: "critical_path", content: { run_id: props.runId, ...(state.trace ? { trace_id: state.trace } : {}), ...(whatIf ? { what_if: { node: whatIf.node, duration_ms: whatIf.ms } } : {}) }, commit_id };
+    }
     if (view === "sql") return { kind: "sql", content: { sql: sqlText.current }, commit_id };
     if (view === "trace") {
       const visible = parseTimeRange(state.window);
@@ -117,6 +132,19 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           traceSelection={parseTimeRange(state.range)}
           onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) })}
           onSqlChange={onSqlChange}
+          criticalPath={{
+            available: props.hasSpans,
+            contracts: props.toolContracts,
+            metadata: props.metadata,
+            selected: state.node,
+            onSelect: (node) => patch({ node }),
+            whatIf: parseWhatIf(state.whatif),
+            onWhatIf: (whatIf) => patch({ whatif: formatWhatIf(whatIf) }),
+            trace: state.trace,
+            onTrace: (trace) => patch({ trace }),
+            marks: state.cp !== "off",
+            onMarks: (on) => patch({ cp: on ? null : "off" }),
+          }}
         />
       );
     }
@@ -198,7 +226,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   return (
     <>
       <nav className="view-tabs" aria-label="Views" data-testid="view-tabs">
-        {VIEWS.map((v) => (
+        {views.map((v) => (
           <a
             key={v.id}
             href={`?${new URLSearchParams({ ...(v.id === "flame" ? {} : { view: v.id }), ...(props.initial.budget ? { budget: props.initial.budget } : {}) }).toString()}`}

@@ -1,6 +1,6 @@
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../../components/AppShell";
-import { callService, listCommits, showRun, summarizeRun } from "../../../server/services";
+import { callService, listCommits, listToolContracts, showRun, summarizeRun } from "../../../server/services";
 import { webServiceContext } from "../../../server/trpc/context";
 import "../../../components/flame/workbench.css";
 import { CommitPicker } from "./CommitPicker";
@@ -13,7 +13,7 @@ export const dynamic = "force-dynamic";
 
 const RUN_RAIL = (runId: string) => mainRail(null, [{ href: `/runs/${encodeURIComponent(runId)}`, label: "This run", current: true }]);
 
-/** /runs/[runId]?view=flame|sandwich|calltree|trace|sql&commit=&metric=&zoom=&q=&sel=&orient=&mode=&window=&range= (RUN_URL_STATE) */
+/** /runs/[runId]?view=flame|sandwich|calltree|trace|dag|sql&commit=&metric=&zoom=&q=&sel=&orient=&mode=&window=&range= (RUN_URL_STATE) */
 export default async function RunPage(props: { params: Promise<{ runId: string }>; searchParams: Promise<SearchParams> }) {
   const { runId } = await props.params;
   const search = await props.searchParams;
@@ -23,6 +23,9 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
     const run = await callService(showRun, ctx, { run_id: runId });
     const summary = await callService(summarizeRun, ctx, { run_id: runId, commit_id: commit });
     const commits = await callService(listCommits, ctx, { limit: 50 });
+    const hasSpans = (summary.spans?.spans ?? 0) > 0;
+    // The DAG view compiles tool calls with the tools a person reviewed.
+    const contracts = hasSpans ? (await callService(listToolContracts, ctx, {})).tools.map((t) => ({ tool: t.tool, side_effect: t.side_effect })) : [];
     const headId = commits.items[0]?.commit_id ?? null;
     const pinned = commits.items.find((c) => c.commit_id === summary.commit_id);
     const options = commits.items.some((c) => c.commit_id === summary.commit_id) ? commits.items : [...commits.items, { commit_id: summary.commit_id, seq: -1, message: "" }];
@@ -59,6 +62,9 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           metrics={summary.metrics.filter((m) => m.samples > 0).map((m) => ({ name: m.name, unit: m.unit, total: m.total }))}
           primaryMetric={summary.primary_metric}
           initial={readUrlState(RUN_URL_STATE, search)}
+          hasSpans={hasSpans}
+          toolContracts={contracts}
+          metadata={summary.metadata}
         />
       </AppShell>
     );

@@ -3,7 +3,9 @@ import type { UrlState } from "../../../components/url-state";
 /**
  * What the run page's URL carries (/runs/[runId]?…), with defaults. `commit` is read by the page
  * itself (CommitPicker changes it with a reload). Trace window: `window` is the visible time range and
- * `range` the selected one, both `START..END` in nanoseconds.
+ * `range` the selected one, both `START..END` in nanoseconds. DAG view: `node` is the selected node,
+ * `whatif` a what-if as `NODE:MS`, `trace` the span trace shown; `cp=off` hides the trace window's
+ * critical-path marks.
  */
 export const RUN_URL_STATE = {
   view: "flame",
@@ -17,6 +19,10 @@ export const RUN_URL_STATE = {
   budget: null,
   window: null,
   range: null,
+  node: null,
+  whatif: null,
+  trace: null,
+  cp: null,
 } as const satisfies Record<string, string | null>;
 
 export type RunUrlState = UrlState<typeof RUN_URL_STATE>;
