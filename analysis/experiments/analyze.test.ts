@@ -98,9 +98,9 @@ describe("experiment analysis", () => {
     const { variants, warnings } = analyzeExperiment(input(trials));
     const a = variants.find((v) => v.variant === "A")!;
     expect(a).toMatchObject({ trials: 10, min: 100, max: 400, median: 109, mad: 5, outliers: 1 });
-    // Theil–Sen ignores the outlier: +2 per trial of A is 200 per 100 trials, 183 % of the median 109.
-    expect(a.drift_per_100_trials!).toBeCloseTo(200 / 109, 10);
-    expect(variants.find((v) => v.variant === "B")).toMatchObject({ median: 50, mad: 0, outliers: 0, drift_per_100_trials: 0 });
+    // Theil–Sen ignores the outlier: +2 per trial of A over 9 steps (run order 0 to 18) is +18, 16.5 % of the median 109.
+    expect(a.drift_over_run!).toBeCloseTo(18 / 109, 10);
+    expect(variants.find((v) => v.variant === "B")).toMatchObject({ median: 50, mad: 0, outliers: 0, drift_over_run: 0 });
     expect(warnings.map((w) => w.code)).toEqual(expect.arrayContaining(["OUTLIERS", "DRIFT"]));
   });
 

@@ -19,7 +19,8 @@
  * - `inconclusive`: otherwise (the CI reaches into the band and out of it).
  *
  * Per variant: median, MAD, min, max and drift (the Theil–Sen slope of value against run order,
- * as a fraction of the median per 100 trials). Warnings, as hyperfine gives them: outliers
+ * times the span of the variant's trials in run order, as a fraction of the median: how much the
+ * values moved from the first trial to the last). Warnings, as hyperfine gives them: outliers
  * (modified z-score |0.6745 (x − median) / MAD| > 3.5, Iglewicz and Hoaglin), failed trials
  * (kept, excluded, counted), too few trials for the threshold (with the blocks that would narrow
  * the CI to it: the CI narrows as 1/√n), and drift.
@@ -63,8 +64,8 @@ export interface VariantSummary {
   mad: number | null;
   min: number | null;
   max: number | null;
-  /** Theil–Sen slope of value against run order, as a fraction of the median per 100 trials. */
-  drift_per_100_trials: number | null;
+  /** Theil–Sen slope of value against run order times the run's span, as a fraction of the median. */
+  drift_over_run: number | null;
   outliers: number;
   /** In run order: what the per-trial picture draws. */
   values: { index: number; block: number; value: number }[];
@@ -141,8 +142,8 @@ export function analyzeExperiment(input: AnalysisInput): ExperimentAnalysis {
   const variants = names.map((name) => summarize(name, measured.filter((t) => t.variant === name), usable));
   for (const v of variants) {
     if (v.outliers > 0) warnings.push({ code: "OUTLIERS", message: `${v.variant}: ${v.outliers} outlier(s) (modified z-score above ${OUTLIER_Z}); the machine may have been disturbed. The median and the paired design limit their effect; consider more trials on a quieter machine.` });
-    if (v.drift_per_100_trials !== null && Math.abs(v.drift_per_100_trials) * (v.trials / 100) > input.threshold) {
-      warnings.push({ code: "DRIFT", message: `${v.variant}: values drifted by ${(v.drift_per_100_trials * 100).toFixed(1)} % per 100 trials over the run; blocks interleave the variants, so drift common to all cancels in the paired ratios.` });
+    if (v.drift_over_run !== null && Math.abs(v.drift_over_run) > input.threshold) {
+      warnings.push({ code: "DRIFT", message: `${v.variant}: values drifted by ${(v.drift_over_run * 100).toFixed(1)} % from its first trial to its last; blocks interleave the variants, so drift common to all cancels in the paired ratios.` });
     }
   }
 
@@ -252,7 +253,7 @@ function summarize(variant: string, trials: readonly TrialOutcome[], usable: (t:
   const ok = trials.filter(usable).sort((a, b) => a.index - b.index);
   const values = ok.map((t) => t.value);
   const failed = trials.length - ok.length;
-  if (values.length === 0) return { variant, trials: 0, failed, median: null, mad: null, min: null, max: null, drift_per_100_trials: null, outliers: 0, values: [] };
+  if (values.length === 0) return { variant, trials: 0, failed, median: null, mad: null, min: null, max: null, drift_over_run: null, outliers: 0, values: [] };
   const m = median(values);
   const mad = median(values.map((v) => Math.abs(v - m)));
   const outliers = mad > 0 ? values.filter((v) => Math.abs((0.6745 * (v - m)) / mad) > OUTLIER_Z).length : 0;
@@ -265,7 +266,7 @@ function summarize(variant: string, trials: readonly TrialOutcome[], usable: (t:
     mad,
     min: Math.min(...values),
     max: Math.max(...values),
-    drift_per_100_trials: slope === null || m === 0 ? null : (slope * 100 * averageSpacing(ok.map((t) => t.index))) / m,
+    drift_over_run: slope === null || m === 0 ? null : (slope * (ok[ok.length - 1].index - ok[0].index)) / m,
     outliers,
     values: ok.map((t) => ({ index: t.index, block: t.block, value: t.value })),
   };
@@ -276,9 +277,4 @@ function theilSen(x: readonly number[], y: readonly number[]): number {
   const slopes: number[] = [];
   for (let i = 0; i < x.length; i++) for (let j = i + 1; j < x.length; j++) if (x[j] !== x[i]) slopes.push((y[j] - y[i]) / (x[j] - x[i]));
   return slopes.length ? median(slopes) : 0;
-}
-
-/** How far apart in run order a variant's trials are (one per block: the number of variants). */
-function averageSpacing(indices: readonly number[]): number {
-  return indices.length > 1 ? (indices[indices.length - 1] - indices[0]) / (indices.length - 1) : 1;
 }

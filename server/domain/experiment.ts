@@ -65,7 +65,7 @@ export const ExperimentAnalysis = z.object({
       mad: z.number().nullable(),
       min: z.number().nullable(),
       max: z.number().nullable(),
-      drift_per_100_trials: z.number().nullable(),
+      drift_over_run: z.number().nullable().describe("How much the values moved from the variant's first trial to its last (Theil–Sen), as a fraction of its median."),
       outliers: z.number().int(),
       values: z.array(z.object({ index: z.number().int(), block: z.number().int(), value: z.number() })),
     }),
