@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { ErrorDocument } from "../server/domain/errors";
 import { CSRF_HEADER, SESSION_PATH } from "../server/http/header-names";
 import type { analyzeHotspots, compareRuns, flameTree, frameCallees, frameCallers, summarizeRun } from "../server/services/evidence";
+import type { showExperiment } from "../server/services/experiments";
 import type { getCriticalPath } from "../server/services/workflows";
 
 /** The evidence queries the browser calls, by tRPC path (= service name). Types only: nothing server-side is bundled. */
@@ -14,6 +15,7 @@ interface EvidenceQueries {
   "evidence.flame_tree": typeof flameTree;
   "evidence.compare": typeof compareRuns;
   "critical_path.get": typeof getCriticalPath;
+  "experiments.get": typeof showExperiment;
 }
 
 let csrf: Promise<string> | null = null;

@@ -3,7 +3,7 @@ import { CELL_KINDS, CellBodySchema, CellName, cellKind } from "./index";
 
 describe("the cell-kind registry", () => {
   it("registers each kind once, each with a strict content schema", () => {
-    expect(CELL_KINDS.map((k) => k.kind)).toEqual(["note", "sql", "flame", "sandwich", "calltree", "trace", "compare", "critical_path", "hypothesis", "finding"]);
+    expect(CELL_KINDS.map((k) => k.kind)).toEqual(["note", "sql", "flame", "sandwich", "calltree", "trace", "compare", "critical_path", "experiment", "hypothesis", "finding"]);
     for (const def of CELL_KINDS) expect(def.content.safeParse({ unexpected: true }).success).toBe(false);
     expect(CELL_KINDS.filter((k) => k.readsEvidence).map((k) => k.kind)).toEqual(["sql", "flame", "sandwich", "calltree", "trace", "compare", "critical_path"]);
     expect(cellKind("poem")).toBeUndefined();

@@ -3,6 +3,7 @@ import { TABLES } from "../../evidence/schema";
 import { calltreeCell } from "./calltree";
 import { compareCell } from "./compare";
 import { criticalPathCell } from "./critical-path";
+import { experimentCell } from "./experiment";
 import type { CellKindDef } from "./define";
 import { findingCell } from "./finding";
 import { flameCell } from "./flame";
@@ -19,7 +20,7 @@ export { defineCellKind, type CellKindDef } from "./define";
  * validation, the notebook format, the docs and the page's renderers read. A new kind is a file
  * in this folder added here (and its renderer in components/notebook/cells/).
  */
-export const CELL_KINDS = [noteCell, sqlCell, flameCell, sandwichCell, calltreeCell, traceCell, compareCell, criticalPathCell, hypothesisCell, findingCell] as const;
+export const CELL_KINDS = [noteCell, sqlCell, flameCell, sandwichCell, calltreeCell, traceCell, compareCell, criticalPathCell, experimentCell, hypothesisCell, findingCell] as const;
 
 export type CellKindName = (typeof CELL_KINDS)[number]["kind"];
 export const CELL_KIND_NAMES = CELL_KINDS.map((k) => k.kind) as [CellKindName, ...CellKindName[]];

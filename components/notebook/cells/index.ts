@@ -4,6 +4,7 @@ import type { CellViewProps } from "../context";
 import { CalltreeCellView } from "./calltree";
 import { CompareCellView } from "./compare";
 import { CriticalPathCellView } from "./critical-path";
+import { ExperimentCellView } from "./experiment";
 import { FindingCellView } from "./finding";
 import { FlameCellView } from "./flame";
 import { HypothesisCellView } from "./hypothesis";
@@ -22,6 +23,7 @@ export const CELL_VIEWS: { [K in CellKindName]: ComponentType<CellViewProps<K>> 
   trace: TraceCellView,
   compare: CompareCellView,
   critical_path: CriticalPathCellView,
+  experiment: ExperimentCellView,
   hypothesis: HypothesisCellView,
   finding: FindingCellView,
 };
