@@ -1,4 +1,4 @@
-import { createRedactor, emptyCounts, TOKEN_KINDS, type RedactionContext, type RedactionCounts, type TokenKind } from "./redact";
+import { addCounts, createRedactor, emptyCounts, TOKEN_KINDS, type RedactionContext, type RedactionCounts, type TokenKind } from "./redact";
 import { instructionSignals, neutralizeText, SUPPRESSED_MARKER, type NeutralizeOptions } from "./neutralize";
 import { looksLikeJson, MAX_JSON_DEPTH, parseJson, pointerStep, shrinkJson } from "./json-text";
 
@@ -80,6 +80,9 @@ export const DEFAULT_VERBATIM_KEYS: ReadonlySet<string> = new Set([
   "candidate_run_id",
 ]);
 
+/** How a result's key treats its string value (see `agentView`'s roleOf). */
+type KeyRole = "verbatim" | "secret" | "json" | "text";
+
 /** The evidence schema's JSON text columns: spans.args and measurements.dimensions. */
 export const DEFAULT_JSON_KEYS: ReadonlySet<string> = new Set(["args", "dimensions"]);
 
@@ -109,10 +112,6 @@ const isSecretKey = keyTest(SECRET_KEY_NAME);
 const isSecretNumberKey = keyTest(SECRET_NUMBER_NAME);
 
 const markerFor = (text: string) => `${SUPPRESSED_MARKER.slice(0, -1)}, ${text.length} chars]`;
-
-function addCounts(into: RedactionCounts, from: RedactionCounts | null): void {
-  if (from) for (const kind of TOKEN_KINDS) into[kind] += from[kind];
-}
 
 function anyCounted(counts: RedactionCounts): boolean {
   for (const kind of TOKEN_KINDS) if (counts[kind] > 0) return true;
@@ -177,7 +176,7 @@ class JsonWalk {
   private inner(text: string): string {
     this.strings.push(text);
     const p = this.project(text);
-    addCounts(this.counts, p.counts);
+    if (p.counts) addCounts(this.counts, p.counts);
     if (p.worded) this.worded = true;
     if (p.suppressed || p.suppressedInside) {
       const pointer = this.path.map(pointerStep).join("");
@@ -286,9 +285,11 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
     else report.suppressed.paths_truncated = true;
   };
 
-  /** `key` is the string's key or index in its container (none at the root): its path is built only if it is reported. */
-  const visitString = (text: string, key?: string | number): string => {
-    const expectJson = typeof key === "string" && jsonKeys.has(key);
+  /**
+   * `key` is the string's key or index in its container (none at the root): its path is built only
+   * if it is reported. `expectJson`: the key is one of the JSON text columns.
+   */
+  const visitString = (text: string, key?: string | number, expectJson = false): string => {
     const entry = memo.get(text);
     const projected = (expectJson ? entry?.json : entry?.text) ?? remembered(expectJson ? "json" : "text", project, text, expectJson);
     if (projected.suppressed) reportPath(key);
@@ -296,6 +297,20 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
     if (projected.counts) addCounts(report.redacted, projected.counts);
     if (projected.cut) report.truncated_strings++;
     return projected.text;
+  };
+
+  /**
+   * What a key says about its string value, decided once per key and call (an answer repeats its
+   * few keys on every row): echoed verbatim, a secret, JSON text, or text.
+   */
+  const roles = new Map<string, KeyRole>();
+  const roleOf = (key: string): KeyRole => {
+    let role = roles.get(key);
+    if (role === undefined) {
+      role = verbatim.has(key) ? "verbatim" : redacting && isSecretKey(key) ? "secret" : jsonKeys.has(key) ? "json" : "text";
+      if (roles.size < 1000) roles.set(key, role);
+    }
+    return role;
   };
 
   const visitSecret = (text: string): string => {
@@ -324,9 +339,10 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
       for (const key of Object.keys(node)) {
         const child = (node as Record<string, unknown>)[key];
         if (typeof child === "string") {
-          if (verbatim.has(key)) out[key] = child;
-          else if (redacting && isSecretKey(key)) out[key] = visitSecret(child);
-          else out[key] = visitString(child, key);
+          const role = roleOf(key);
+          if (role === "verbatim") out[key] = child;
+          else if (role === "secret") out[key] = visitSecret(child);
+          else out[key] = visitString(child, key, role === "json");
         } else if (child === null || typeof child === "number" || typeof child === "boolean") out[key] = child;
         else {
           at.push(key);

@@ -141,6 +141,24 @@ describe("agentView", () => {
     expect(agentView(hostile, { detail: "redacted", redaction: context, toolNames: ["cancel_operation"] }).report.suppressed.paths).toEqual(["(root)"]);
   });
 
+  it("counts every kind of token, in strings, in args and under secret-like keys, once per occurrence", () => {
+    const row = {
+      file: "/home/alice/app.js",
+      by: "alice",
+      host: "build-box-7",
+      mail: "bob@mail.example.com",
+      ip: "10.1.2.3",
+      note: "DB_PASSWORD=correct-horse-battery",
+      args: '{"cut": "at 16 Ki',
+      password: "letmein",
+    };
+    const memo = new Map();
+    for (let call = 0; call < 2; call++) {
+      const { report } = agentView({ rows: [row, { ...row }] }, { detail: "redacted", redaction: context, memo });
+      expect(report.redacted).toEqual({ PATH: 2, USER: 2, HOST: 2, EMAIL: 2, IP: 2, SECRET: 4, DATA: 2 });
+    }
+  });
+
   it("with full detail leaves paths but still neutralizes instructions", () => {
     const { value, report } = agentView(result, { detail: "full", redaction: context, toolNames: ["cancel_operation"] });
     expect(value.rows[1].file).toBe("/home/alice/evil.js");
