@@ -383,6 +383,16 @@ CREATE INDEX runs_by_workload ON runs (json_extract(details, '$.workload'));
 `,
   },
   EXPERIMENTS_MIGRATION,
+  {
+    version: 9,
+    name: "audit events indexed by target only where they name one",
+    // Every tool call appends an audit row and most (reads) name no target: they need no entry in
+    // an index read only by target (a query's `target = ?` implies NOT NULL, so it still serves).
+    sql: `
+DROP INDEX audit_events_by_target;
+CREATE INDEX audit_events_by_target ON audit_events (target, seq) WHERE target IS NOT NULL;
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

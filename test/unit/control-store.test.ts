@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { EmberscopeError } from "../../server/domain/errors";
 import { APPLICATION_ID, openControlStore, schemaVersion } from "../../server/store/control-store";
 import { MIGRATIONS, LATEST_SCHEMA_VERSION } from "../../server/store/migrations";
+import { recordAudit } from "../../server/store/audit";
 import { createRun, getRun, runRevisions, updateRun } from "../../server/store/runs";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
@@ -49,6 +50,21 @@ describe("control store", () => {
       expect(db.prepare("SELECT title, note FROM runs WHERE id = ?").get(run.run_id)).toEqual({ title: "kept across the upgrade", note: null });
     } finally {
       db.close();
+    }
+  });
+
+  it("indexes audit events by target only where they name one, and reads an investigation's activity through that index", () => {
+    const ws = initWorkspace(tempProject());
+    try {
+      recordAudit(ws.db, { actor: "agent", action: "mcp.analyze_hotspots", resultCode: "OK" });
+      recordAudit(ws.db, { actor: "agent", action: "mcp.add_cell", target: "inv_1", resultCode: "OK" });
+      const index = ws.db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'audit_events_by_target'").get() as { sql: string };
+      expect(index.sql).toMatch(/WHERE target IS NOT NULL$/);
+      const byTarget = "SELECT action FROM audit_events WHERE target = ? AND actor = 'agent' ORDER BY seq DESC";
+      expect(ws.db.prepare(`EXPLAIN QUERY PLAN ${byTarget}`).all("inv_1")).toEqual([expect.objectContaining({ detail: expect.stringContaining("USING INDEX audit_events_by_target") })]);
+      expect(ws.db.prepare(byTarget).all("inv_1")).toEqual([{ action: "mcp.add_cell" }]);
+    } finally {
+      ws.close();
     }
   });
 
