@@ -3,7 +3,8 @@ import { z } from "zod";
 /**
  * Zod models of workflows, reviewed tool contracts and critical-path answers: what every
  * transport returns. The shapes mirror analysis/workflow/compile.ts and
- * analysis/critical-path/report.ts (pure code, no zod), checked against them by their types.
+ * analysis/critical-path/report.ts (pure code, no zod); services/workflows.ts maps those values
+ * onto these schemas, so the compiler checks each field there.
  */
 
 /** A tool's name as traces give it (the span's name). */

@@ -210,7 +210,10 @@ export const getWorkflow = defineService({
       cursor: input.cursor,
       limit: input.limit,
       restart: { operation: "workflows.get", arguments: { workflow_id: input.workflow_id, limit: input.limit } },
-      fetch: (after: [number] | null, limit) => doc.nodes.slice(after ? after[0] + 1 : 0, (after ? after[0] + 1 : 0) + limit).map((node) => ({ node, index: doc.nodes.indexOf(node) })),
+      fetch: (after: [number] | null, limit) => {
+        const from = after ? after[0] + 1 : 0;
+        return doc.nodes.slice(from, from + limit).map((node, k) => ({ node, index: from + k }));
+      },
       keyOf: (item): [number] => [item.index],
     });
     const ids = new Set(page.items.map((i) => i.node.id));
