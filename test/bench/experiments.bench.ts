@@ -130,7 +130,7 @@ function setFigures(results: { analysis: { comparisons: ExperimentAnalysis["comp
 /** valgrind's own instruction total for one run (its `summary:` line), with a minimal environment as a capture's child has. */
 function valgrindInstructions(root: string, rounds: number): number {
   const out = path.join(root, `truth-${rounds}.callgrind`);
-  const run = spawnSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, "./experiment-work", String(rounds)], { cwd: root, encoding: "utf8", env: { PATH: process.env.PATH } });
+  const run = spawnSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, "./experiment-work", String(rounds)], { cwd: root, encoding: "utf8", env: { PATH: process.env.PATH } as unknown as NodeJS.ProcessEnv });
   if (run.status !== 0) throw new Error(`valgrind failed: ${run.stderr}`);
   return Number(readFileSync(out, "utf8").split("\n").find((l) => l.startsWith("summary:"))!.slice(8).trim());
 }

@@ -20,7 +20,7 @@ const hasCc = spawnSync("cc", ["--version"]).status === 0;
 /** valgrind's own total (with a minimal environment, as the capture's child has) for one run, read from the `summary:` line of its output file. */
 function valgrindSummary(cwd: string, rounds: number): number {
   const out = path.join(cwd, `independent-${rounds}.out`);
-  const run = spawnSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, "./experiment-work", String(rounds)], { cwd, encoding: "utf8", env: { PATH: process.env.PATH } });
+  const run = spawnSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, "./experiment-work", String(rounds)], { cwd, encoding: "utf8", env: { PATH: process.env.PATH } as unknown as NodeJS.ProcessEnv });
   expect(run.status, run.stderr).toBe(0);
   const line = readFileSync(out, "utf8").split("\n").find((l) => l.startsWith("summary:"));
   return Number(line!.slice("summary:".length).trim());
