@@ -286,9 +286,9 @@ function PlanReview(props: { plan: Plan; starting: boolean; onRun: () => void })
           </thead>
           <tbody>
             {plan.plan.trials.map((t) => (
-              <tr key={t.index} className={t.warmup ? "muted" : undefined}>
+              <tr key={t.index} className={`${t.warmup ? "muted " : ""}${(t.block + d.warmups) % 2 ? "experiment-block-odd" : ""}`}>
                 <td className="num">{t.index + 1}</td>
-                <td>{t.warmup ? `warm-up ${t.block}` : t.block + 1}</td>
+                <td>{t.warmup ? `warm-up ${t.block + d.warmups + 1}` : t.block + 1}</td>
                 <td>{t.variant}</td>
                 <td className="mono">{t.argv.join(" ")}</td>
               </tr>
