@@ -15,6 +15,7 @@ import { CellFrame, type CellActions } from "./CellFrame";
 import { CELL_VIEWS } from "./cells";
 import { contentOf, NotebookContext, type CellViewProps, type NotebookEnv, type PageCell } from "./context";
 import { NotebookKeys } from "./NotebookKeys";
+import { ExperimentForm } from "./ExperimentForm";
 import { FindingForm, HypothesisForm } from "./RecordForms";
 import { useNotebookSql, type SqlCellSpec } from "./sql-runtime";
 import "./notebook.css";
@@ -52,7 +53,7 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
   const [editing, setEditing] = useState<string | null>(null);
   const [undo, setUndo] = useState<Cell[]>([]);
   const [pageError, setPageError] = useState<ErrorDocument | null>(null);
-  const [overlay, setOverlay] = useState<null | "keys" | "hypothesis" | "finding">(null);
+  const [overlay, setOverlay] = useState<null | "keys" | "hypothesis" | "finding" | "experiment">(null);
   const [activity, setActivity] = useState<AuditEvent[] | null>(null);
   const cellsRef = useRef(cells);
   cellsRef.current = cells;
@@ -451,6 +452,9 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
             <button type="button" className="plain-button" onClick={() => setOverlay("finding")} data-testid="add-finding">
               + Finding
             </button>
+            <button type="button" className="plain-button" onClick={() => setOverlay("experiment")} data-testid="add-experiment">
+              + Experiment
+            </button>
             <span className="spacer" />
             {undo.length ? (
               <button type="button" className="link-button" onClick={() => void undoDelete()} data-testid="undo-delete">
@@ -498,6 +502,20 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
           <AgentTimeline events={activity} />
         </aside>
         {overlay === "keys" ? <NotebookKeys onClose={() => setOverlay(null)} /> : null}
+        {overlay === "experiment" ? (
+          <div className="nb-overlay" role="dialog" aria-label="Plan an experiment">
+            <div className="nb-overlay-card wide">
+              <ExperimentForm
+                onStarted={async (experimentId) => {
+                  // The cell appears as the trials start; it follows their progress and can cancel them.
+                  await addCellAfter("experiment", { experiment_id: experimentId }, selected ?? undefined);
+                  setOverlay(null);
+                }}
+                onCancel={() => setOverlay(null)}
+              />
+            </div>
+          </div>
+        ) : null}
         {overlay === "hypothesis" || overlay === "finding" ? (
           <div className="nb-overlay" role="dialog" aria-label={overlay === "hypothesis" ? "Record a hypothesis" : "Record a finding"}>
             <div className="nb-overlay-card wide">{overlay === "hypothesis" ? <HypothesisForm afterCellId={selected} onDone={recorded} /> : <FindingForm afterCellId={selected} onDone={recorded} />}</div>

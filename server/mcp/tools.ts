@@ -31,6 +31,9 @@ import {
   workspaceStatus,
 } from "../services";
 import type { ServiceDef } from "../services/service";
+import { getExperimentTool } from "./tools/get-experiment";
+import { planExperimentTool } from "./tools/plan-experiment";
+import { runExperimentTool } from "./tools/run-experiment";
 
 /**
  * The MCP tool registry: each tool wraps exactly one service operation (called with actor
@@ -357,6 +360,9 @@ export const MCP_TOOLS: readonly McpTool[] = [
     links: (p) => p.items.slice(0, 20).flatMap((f) => findingLink(f.finding_id)),
     target: investigationTarget,
   }),
+  planExperimentTool,
+  runExperimentTool,
+  getExperimentTool,
 ];
 
 /** Resource templates: durable records by id (metadata only; never artifact bytes or host paths). */

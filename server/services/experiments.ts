@@ -4,15 +4,16 @@ import { DesignError, DESIGN_LIMITS, randomizedBlocks } from "../../analysis/exp
 import { adapterNamed } from "../capture/adapters";
 import { consumePlanOf, linkPlanOperation, peekPlan, resolveIntent, storePlanOf } from "../capture/plan";
 import { ensureWorker } from "../capture/pool";
+import { loadProjectConfig } from "../capture/project-config";
 import type { ExperimentJob } from "../capture/run-experiment";
 import { canonicalJson } from "../domain/cursor";
 import { EmberscopeError } from "../domain/errors";
-import { Experiment, ExperimentDesign, Polarity, Trial, VariantName, VariantSpec, type ExperimentState } from "../domain/experiment";
+import { Experiment, ExperimentAnalysis, ExperimentDesign, Polarity, Trial, VariantName, VariantSpec, type ExperimentState } from "../domain/experiment";
 import { newId, nowIso } from "../domain/ids";
 import { CursorArg, Limit, pageOf } from "../domain/models";
 import { HypothesisId, InvestigationId } from "../domain/notebook";
 import { writeTransaction } from "../store/control-store";
-import { getExperiment, insertExperiment, insertTrials, listExperimentRows, listTrials, patchExperiment } from "../store/experiments";
+import { countTrials, getExperiment, insertExperiment, insertTrials, listExperimentRows, listTrials, listTrialsAfter, patchExperiment } from "../store/experiments";
 import { hypothesisNotFound } from "../store/hypotheses";
 import { getInvestigation } from "../store/investigations";
 import { ACTIVE_STATES, createOperation, getOperation, idempotencyConflict, Operation, OperationState, operationIntent } from "../store/operations";
@@ -126,6 +127,12 @@ export const planExperiment = defineService({
     const adapter = adapterNamed(input.adapter);
     const metric = input.metric ?? DEFAULT_METRIC[adapter.name];
     if (!metric) throw new EmberscopeError("INVALID_ARGUMENTS", `Name the primary metric for the ${adapter.name} adapter.`, { details: { argument: "metric" } });
+    const { limits } = loadProjectConfig(ws.layout.projectRoot);
+    if (input.trials > limits.measure_repeat_max) {
+      throw new EmberscopeError("POLICY_DENIED", `At most ${limits.measure_repeat_max} measured trials per variant are allowed (limits.measure_repeat_max in emberscope.toml).`, {
+        details: { argument: "trials", max: limits.measure_repeat_max },
+      });
+    }
     const defaults = Object.fromEntries(Object.entries(ONE_RUN_PER_TRIAL).filter(([name]) => name in adapter.options));
     const design: ExperimentDesign = {
       variants: input.variants,
@@ -296,5 +303,63 @@ export const listExperiments = defineService({
       fetch: (after: [string, string] | null, limit) => listExperimentRows(ws.db, filters, after, limit).map((e) => ({ ...e, state: effectiveState(ws, e) })),
       keyOf: (e): [string, string] => [e.created_at, e.experiment_id],
     });
+  },
+});
+
+const ComparisonSummary = ExperimentAnalysis.shape.comparisons.element.omit({ deltas: true });
+const VariantSummary = ExperimentAnalysis.shape.variants.element.omit({ values: true });
+
+export const summarizeExperiment = defineService({
+  name: "experiments.summary",
+  summary:
+    "An experiment in bounded form: design and state, the operation's progress in trials, trial counts, and once analysed each comparison's decision, ratio and CI (with the blocks the CI would need), each variant's median, MAD, min, max, drift and outliers, and the warnings — without the per-trial values; trials a page at a time (pass next_cursor back as cursor).",
+  kind: "query",
+  input: z.object({ experiment_id: ExperimentId, limit: z.number().int().min(1).max(200).default(20).describe("Trials per page (in run order)."), cursor: CursorArg }).strict(),
+  output: z.object({
+    experiment: Experiment.omit({ analysis: true }),
+    progress: z.object({ state: OperationState, completed: z.number().int(), total: z.number().int() }).nullable().describe("The operation running (or that last ran) the trials."),
+    counts: Counts,
+    result: ExperimentAnalysis.pick({ method: true, confidence: true, threshold: true, polarity: true, resamples: true, failed_trials: true, warmups_discarded: true, warnings: true })
+      .extend({ comparisons: z.array(ComparisonSummary), variants: z.array(VariantSummary) })
+      .nullable()
+      .describe("Null until every trial ran."),
+    trials: z.array(Trial),
+    next_cursor: z.string().nullable(),
+  }),
+  handler: (input, { ws }) => {
+    reconcileOperations(ws);
+    const { analysis, ...experiment } = current(ws, input.experiment_id);
+    const counts = countTrials(ws.db, experiment.experiment_id);
+    const operation = experiment.operation_id ? getOperation(ws.db, experiment.operation_id) : null;
+    const page = keysetPage({
+      ws,
+      binding: { query: "experiments.summary", filters: { experiment_id: experiment.experiment_id }, order: "trial_index", commit: null },
+      cursor: input.cursor,
+      limit: input.limit,
+      restart: { operation: "experiments.summary", arguments: { experiment_id: experiment.experiment_id, limit: input.limit } },
+      fetch: (after: [number] | null, limit) => listTrialsAfter(ws.db, experiment.experiment_id, after?.[0] ?? -1, limit),
+      keyOf: (t): [number] => [t.index],
+    });
+    return {
+      experiment,
+      progress: operation ? { state: operation.state, completed: operation.progress.completed ?? 0, total: operation.progress.total ?? counts.total } : null,
+      counts,
+      result: analysis
+        ? {
+            method: analysis.method,
+            confidence: analysis.confidence,
+            threshold: analysis.threshold,
+            polarity: analysis.polarity,
+            resamples: analysis.resamples,
+            failed_trials: analysis.failed_trials,
+            warmups_discarded: analysis.warmups_discarded,
+            warnings: analysis.warnings,
+            comparisons: analysis.comparisons.map(({ deltas: _deltas, ...c }) => c),
+            variants: analysis.variants.map(({ values: _values, ...v }) => v),
+          }
+        : null,
+      trials: page.items,
+      next_cursor: page.next_cursor,
+    };
   },
 });

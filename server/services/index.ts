@@ -11,7 +11,7 @@ import { captureOptions, executeCapturePlan, listCapabilities, listWorkloads, pl
 import { cancelOperation, listOperations, showOperation } from "./operations";
 import { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
 import { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
-import { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment } from "./experiments";
+import { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment, summarizeExperiment } from "./experiments";
 import { changeHypothesis, recordHypothesis } from "./hypotheses";
 import { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
 import { exportInvestigation, importInvestigation } from "./notebook-format";
@@ -34,7 +34,7 @@ export { captureOptions, executeCapturePlan, listCapabilities, listWorkloads, pl
 export { cancelOperation, listOperations, reconcileOperations, showOperation } from "./operations";
 export { addCell, addNoteCell, addQueryCell, changeCell, deleteCell, listCellRevisions, listCells, moveCell, restoreCell, showCell } from "./cells";
 export { assessFinding, changeFinding, listFindings, recordFinding, showFinding } from "./findings";
-export { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment } from "./experiments";
+export { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment, summarizeExperiment } from "./experiments";
 export { changeHypothesis, recordHypothesis } from "./hypotheses";
 export { changeInvestigation, createInvestigation, investigationActivity, listInvestigations, showInvestigation } from "./investigations";
 export { exportInvestigation, importInvestigation, readNotebookDocument } from "./notebook-format";
@@ -120,6 +120,7 @@ export const SERVICES: readonly ServiceDef[] = [
   runExperiment,
   resumeExperiment,
   showExperiment,
+  summarizeExperiment,
   listExperiments,
   compileRunWorkflow,
   getWorkflow,

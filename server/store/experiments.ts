@@ -164,3 +164,19 @@ export function finishTrial(db: SqliteDatabase, experimentId: string, index: num
     index,
   );
 }
+
+/** Up to `limit` trials after run-order position `afterIndex` (-1: from the first). */
+export function listTrialsAfter(db: SqliteDatabase, experimentId: string, afterIndex: number, limit: number): Trial[] {
+  return (db.prepare("SELECT * FROM experiment_trials WHERE experiment_id = ? AND trial_index > ? ORDER BY trial_index LIMIT ?").all(experimentId, afterIndex, limit) as TrialRow[]).map(trialOf);
+}
+
+/** How many trials are in each outcome. */
+export function countTrials(db: SqliteDatabase, experimentId: string): { total: number; ok: number; failed: number; pending: number } {
+  const rows = db.prepare("SELECT outcome, count(*) AS n FROM experiment_trials WHERE experiment_id = ? GROUP BY outcome").all(experimentId) as { outcome: Trial["outcome"]; n: number }[];
+  const counts = { total: 0, ok: 0, failed: 0, pending: 0 };
+  for (const r of rows) {
+    counts[r.outcome] = r.n;
+    counts.total += r.n;
+  }
+  return counts;
+}

@@ -1,4 +1,4 @@
-import { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment } from "../services/experiments";
+import { listExperiments, planExperiment, resumeExperiment, runExperiment, showExperiment, summarizeExperiment } from "../services/experiments";
 import { procedureFor, router } from "./init";
 
 export const experimentsRouter = router({
@@ -6,5 +6,6 @@ export const experimentsRouter = router({
   run: procedureFor(runExperiment),
   resume: procedureFor(resumeExperiment),
   get: procedureFor(showExperiment),
+  summary: procedureFor(summarizeExperiment),
   list: procedureFor(listExperiments),
 });

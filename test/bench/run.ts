@@ -5,6 +5,7 @@ import { captureBenchmark } from "./capture.bench";
 import { criticalPathBenchmark } from "./critical-path.bench";
 import { dagViewBenchmark } from "./dag-view.bench";
 import { evidenceBenchmark } from "./evidence.bench";
+import { experimentsBenchmark } from "./experiments.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { importScalingBenchmark } from "./import-scaling.bench";
 import { mcpBenchmark } from "./mcp.bench";
@@ -29,6 +30,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "dag-view": dagViewBenchmark,
   "runs-library": runsLibraryBenchmark,
   "import-scaling": importScalingBenchmark,
+  experiments: experimentsBenchmark,
 };
 
 const only = process.argv.slice(2);

@@ -5,7 +5,10 @@ import { useEffect, useState } from "react";
 import type { z } from "zod";
 import { formatValue } from "../../../analysis/flame/format";
 import type { ErrorDocument } from "../../../server/domain/errors";
-import type { showExperiment } from "../../../server/services/experiments";
+import type { resumeExperiment, showExperiment } from "../../../server/services/experiments";
+import type { cancelOperation } from "../../../server/services/operations";
+import { callMutation } from "../../home/trpc-client";
+import { OperationProgress } from "../../home/OperationProgress";
 import { ErrorPanel } from "../../ErrorPanel";
 import { errorDocumentOf, queryService } from "../../trpc-client";
 import type { CellViewProps } from "../context";
@@ -32,7 +35,7 @@ function unitOf(metric: string): string | null {
   return metric.endsWith("_ns") ? "ns" : metric.endsWith("_bytes") ? "bytes" : null;
 }
 
-function useExperiment(id: string): Shown | ErrorDocument | null {
+function useExperiment(id: string, generation: number): Shown | ErrorDocument | null {
   const [answer, setAnswer] = useState<Shown | ErrorDocument | null>(null);
   useEffect(() => {
     let live = true;
@@ -50,7 +53,7 @@ function useExperiment(id: string): Shown | ErrorDocument | null {
       live = false;
       clearTimeout(timer);
     };
-  }, [id]);
+  }, [id, generation]);
   return answer;
 }
 
@@ -60,10 +63,18 @@ function useExperiment(id: string): Shown | ErrorDocument | null {
  * each variant's distribution — and a compare of the two variants' last runs one click away.
  */
 export function ExperimentCellView({ content }: CellViewProps<"experiment">) {
-  const answer = useExperiment(content.experiment_id);
+  const [generation, setGeneration] = useState(0);
+  const [actionError, setActionError] = useState<ErrorDocument | null>(null);
+  const answer = useExperiment(content.experiment_id, generation);
   if (answer === null) return <p className="tip-muted">Loading the experiment…</p>;
   if ("code" in answer) return <ErrorPanel error={answer} />;
-  const { experiment, trials, counts } = answer;
+  const { experiment, trials, counts, operation } = answer;
+  const act = (call: () => Promise<unknown>) => {
+    setActionError(null);
+    call()
+      .then(() => setGeneration((g) => g + 1))
+      .catch((e: unknown) => setActionError(errorDocumentOf(e)));
+  };
   const analysis = experiment.analysis;
   const unit = unitOf(experiment.design.metric);
   return (
@@ -73,6 +84,23 @@ export function ExperimentCellView({ content }: CellViewProps<"experiment">) {
         {(experiment.design.threshold * 100).toFixed(1)} % · {Math.round(experiment.design.confidence * 100)} % CI ·{" "}
         <span data-testid="experiment-state">{experiment.state}</span> ({counts.ok} ok, {counts.failed} failed, {counts.pending} pending of {counts.total} trials)
       </p>
+      {experiment.state === "running" && operation ? (
+        <div className="progress-line" data-testid="experiment-progress" aria-live="polite">
+          Running trials… <OperationProgress op={operation} />{" "}
+          <button type="button" className="plain-button" onClick={() => act(() => callMutation<typeof cancelOperation>("operations.cancel", { operation_id: operation.operation_id }))} data-testid="experiment-cancel">
+            Cancel
+          </button>
+        </div>
+      ) : null}
+      {["interrupted", "cancelled", "failed"].includes(experiment.state) ? (
+        <div className="progress-line">
+          {counts.pending} trial(s) did not run.{" "}
+          <button type="button" className="plain-button" onClick={() => act(() => callMutation<typeof resumeExperiment>("experiments.resume", { experiment_id: experiment.experiment_id }))} data-testid="experiment-resume">
+            Resume
+          </button>
+        </div>
+      ) : null}
+      {actionError ? <ErrorPanel error={actionError} /> : null}
       {analysis ? <Comparisons analysis={analysis} /> : null}
       {analysis?.warnings.length ? (
         <ul className="tip-muted">
