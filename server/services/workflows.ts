@@ -106,7 +106,7 @@ function summarizeReport(report: CompileReport): CompileReportSummary {
   };
 }
 
-async function readWorkflowDocument(ws: Workspace, record: WorkflowRecord): Promise<Workflow> {
+export async function readWorkflowDocument(ws: Workspace, record: WorkflowRecord): Promise<Workflow> {
   const bytes = await ws.objects.read(record.digest as ObjectId, record.size_bytes);
   return JSON.parse(bytes.toString("utf8")) as Workflow;
 }

@@ -102,15 +102,12 @@ async function importModule(file: string): Promise<Record<string, unknown>> {
 }
 
 function exportedTools(exports: Record<string, unknown>): unknown[] {
-  const found: unknown[] = [];
-  for (const key of ["tools", "default"]) {
-    const value = exports[key];
-    if (value === undefined) continue;
-    if (Array.isArray(value)) found.push(...value);
-    else if (key === "default" && typeof value === "object" && value !== null && "tools" in value && Array.isArray((value as { tools: unknown }).tools)) found.push(...(value as { tools: unknown[] }).tools);
-    else found.push(value);
-  }
-  return found;
+  // `tools` first; a default export only without it (module interop may mirror `tools` under default).
+  const value = exports.tools !== undefined ? exports.tools : exports.default;
+  if (value === undefined) return [];
+  if (Array.isArray(value)) return value;
+  if (typeof value === "object" && value !== null && "tools" in value && Array.isArray((value as { tools: unknown }).tools)) return (value as { tools: unknown[] }).tools;
+  return [value];
 }
 
 /**

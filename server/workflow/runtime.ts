@@ -69,6 +69,8 @@ export interface RuntimeResult {
   outputs: Record<string, Json>;
   /** Frozen: every reference resolved in the recorded results and no result was cut at import. */
   reproduced: boolean | null;
+  /** Each node's arguments as called and its result (undefined where it has none): what the replay's spans carry. */
+  calls: { args: Json | undefined; result: Json | undefined }[];
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -126,6 +128,7 @@ export async function runWorkflowNodes(req: RuntimeRequest): Promise<RuntimeResu
   const outputs = new Map<string, Json>();
   const failures = new Map<number, EmberscopeError>();
   const matches: (boolean | null)[] = doc.nodes.map(() => null);
+  const called: (Json | undefined)[] = doc.nodes.map(() => undefined);
   const msPerNs = req.msPerNs ?? 1e-6;
 
   const runNode = async (i: number, signal: AbortSignal): Promise<void> => {
@@ -138,6 +141,7 @@ export async function runWorkflowNodes(req: RuntimeRequest): Promise<RuntimeResu
         if (!(error instanceof UnresolvedReference)) throw error;
         throw new EmberscopeError(mode === "live" ? "TOOL_INPUT_INVALID" : "REPLAY_DIVERGED", `Node ${node.id}'s arguments do not resolve: ${error.message}.`, { details: { node: node.id, nodes: [node.id], reason: error.reason } });
       }
+      called[i] = args;
       if (mode === "frozen" || mode === "controlled") {
         if (node.recorded.result_truncated) throw new EmberscopeError("REPLAY_DIVERGED", `Node ${node.id}'s recorded result was cut at import, so it cannot be replayed.`, { details: { node: node.id, nodes: [node.id], reason: "result cut at import" } });
         if (mode === "controlled") await sleep(node.recorded.own_ns * msPerNs, signal);
@@ -226,7 +230,8 @@ export async function runWorkflowNodes(req: RuntimeRequest): Promise<RuntimeResu
   doc.nodes.forEach((node, i) => {
     if (!hasDependants.has(i) && outputs.has(node.id)) sinks[node.id] = outputs.get(node.id)!;
   });
-  return { state, wall_ms: wall, nodes, counts, outputs: sinks, reproduced: mode === "frozen" ? state === "succeeded" : null };
+  const calls = doc.nodes.map((node, i) => ({ args: called[i], result: outputs.get(node.id) }));
+  return { state, wall_ms: wall, nodes, counts, outputs: sinks, reproduced: mode === "frozen" ? state === "succeeded" : null, calls };
 }
 
 function cancelledDoc(reason: unknown): ErrorDocument {
