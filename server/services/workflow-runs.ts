@@ -18,7 +18,7 @@ import type { Workspace } from "../store/workspace";
 import { verifyWorkflow } from "../workflow/integrity";
 import { loadToolRegistry } from "../workflow/registry";
 import type { WorkflowRunJob } from "../workflow/run-operation";
-import { handlerFor, type ReplayMode } from "../workflow/runtime";
+import { handlerFor } from "../workflow/runtime";
 import { requirePerson } from "./agent-access";
 import { keysetPage } from "./pagination";
 import { defineService } from "./service";
