@@ -13,6 +13,7 @@ import { runsLibraryBenchmark } from "./runs-library.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { uiBenchmark } from "./ui.bench";
 import { uiDataBenchmark } from "./ui-data.bench";
+import { workflowRuntimeBenchmark } from "./workflow-runtime.bench";
 
 const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   foundation: foundationBenchmark,
@@ -27,6 +28,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "critical-path": criticalPathBenchmark,
   "dag-view": dagViewBenchmark,
   "runs-library": runsLibraryBenchmark,
+  "workflow-runtime": workflowRuntimeBenchmark,
 };
 
 const only = process.argv.slice(2);
