@@ -1,5 +1,5 @@
 import { EmberscopeError, exitCodeFor, type ErrorCode } from "../domain/errors";
-import { approveWorkflowTool, benchmarkWorkflow, callService, getWorkflowRun, listWorkflowRuns, runWorkflow, showOperation } from "../services";
+import { approveWorkflowTool, benchmarkWorkflow, callService, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, showOperation } from "../services";
 import type { ServiceDef } from "../services/service";
 import { integerFlag, stringFlag, type OptionSpec } from "./args";
 import { keyValues, pageFooter, table } from "./render";
@@ -193,5 +193,13 @@ export const WORKFLOW_RUN_COMMANDS: CliCommand[] = [
     options: { note: { type: "string", valueName: "TEXT", description: "Why." }, revoke: { type: "boolean", description: "Withdraw the approval." } },
     input: (args, [workflow, tool]) => ({ workflow_id: workflow, tool, note: stringFlag(args.values, "note"), revoke: args.values.revoke === true }),
     human: (r) => `${r.approval.revoked_at ? "Revoked" : "Approved"} ${r.approval.tool} in ${r.approval.workflow_id}'s live runs (for its content ${r.approval.workflow_digest.slice(0, 19)}…).`,
+  }),
+  serviceCommand({
+    path: ["workflows", "codegen"],
+    service: codegenWorkflow,
+    positionals: [{ name: "WORKFLOW", description: "The workflow (wf_…).", field: "workflow_id" }],
+    options: { out: { type: "string", valueName: "DIR", description: "A new (or empty) folder for the project." } },
+    input: (args, [id]) => ({ workflow_id: id, out: stringFlag(args.values, "out") }),
+    human: (r) => `Wrote ${r.files.length} files to ${r.out}: an MCP server exposing ${r.workflow_id} as the tool ${r.tool}.\nNext: cd ${r.out} && npm install && npm test`,
   }),
 ];

@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { promises as fsp } from "node:fs";
+import path from "node:path";
 import { z } from "zod";
 import { workflowCriticalPathReport } from "../../analysis/critical-path/report";
 import { canonicalJson } from "../../analysis/notebook/digest";
@@ -11,10 +13,12 @@ import { newId } from "../domain/ids";
 import { CursorArg, Limit, pageOf } from "../domain/models";
 import { recordAudit } from "../store/audit";
 import { writeTransaction } from "../store/control-store";
+import { displayPath } from "../store/layout";
 import { createOperation, getOperation, Operation } from "../store/operations";
 import { approvedTools, getWorkflowRunRow, insertWorkflowRun, listApprovals, listWorkflowRunRows, upsertApproval, workflowRunOfOperation, type WorkflowRunRow } from "../store/workflow-runs";
 import { getContractRow, getWorkflowRow } from "../store/workflows";
 import type { Workspace } from "../store/workspace";
+import { generateWorkflowProject } from "../workflow/codegen";
 import { verifyWorkflow } from "../workflow/integrity";
 import { loadToolRegistry } from "../workflow/registry";
 import type { WorkflowRunJob } from "../workflow/run-operation";
@@ -311,5 +315,32 @@ export const approveWorkflowTool = defineService({
       recordAudit(ws.db, { actor: ctx.actor, action: "workflows.approve", target: input.workflow_id, resultCode: "OK", details: { tool: input.tool.slice(0, 512), revoke: input.revoke, digest: record.digest } });
       return { approval, approvals: listApprovals(ws.db, input.workflow_id) };
     });
+  },
+});
+
+export const codegenWorkflow = defineService({
+  name: "workflows.codegen",
+  summary:
+    "Write a workflow as a standalone TypeScript project: an MCP server (the app's SDK version) exposing it as one tool, inert handler stubs that refuse until implemented, a README, and a test that calls the tool through the SDK client in frozen mode and expects the recorded results. A person's act (it writes files).",
+  kind: "mutation",
+  input: z.object({ workflow_id: WorkflowId, out: z.string().min(1).max(4096).describe("A new (or empty) folder; relative paths are from the current directory.") }).strict(),
+  output: z.object({ workflow_id: z.string(), out: z.string(), files: z.array(z.string()), tool: z.string() }),
+  handler: async (input, { ws, ctx }) => {
+    requirePerson(ctx, "write a generated project");
+    const record = getWorkflowRow(ws.db, input.workflow_id);
+    const doc = await readWorkflowDocument(ws, record);
+    await verifyWorkflow(doc, record.digest, record.workflow_id);
+    const out = path.resolve(ctx.locator.cwd, input.out);
+    if (out.split(path.sep).includes(".emberscope")) throw new EmberscopeError("POLICY_DENIED", "A generated project cannot be written inside a workspace folder.", { details: { argument: "out" } });
+    const existing = await fsp.readdir(out).catch(() => null);
+    if (existing && existing.length > 0) throw new EmberscopeError("INVALID_ARGUMENTS", "The output folder exists and is not empty; name a new folder.", { details: { argument: "out" } });
+    const files = generateWorkflowProject(record.workflow_id, doc);
+    for (const [name, text] of Object.entries(files)) {
+      await fsp.mkdir(path.dirname(path.join(out, name)), { recursive: true });
+      await fsp.writeFile(path.join(out, name), text, { flag: "wx" });
+    }
+    recordAudit(ws.db, { actor: ctx.actor, action: "workflows.codegen", target: record.workflow_id, resultCode: "OK", details: { files: Object.keys(files).length } });
+    const tool = /export const TOOL_NAME = "([^"]+)"/.exec(files["src/server.ts"])![1];
+    return { workflow_id: record.workflow_id, out: displayPath(out, ctx.locator.cwd), files: Object.keys(files).sort(), tool };
   },
 });

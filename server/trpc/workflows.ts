@@ -1,5 +1,5 @@
 import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "../services/workflows";
-import { approveWorkflowTool, benchmarkWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow } from "../services/workflow-runs";
+import { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow } from "../services/workflow-runs";
 import { procedureFor, router } from "./init";
 
 export const workflowsRouter = router({
@@ -11,6 +11,7 @@ export const workflowsRouter = router({
   run_get: procedureFor(getWorkflowRun),
   runs: procedureFor(listWorkflowRuns),
   approve: procedureFor(approveWorkflowTool),
+  codegen: procedureFor(codegenWorkflow),
 });
 
 export const toolsRouter = router({
