@@ -19,7 +19,7 @@ import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
 import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "./workflows";
-import { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow } from "./workflow-runs";
+import { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, workflowPolicy } from "./workflow-runs";
 
 export { agentAccessStatus, agentToken, listAuditEvents, recordSignIn, redeemStoredSignInCode, requirePerson, setAgentAccess, setAgentDetail, signInLink } from "./agent-access";
 export { listArtifacts, showArtifact } from "./artifacts";
@@ -42,7 +42,7 @@ export { callService, type ServiceContext, type ServiceDef } from "./service";
 export { validateWorkspace } from "./validate";
 export { initializeWorkspace, workspaceStatus } from "./workspace";
 export { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "./workflows";
-export { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow } from "./workflow-runs";
+export { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, workflowPolicy } from "./workflow-runs";
 
 /** Every service operation, by name: the registry the transports and generated docs read. */
 export const SERVICES: readonly ServiceDef[] = [
@@ -132,4 +132,5 @@ export const SERVICES: readonly ServiceDef[] = [
   listWorkflowRuns,
   approveWorkflowTool,
   codegenWorkflow,
+  workflowPolicy,
 ] as unknown as ServiceDef[];

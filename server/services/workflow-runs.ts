@@ -344,3 +344,15 @@ export const codegenWorkflow = defineService({
     return { workflow_id: record.workflow_id, out: displayPath(out, ctx.locator.cwd), files: Object.keys(files).sort(), tool };
   },
 });
+
+export const workflowPolicy = defineService({
+  name: "workflows.policy",
+  summary: "A workflow's tools as a live run would meet them: each tool's calls, reviewed side effect, registered code, review state, whether a person approved its writes, and the typed error a live call would be refused with; and the approvals.",
+  kind: "query",
+  input: z.object({ workflow_id: WorkflowId }).strict(),
+  output: z.object({ tools: z.array(PlannedTool), would_run: z.boolean(), approvals: z.array(Approval) }),
+  handler: async (input, { ws }) => {
+    const plan = await planRun(ws, { workflow_id: input.workflow_id, mode: "live", inputs: {}, on_failure: "continue" });
+    return { tools: plan.tools, would_run: plan.would_run, approvals: listApprovals(ws.db, input.workflow_id) };
+  },
+});

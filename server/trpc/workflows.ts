@@ -1,5 +1,5 @@
 import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "../services/workflows";
-import { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow } from "../services/workflow-runs";
+import { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, workflowPolicy } from "../services/workflow-runs";
 import { procedureFor, router } from "./init";
 
 export const workflowsRouter = router({
@@ -12,6 +12,7 @@ export const workflowsRouter = router({
   runs: procedureFor(listWorkflowRuns),
   approve: procedureFor(approveWorkflowTool),
   codegen: procedureFor(codegenWorkflow),
+  policy: procedureFor(workflowPolicy),
 });
 
 export const toolsRouter = router({
