@@ -96,7 +96,8 @@ async function planRun(ws: Workspace, input: z.output<typeof RunOptions>): Promi
   for (const name of Object.keys(input.inputs)) {
     if (!Object.prototype.hasOwnProperty.call(doc.inputs, name)) throw new EmberscopeError("INVALID_ARGUMENTS", `The workflow has no runtime input named ${name.slice(0, 64)}.`, { details: { argument: "inputs", known: Object.keys(doc.inputs).slice(0, 50) } });
   }
-  const registry = input.mode === "live" ? await loadToolRegistry(ws.layout.projectRoot) : null;
+  // Live runs need the registry (and fail on a broken tools folder); other modes only show it.
+  const registry = input.mode === "live" ? await loadToolRegistry(ws.layout.projectRoot) : await loadToolRegistry(ws.layout.projectRoot).catch(() => null);
   const approved = approvedTools(ws.db, record.workflow_id, record.digest);
   const byTool = new Map<string, z.infer<typeof PlannedTool>>();
   for (const node of doc.nodes) {
@@ -106,7 +107,7 @@ async function planRun(ws: Workspace, input: z.output<typeof RunOptions>): Promi
       continue;
     }
     const contract = getContractRow(ws.db, node.tool);
-    const tool = registry?.get(node.tool) ?? (input.mode === "live" ? null : (await loadToolRegistry(ws.layout.projectRoot).catch(() => null))?.get(node.tool) ?? null);
+    const tool = registry?.get(node.tool) ?? null;
     let refusal: string | null = null;
     if (input.mode === "live") {
       try {
