@@ -90,6 +90,17 @@ describe("the workflow runtime", () => {
     expect((b.run.summary!.nodes as { error: { code: string; details: { issues: { path: string }[] } } }[])[0].error).toMatchObject({ code: "TOOL_OUTPUT_INVALID", details: { issues: [{ path: "value" }] } });
   });
 
+  it("aborts a call past its contract's timeout with TOOL_TIMEOUT, even when the handler ignores its signal", async () => {
+    const p = workflowProject();
+    await callService(reviewTool, p.ctx(), { tool: "hang", side_effect: "read" });
+    const wf = await p.compile([{ id: "h", tool: "hang", arguments: { key: "some-key" }, result: { value: "v" }, start: 0, end: 5 }]);
+    const started = Date.now();
+    const { op, run } = await runTo(p, { workflow_id: wf, mode: "live" });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(op).toMatchObject({ state: "failed", error: { code: "WORKFLOW_RUN_FAILED" } });
+    expect((run.summary!.nodes as { error: { code: string; details: { timeout_ms: number } } }[])[0].error).toMatchObject({ code: "TOOL_TIMEOUT", details: { timeout_ms: 300 } });
+  });
+
   it("stops a failed node's dependants, finishes the rest and reports exactly what ran, failed and was skipped", async () => {
     const p = workflowProject();
     for (const tool of ["lookup", "broken", "slow"]) await callService(reviewTool, p.ctx(), { tool, side_effect: "read" });
