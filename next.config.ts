@@ -1,8 +1,9 @@
 import type { NextConfig } from "next";
 
 const config: NextConfig = {
-  // Native bindings load from node_modules at run time; Turbopack must not bundle them.
-  serverExternalPackages: ["@duckdb/node-api", "@duckdb/node-bindings", "better-sqlite3"],
+  // Native bindings load from node_modules at run time; Turbopack must not bundle them. tsx (with
+  // esbuild's binary) loads a project's workflow tool modules (server/workflow/registry.ts).
+  serverExternalPackages: ["@duckdb/node-api", "@duckdb/node-bindings", "better-sqlite3", "tsx", "esbuild"],
   // `next dev` browsed at 127.0.0.1 only hydrates with this (see STACK.md).
   allowedDevOrigins: ["127.0.0.1"],
   poweredByHeader: false,

@@ -249,6 +249,10 @@ measure_repeat_max = 50
 
 [policy]
 adapters = ["node-cpuprofile", "measure"]   # only these may run (all when absent)
+
+[tools]
+folder = "tools"           # modules registering workflow tools (see workflows.md)
+concurrency = 8            # a workflow run's calls at once, at most
 \`\`\`
 
 Unknown keys fail with \`CONFIG_INVALID\` naming their path. The child environment is built from

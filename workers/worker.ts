@@ -1,5 +1,6 @@
 import { runCaptureOperation } from "../server/capture/run-capture";
 import { runExperimentOperation } from "../server/capture/run-experiment";
+import { runWorkflowOperation } from "../server/workflow/run-operation";
 import type { WorkspaceLocator } from "../server/store/layout";
 import { claimNextOperation, getOperation, requestCancel } from "../server/store/operations";
 import { heartbeatWorker, registerWorker, stopWorker, type WorkerMode } from "../server/store/workers";
@@ -46,7 +47,12 @@ export async function runWorker(locator: WorkspaceLocator, options: WorkerOption
       }
       current = operation.operation_id;
       options.log(`worker ${identity.id} runs ${operation.operation_id}`);
-      const outcome = operation.kind === "experiment" ? await runExperimentOperation(ws, operation.operation_id, identity) : await runCaptureOperation(ws, operation.operation_id, identity);
+      const outcome =
+        operation.kind === "experiment"
+          ? await runExperimentOperation(ws, operation.operation_id, identity)
+          : operation.kind === "workflow_run"
+            ? await runWorkflowOperation(ws, operation.operation_id, identity)
+            : await runCaptureOperation(ws, operation.operation_id, identity);
       options.log(`worker ${identity.id} finished ${operation.operation_id}: ${outcome.status}`);
       current = null;
       done++;

@@ -57,6 +57,13 @@ export const ProjectConfig = z
       })
       .strict()
       .default({}),
+    tools: z
+      .object({
+        folder: z.string().min(1).max(1024).optional().describe("A folder under the project root whose TypeScript modules register workflow tools (server/workflow/registry.ts); none when absent."),
+        concurrency: z.number().int().min(1).max(256).default(8).describe("How many tool calls of one workflow run at once, at most (each tool's own limit applies too)."),
+      })
+      .strict()
+      .default({ concurrency: 8 }),
   })
   .strict();
 export type ProjectConfig = z.infer<typeof ProjectConfig>;

@@ -24,6 +24,7 @@ import { EXPERIMENT_COMMANDS } from "./experiment-commands";
 import { MCP_COMMANDS } from "./mcp-commands";
 import { NOTEBOOK_COMMANDS } from "./notebook-commands";
 import { WORKFLOW_COMMANDS } from "./workflow-commands";
+import { WORKFLOW_RUN_COMMANDS } from "./workflow-run-commands";
 import { requirePositionals, serviceCommand, type CliCommand } from "./service-command";
 import { formatBytes, keyValues, pageFooter, table } from "./render";
 import { serveCommand } from "./serve";
@@ -207,6 +208,7 @@ export const COMMANDS: CliCommand[] = [
   ...EVIDENCE_COMMANDS,
   ...NOTEBOOK_COMMANDS,
   ...WORKFLOW_COMMANDS,
+  ...WORKFLOW_RUN_COMMANDS,
   ...CAPTURE_COMMANDS,
   ...EXPERIMENT_COMMANDS,
   ...MCP_COMMANDS,

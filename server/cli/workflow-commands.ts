@@ -141,8 +141,12 @@ export const WORKFLOW_COMMANDS: CliCommand[] = [
     service: listToolContracts,
     input: () => ({}),
     human: (r) =>
-      r.tools.length
-        ? table(r.tools.map((t) => ({ tool: t.tool, side_effect: t.side_effect, revision: t.revision, by: t.reviewed_by, reviewed: t.updated_at, note: t.note })), ["tool", "side_effect", "revision", "by", "reviewed", "note"])
-        : "No tool reviewed yet. Tools whose side effect a trace does not say block their workflows until you run: emberscope tools review TOOL --read-only (or --write)",
+      (r.tools.length
+        ? table(r.tools.map((t) => ({ tool: t.tool, side_effect: t.side_effect, revision: t.revision, by: t.reviewed_by, reviewed: t.updated_at, code: t.handler ?? "(none registered)", note: t.note })), ["tool", "side_effect", "revision", "by", "reviewed", "code", "note"])
+        : "No tool reviewed yet. Tools whose side effect a trace does not say block their workflows until you run: emberscope tools review TOOL --read-only (or --write)") +
+      `\n\nRegistered by code (built-ins and the tools folder in emberscope.toml):\n${table(
+        r.registered.map((t) => ({ tool: t.name, declares: t.declared_side_effect, code: t.handler, timeout: `${t.binding.timeout_ms} ms`, concurrency: t.binding.concurrency, review: t.review })),
+        ["tool", "declares", "code", "timeout", "concurrency", "review"],
+      )}`,
   }),
 ];

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 
 const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
 
-export type IdPrefix = "ws" | "run" | "reg" | "gen" | "cmt" | "op" | "plan" | "gcm" | "inv" | "cell" | "hyp" | "fnd" | "wf" | "exp";
+export type IdPrefix = "ws" | "run" | "reg" | "gen" | "cmt" | "op" | "plan" | "gcm" | "inv" | "cell" | "hyp" | "fnd" | "wf" | "exp" | "wfr";
 
 let lastTime = -1;
 let lastRandom: number[] = [];

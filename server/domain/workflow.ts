@@ -15,11 +15,22 @@ export const ToolContract = z.object({
   side_effect: z.enum(["read", "write"]).describe("What a person reviewed the tool to do: read (only reads; may be merged and reordered) or write."),
   note: z.string(),
   reviewed_by: z.string().describe("Who reviewed it: cli or web (a person; agents cannot review tools)."),
+  handler: z.string().nullable().describe("The registered code the review binds: `builtin` or `module:<file under the tools folder>`; null when the tool was not registered at review (then it never runs)."),
+  handler_digest: z.string().nullable().describe("sha256 of that code and what it declares; a changed module no longer matches (TOOL_NOT_REVIEWED until reviewed again)."),
+  binding: z
+    .object({
+      input_schema: z.unknown().describe("The tool's input, as JSON Schema."),
+      output_schema: z.unknown().describe("The tool's output, as JSON Schema."),
+      timeout_ms: z.number().int(),
+      concurrency: z.number().int().describe("At most this many calls of the tool at once in one run."),
+    })
+    .nullable(),
   revision: z.number().int(),
   created_at: z.string(),
   updated_at: z.string(),
 });
 export type ToolContract = z.infer<typeof ToolContract>;
+export type ToolBinding = NonNullable<ToolContract["binding"]>;
 
 /** The longest list a stored compile report keeps (the rest is counted). */
 export const REPORT_LIST_LIMIT = 200;

@@ -21,7 +21,9 @@ import {
   getWorkflow,
   openWorkflow,
   addNotebookEntry,
+  getWorkflowRun,
   planCapture,
+  runWorkflow,
   showArtifact,
   showCommit,
   showOperation,
@@ -282,6 +284,32 @@ export const MCP_TOOLS: readonly McpTool[] = [
     summarize: (r) =>
       `${r.kind === "workflow" ? "Workflow" : "Span trace"} critical path ${(r.critical_path_ns / 1e6).toFixed(1)} ms of ${(r.sequential_ns / 1e6).toFixed(1)} ms sequential (bound ${r.speedup_bound.toFixed(2)}×) through ${r.path_total} ${r.kind === "workflow" ? "calls" : "spans"}${r.what_if ? `, if ${r.what_if.node} took ${(r.what_if.duration_ns / 1e6).toFixed(1)} ms` : ""}.`,
     links: (r) => [...runLink(r.run_id), ...commitLink(r.commit_id)],
+  }),
+  tool({
+    name: "run_workflow",
+    title: "Run a workflow (plan, then start with its token)",
+    description:
+      "Replay a stored workflow in two calls. First call (no plan_token): returns the plan — each tool with its calls, reviewed side effect, whether code is registered for it, its review and approval, and for mode live the typed error it would be refused with — and a secret single-use plan_token valid 10 minutes; nothing runs. Second call (the same workflow_id and the plan_token): starts the plan as an operation and returns at once. Modes: frozen (recorded results, no tool runs; checks the recording reproduces), controlled (each call waits its recorded time, no tools), live (only tools registered by code, each with a contract a person reviewed; writes only where a person approved them; input and output schemas enforced). Next: get_workflow_run until it ends; cancel_operation to stop it.",
+    service: runWorkflow,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    summarize: (r) =>
+      r.started
+        ? `Started ${r.started.workflow_run.workflow_run_id} (${r.plan.mode}, ${r.plan.nodes} calls) as operation ${r.started.operation.operation_id}${r.started.reconnected ? " (reconnected)" : ""}.`
+        : `Planned ${r.plan_id}: ${r.plan.nodes} calls in ${r.plan.mode} mode${r.plan.would_run ? "" : `, would be refused: ${r.plan.tools.filter((t) => t.refusal).map((t) => `${t.tool} (${t.refusal})`).slice(0, 5).join(", ")}`}. Start it with its plan_token before ${r.expires_at}.`,
+    links: (r) => [...workflowLink(r.plan.workflow_id), ...operationLink(r.started?.operation.operation_id)],
+  }),
+  tool({
+    name: "get_workflow_run",
+    title: "Get a workflow run",
+    description:
+      "Show a workflow run or benchmark: its state and operation progress (in calls), and once finished what ran, failed (each with its typed error) and was skipped (with the failed call that stopped it), replayed vs recorded time per call (at most `limit`, failures first), outputs, frozen reproduction, a benchmark's figures, and the run holding the replay as spans. Next: get_critical_path on its replay_run_id to compare with the recording.",
+    service: getWorkflowRun,
+    annotations: READ,
+    summarize: (r) => {
+      const counts = (r.summary?.counts ?? null) as Record<string, number> | null;
+      return `Workflow run ${r.workflow_run.workflow_run_id} (${r.workflow_run.mode}) is ${r.workflow_run.state}${counts ? `: ${counts.succeeded} succeeded, ${counts.failed} failed, ${counts.skipped} skipped, ${counts.cancelled} cancelled` : r.operation.progress.total ? `, ${r.operation.progress.completed ?? 0}/${r.operation.progress.total} calls` : ""}.`;
+    },
+    links: (r) => [...workflowLink(r.workflow_run.workflow_id), ...operationLink(r.operation.operation_id), ...runLink(r.workflow_run.replay_run_id)],
   }),
   tool({
     name: "create_investigation",

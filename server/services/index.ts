@@ -20,6 +20,7 @@ import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
 import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, openWorkflow, reviewTool } from "./workflows";
 import { addNotebookEntry } from "./notebook-entries";
+import { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, workflowPolicy } from "./workflow-runs";
 
 export { agentAccessStatus, agentToken, listAuditEvents, recordSignIn, redeemStoredSignInCode, requirePerson, setAgentAccess, setAgentDetail, signInLink } from "./agent-access";
 export { listArtifacts, showArtifact } from "./artifacts";
@@ -43,6 +44,7 @@ export { validateWorkspace } from "./validate";
 export { initializeWorkspace, workspaceStatus } from "./workspace";
 export { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, openWorkflow, reviewTool } from "./workflows";
 export { addNotebookEntry } from "./notebook-entries";
+export { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, workflowPolicy } from "./workflow-runs";
 
 /** Every service operation, by name: the registry the transports and generated docs read. */
 export const SERVICES: readonly ServiceDef[] = [
@@ -129,4 +131,11 @@ export const SERVICES: readonly ServiceDef[] = [
   getCriticalPath,
   listToolContracts,
   reviewTool,
+  runWorkflow,
+  benchmarkWorkflow,
+  getWorkflowRun,
+  listWorkflowRuns,
+  approveWorkflowTool,
+  codegenWorkflow,
+  workflowPolicy,
 ] as unknown as ServiceDef[];

@@ -13,7 +13,8 @@ import { CompileReportSummary, CriticalPathAnswer, REPORT_LIST_LIMIT, ToolContra
 import { recordAudit } from "../store/audit";
 import { writeTransaction } from "../store/control-store";
 import type { ObjectId } from "../store/object-store";
-import { contractSideEffects, findWorkflow, getWorkflowRow, insertWorkflow, listContractRows, listWorkflowRows, upsertContract } from "../store/workflows";
+import { contractSideEffects, findWorkflow, getContractRow, getWorkflowRow, insertWorkflow, listContractRows, listWorkflowRows, upsertContract } from "../store/workflows";
+import { loadToolRegistry } from "../workflow/registry";
 import type { Workspace } from "../store/workspace";
 import { requirePerson } from "./agent-access";
 import { runEvidence } from "./evidence";
@@ -105,7 +106,7 @@ function summarizeReport(report: CompileReport): CompileReportSummary {
   };
 }
 
-async function readWorkflowDocument(ws: Workspace, record: WorkflowRecord): Promise<Workflow> {
+export async function readWorkflowDocument(ws: Workspace, record: WorkflowRecord): Promise<Workflow> {
   const bytes = await ws.objects.read(record.digest as ObjectId, record.size_bytes);
   return JSON.parse(bytes.toString("utf8")) as Workflow;
 }
@@ -113,21 +114,39 @@ async function readWorkflowDocument(ws: Workspace, record: WorkflowRecord): Prom
 // ---------------------------------------------------------------------------------------------
 // Tool contracts
 
+const RegisteredToolView = z.object({
+  name: z.string(),
+  description: z.string().nullable(),
+  handler: z.string().describe("builtin, or module:<file under the tools folder>."),
+  handler_digest: z.string(),
+  declared_side_effect: z.enum(["read", "write"]),
+  binding: ToolContract.shape.binding.unwrap(),
+  review: z.enum(["reviewed", "unreviewed", "stale"]).describe("reviewed: a contract binds this exact code; stale: the contract was made for other code (or before it was registered); unreviewed: none."),
+});
+
 export const listToolContracts = defineService({
   name: "tools.list",
-  summary: "List the reviewed tool contracts: what a person said each tool does (read or write), which the workflow compiler trusts over a trace.",
+  summary:
+    "List the reviewed tool contracts (what a person said each tool does, which the compiler trusts over a trace, and the exact code each binds) and the tools registered by code (built-ins and the project's tools folder) with their review state.",
   kind: "query",
   input: z.object({ limit: z.number().int().min(1).max(5000).default(1000) }).strict(),
-  output: z.object({ tools: z.array(ToolContract), truncated: z.boolean() }),
-  handler: (input, { ws }) => {
+  output: z.object({ tools: z.array(ToolContract), truncated: z.boolean(), registered: z.array(RegisteredToolView) }),
+  handler: async (input, { ws }) => {
     const rows = listContractRows(ws.db, input.limit + 1);
-    return { tools: rows.slice(0, input.limit), truncated: rows.length > input.limit };
+    const registry = await loadToolRegistry(ws.layout.projectRoot);
+    const registered = registry.list().map((t) => {
+      const contract = getContractRow(ws.db, t.definition.name);
+      const review = !contract ? "unreviewed" : contract.handler_digest === t.handler_digest ? "reviewed" : "stale";
+      return { name: t.definition.name, description: t.definition.description ?? null, handler: t.handler, handler_digest: t.handler_digest, declared_side_effect: t.definition.side_effect, binding: t.binding, review } as const;
+    });
+    return { tools: rows.slice(0, input.limit), truncated: rows.length > input.limit, registered };
   },
 });
 
 export const reviewTool = defineService({
   name: "tools.review",
-  summary: "Record a person's review of a tool: read-only (its calls may be merged and reordered) or write. Unblocks workflows waiting on it at their next compile; agents cannot review tools.",
+  summary:
+    "Record a person's review of a tool: read-only (its calls may be merged and reordered) or write. Unblocks workflows waiting on it at their next compile; for a registered tool it binds the contract to the exact code registered now (its schemas, timeout and concurrency), which lets workflows run it. Agents cannot review tools.",
   kind: "mutation",
   input: z
     .object({
@@ -138,11 +157,25 @@ export const reviewTool = defineService({
     })
     .strict(),
   output: ToolContract,
-  handler: (input, { ws, ctx }) => {
+  handler: async (input, { ws, ctx }) => {
     requirePerson(ctx, "review what a tool does");
+    // A registered tool's review binds this exact code; an unregistered name's informs the compiler only.
+    const tool = (await loadToolRegistry(ws.layout.projectRoot)).get(input.tool);
+    if (tool && tool.definition.side_effect === "write" && input.side_effect === "read") {
+      throw new EmberscopeError("INVALID_ARGUMENTS", `The registered tool ${input.tool} declares that it writes; it cannot be reviewed as read-only.`, {
+        details: { argument: "side_effect", declared_side_effect: "write" },
+      });
+    }
+    const bound = tool ? { handler: tool.handler, handler_digest: tool.handler_digest, binding: tool.binding } : null;
     return writeTransaction(ws.db, () => {
-      const contract = upsertContract(ws.db, { tool: input.tool, side_effect: input.side_effect, note: input.note, reviewed_by: ctx.actor, expected_revision: input.expected_revision ?? null });
-      recordAudit(ws.db, { actor: ctx.actor, action: "tools.review", target: input.tool.slice(0, 512), resultCode: "OK", details: { side_effect: contract.side_effect, revision: contract.revision } });
+      const contract = upsertContract(ws.db, { tool: input.tool, side_effect: input.side_effect, note: input.note, reviewed_by: ctx.actor, expected_revision: input.expected_revision ?? null, bound });
+      recordAudit(ws.db, {
+        actor: ctx.actor,
+        action: "tools.review",
+        target: input.tool.slice(0, 512),
+        resultCode: "OK",
+        details: { side_effect: contract.side_effect, revision: contract.revision, handler: contract.handler, handler_digest: contract.handler_digest },
+      });
       return contract;
     });
   },

@@ -1,4 +1,5 @@
 import { EXPERIMENTS_MIGRATION } from "./migration-experiments";
+import { WORKFLOW_RUNS_MIGRATION } from "./migration-workflow-runs";
 
 /**
  * Forward-only, numbered migrations of the control store. Append; never edit a released entry.
@@ -393,6 +394,7 @@ DROP INDEX audit_events_by_target;
 CREATE INDEX audit_events_by_target ON audit_events (target, seq) WHERE target IS NOT NULL;
 `,
   },
+  WORKFLOW_RUNS_MIGRATION,
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -1,6 +1,6 @@
 import { EmberscopeError } from "../domain/errors";
 import { nowIso } from "../domain/ids";
-import type { ToolContract, WorkflowRecord } from "../domain/workflow";
+import type { ToolBinding, ToolContract, WorkflowRecord } from "../domain/workflow";
 import type { SqliteDatabase } from "./control-store";
 import { laterThan, listRevisions, recordRevision } from "./revisions";
 
@@ -11,15 +11,34 @@ interface ContractRow {
   side_effect: ToolContract["side_effect"];
   note: string;
   reviewed_by: string;
+  handler: string | null;
+  handler_digest: string | null;
+  binding: string | null;
   revision: number;
   created_at: string;
   updated_at: string;
 }
 
+function contractFromRow(row: ContractRow): ToolContract {
+  return { ...row, binding: row.binding === null ? null : (JSON.parse(row.binding) as ToolBinding) };
+}
+
+/** The code a review binds: the registered handler, its digest and what it declared. */
+export interface HandlerBinding {
+  handler: string;
+  handler_digest: string;
+  binding: ToolBinding;
+}
+
 const CONTRACT_REVISIONS = { table: "tool_contract_revisions", key: "tool" };
 
 export function listContractRows(db: SqliteDatabase, limit: number): ToolContract[] {
-  return db.prepare("SELECT * FROM tool_contracts ORDER BY tool LIMIT ?").all(limit) as ContractRow[];
+  return (db.prepare("SELECT * FROM tool_contracts ORDER BY tool LIMIT ?").all(limit) as ContractRow[]).map(contractFromRow);
+}
+
+export function getContractRow(db: SqliteDatabase, tool: string): ToolContract | null {
+  const row = db.prepare("SELECT * FROM tool_contracts WHERE tool = ?").get(tool) as ContractRow | undefined;
+  return row ? contractFromRow(row) : null;
 }
 
 export function contractSideEffects(db: SqliteDatabase): Map<string, ToolContract["side_effect"]> {
@@ -28,8 +47,12 @@ export function contractSideEffects(db: SqliteDatabase): Map<string, ToolContrac
 }
 
 /** Records a person's review of a tool: a new contract, or the next revision of its contract. */
-export function upsertContract(db: SqliteDatabase, draft: { tool: string; side_effect: ToolContract["side_effect"]; note: string; reviewed_by: string; expected_revision: number | null }): ToolContract {
-  const current = db.prepare("SELECT * FROM tool_contracts WHERE tool = ?").get(draft.tool) as ContractRow | undefined;
+export function upsertContract(
+  db: SqliteDatabase,
+  draft: { tool: string; side_effect: ToolContract["side_effect"]; note: string; reviewed_by: string; expected_revision: number | null; bound: HandlerBinding | null },
+): ToolContract {
+  const current = getContractRow(db, draft.tool);
+  const bound = draft.bound ?? { handler: null, handler_digest: null, binding: null };
   const expected = draft.expected_revision;
   if (expected !== null && (current?.revision ?? 0) !== expected) {
     throw new EmberscopeError("REVISION_CONFLICT", `The tool's contract changed since it was read (revision ${current?.revision ?? 0}, not ${expected}).`, {
@@ -39,12 +62,15 @@ export function upsertContract(db: SqliteDatabase, draft: { tool: string; side_e
   }
   if (!current) {
     const now = nowIso();
-    const next: ContractRow = { tool: draft.tool, side_effect: draft.side_effect, note: draft.note, reviewed_by: draft.reviewed_by, revision: 1, created_at: now, updated_at: now };
-    db.prepare("INSERT INTO tool_contracts (tool, side_effect, note, reviewed_by, revision, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+    const next: ToolContract = { tool: draft.tool, side_effect: draft.side_effect, note: draft.note, reviewed_by: draft.reviewed_by, ...bound, revision: 1, created_at: now, updated_at: now };
+    db.prepare("INSERT INTO tool_contracts (tool, side_effect, note, reviewed_by, handler, handler_digest, binding, revision, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run(
       next.tool,
       next.side_effect,
       next.note,
       next.reviewed_by,
+      next.handler,
+      next.handler_digest,
+      next.binding === null ? null : JSON.stringify(next.binding),
       next.revision,
       next.created_at,
       next.updated_at,
@@ -52,11 +78,14 @@ export function upsertContract(db: SqliteDatabase, draft: { tool: string; side_e
     recordRevision(db, CONTRACT_REVISIONS, next.tool, next);
     return next;
   }
-  const next: ContractRow = { ...current, side_effect: draft.side_effect, note: draft.note, reviewed_by: draft.reviewed_by, revision: current.revision + 1, updated_at: laterThan(current.updated_at) };
-  db.prepare("UPDATE tool_contracts SET side_effect = ?, note = ?, reviewed_by = ?, revision = ?, updated_at = ? WHERE tool = ? AND revision = ?").run(
+  const next: ToolContract = { ...current, side_effect: draft.side_effect, note: draft.note, reviewed_by: draft.reviewed_by, ...bound, revision: current.revision + 1, updated_at: laterThan(current.updated_at) };
+  db.prepare("UPDATE tool_contracts SET side_effect = ?, note = ?, reviewed_by = ?, handler = ?, handler_digest = ?, binding = ?, revision = ?, updated_at = ? WHERE tool = ? AND revision = ?").run(
     next.side_effect,
     next.note,
     next.reviewed_by,
+    next.handler,
+    next.handler_digest,
+    next.binding === null ? null : JSON.stringify(next.binding),
     next.revision,
     next.updated_at,
     next.tool,

@@ -15,6 +15,7 @@ import { runsLibraryBenchmark } from "./runs-library.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { uiBenchmark } from "./ui.bench";
 import { uiDataBenchmark } from "./ui-data.bench";
+import { workflowRuntimeBenchmark } from "./workflow-runtime.bench";
 
 const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   foundation: foundationBenchmark,
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "runs-library": runsLibraryBenchmark,
   "import-scaling": importScalingBenchmark,
   experiments: experimentsBenchmark,
+  "workflow-runtime": workflowRuntimeBenchmark,
 };
 
 const only = process.argv.slice(2);
