@@ -25,13 +25,13 @@ function sharedGenerator(script: string) {
   };
 }
 
-/** A format's generator, by bytes wanted (the cpuprofile generator counts samples: ~21 bytes each). */
+/** A format's generator, by bytes wanted (the cpuprofile generator counts samples: ~11.5 bytes each). */
 const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: number) => Promise<unknown> }> = {
   "shared-gen-trace": { ext: "json", make: sharedGenerator("gen-trace.js") },
   "shared-gen-cpuprofile": { ext: "cpuprofile", make: sharedGenerator("gen-cpuprofile.js") },
   "shared-gen-folded": { ext: "folded", make: sharedGenerator("gen-folded.js") },
   "chrome-trace": { ext: "json", make: chromeTraceFile },
-  cpuprofile: { ext: "cpuprofile", make: (file, bytes) => cpuprofileFile(file, Math.round(bytes / 21), 100_000) },
+  cpuprofile: { ext: "cpuprofile", make: (file, bytes) => cpuprofileFile(file, Math.round(bytes / 11.5), 100_000) },
   folded: { ext: "folded", make: foldedFile },
   gecko: { ext: "json", make: geckoProfileFile },
   "firefox-processed": { ext: "json", make: processedProfileFile },
