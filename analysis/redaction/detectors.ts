@@ -29,6 +29,8 @@ export interface Detector {
   /** Whether the detector may find anything in `text`, whose characters' classes are `chars` (see charClasses). */
   hint: (text: string, chars: number) => boolean;
   find: (text: string, spans: Spans) => void;
+  /** Only under export rules (query values, environment values): the MCP boundary does not look for these. */
+  exportOnly?: boolean;
 }
 
 /** Classes of the characters detectors look for, as bits: one pass over a string decides which detectors run. */
@@ -88,7 +90,7 @@ function first(pattern: RegExp, text: string): RegExpExecArray | null {
 }
 
 /** Values that are no secret whatever name they stand under. */
-const PLACEHOLDER = /^(?:true|false|null|nil|none|undefined|yes|no|on|off|\d{1,3}|\*+|x+|<[^>]*>|\$\{?[A-Za-z_][\w.]*\}?|\{\{.*\}\}|%[A-Za-z_]+%|(?:PATH|USER|HOST|EMAIL|IP|SECRET|DATA)_[0-9a-f]{6})$/i;
+const PLACEHOLDER = /^(?:true|false|null|nil|none|undefined|yes|no|on|off|\d{1,3}|\*+|x+|<[^>]*>|\$\{?[A-Za-z_][\w.]*\}?|\{\{.*\}\}|%[A-Za-z_]+%|(?:PATH|USER|HOST|EMAIL|IP|SECRET|QUERY|ENV|DATA)_[0-9a-f]{6})$/i;
 
 /** Random-looking enough to be a key rather than a word: a digit and a letter, or both cases, or base64 punctuation. */
 function looksLikeToken(value: string): boolean {
@@ -121,6 +123,11 @@ const URL_USERINFO = /\b[a-z][a-z0-9+.-]*:\/\/([^\s/?#@"'<>]*)@/gi;
 /** A query string's secret-like parameter: its value goes, the name stays. */
 const QUERY_SECRET =
   /[?&;]((?:[\w.-]*[_.-])?(?:access_token|refresh_token|id_token|auth_token|token|api_?key|apikey|key|secret|client_secret|password|passwd|pwd|pass|sig|signature|credential|security-token|code|auth|session|sessionid|sid|jwt|private_token))=([^&#\s"'<>]+)/gi;
+
+/** A URL with a scheme and a query string (group 1: the query, without `?`). */
+const URL_QUERY = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>?#]*\?([^\s"'<>#]+)/gi;
+/** `NAME=value` with an environment-style name (upper case): the value is the environment's. */
+const ENV_VALUE = /(?<![\w.-])[A-Z][A-Z0-9_]{1,63}=(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'&;,)}\]]+))/g;
 
 const AUTHORIZATION = /\b((?:proxy-)?authorization)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token|digest|negotiate|ntlm|apikey|key)\s+)?([^\s,;"']+)/gi;
 const AUTH_SCHEME = /\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})/gi;
@@ -410,6 +417,38 @@ export const DETECTORS: readonly Detector[] = [
     find(text, spans) {
       if (text.includes(".")) for (let m = first(IPV4, text); m; m = IPV4.exec(text)) if (!isAnonymousAddress(m[0])) spans.add(m.index, m.index + m[0].length, "IP");
       if (IPV6_HINT.test(text)) for (let m = first(IPV6_CANDIDATE, text); m; m = IPV6_CANDIDATE.exec(text)) if (isIpv6(m[0])) spans.add(m.index, m.index + m[0].length, "IP");
+    },
+  },
+  // Export rules only, last: what the detectors above found keeps its more specific kind.
+  {
+    name: "url_query",
+    exportOnly: true,
+    hint: (t, c) => (c & CHARS.QUERY) !== 0 && t.includes("://") && t.includes("?"),
+    find(text, spans) {
+      for (let m = first(URL_QUERY, text); m; m = URL_QUERY.exec(text)) {
+        let at = m.index + m[0].length - m[1].length;
+        for (const part of m[1].split(/([&;])/)) {
+          if (part && part !== "&" && part !== ";") {
+            const eq = part.indexOf("=");
+            if (eq < 0) spans.add(at, at + part.length, "QUERY");
+            else if (eq < part.length - 1) spans.add(at + eq + 1, at + part.length, "QUERY");
+          }
+          at += part.length;
+        }
+      }
+    },
+  },
+  {
+    name: "env_value",
+    exportOnly: true,
+    hint: (_t, c) => (c & (CHARS.EQUALS | CHARS.UPPER)) === (CHARS.EQUALS | CHARS.UPPER),
+    find(text, spans) {
+      for (let m = first(ENV_VALUE, text); m; m = ENV_VALUE.exec(text)) {
+        const value = m[1] ?? m[2] ?? m[3] ?? "";
+        if (!value || PLACEHOLDER.test(value)) continue;
+        const end = m.index + m[0].length - (m[1] !== undefined || m[2] !== undefined ? 1 : 0);
+        spans.add(end - value.length, end, "ENV");
+      }
     },
   },
 ];
