@@ -92,6 +92,9 @@ function first(pattern: RegExp, text: string): RegExpExecArray | null {
 /** Values that are no secret whatever name they stand under. */
 const PLACEHOLDER = /^(?:true|false|null|nil|none|undefined|yes|no|on|off|\d{1,3}|\*+|x+|<[^>]*>|\$\{?[A-Za-z_][\w.]*\}?|\{\{.*\}\}|%[A-Za-z_]+%|(?:PATH|USER|HOST|EMAIL|IP|SECRET|QUERY|ENV|DATA)_[0-9a-f]{6})$/i;
 
+/** A token redaction wrote (`SECRET_3f9a1c`): re-reading redacted text finds nothing in it. */
+const TOKEN = /^(?:PATH|USER|HOST|EMAIL|IP|SECRET|QUERY|ENV|DATA)_[0-9a-f]{6}$/;
+
 /** Random-looking enough to be a key rather than a word: a digit and a letter, or both cases, or base64 punctuation. */
 function looksLikeToken(value: string): boolean {
   const digit = /\d/.test(value);
@@ -254,9 +257,9 @@ export const DETECTORS: readonly Detector[] = [
         const at = m.index + m[0].length - 1 - info.length;
         const colon = info.indexOf(":");
         if (colon >= 0) {
-          if (colon > 0) spans.add(at, at + colon, "USER");
-          if (colon < info.length - 1) spans.add(at + colon + 1, at + info.length, "SECRET");
-        } else if (info) spans.add(at, at + info.length, info.length >= 16 && looksLikeToken(info) ? "SECRET" : "USER");
+          if (colon > 0 && !TOKEN.test(info.slice(0, colon))) spans.add(at, at + colon, "USER");
+          if (colon < info.length - 1 && !TOKEN.test(info.slice(colon + 1))) spans.add(at + colon + 1, at + info.length, "SECRET");
+        } else if (info && !TOKEN.test(info)) spans.add(at, at + info.length, info.length >= 16 && looksLikeToken(info) ? "SECRET" : "USER");
       }
     },
   },
@@ -384,7 +387,8 @@ export const DETECTORS: readonly Detector[] = [
     name: "email",
     hint: (_t, c) => (c & (CHARS.AT | CHARS.PERCENT)) !== 0,
     find(text, spans) {
-      for (let m = first(EMAIL, text); m; m = EMAIL.exec(text)) spans.add(m.index, m.index + m[0].length, "EMAIL");
+      // A redacted URL's `SECRET_3f9a1c@host` is no address: re-reading redacted text finds nothing.
+      for (let m = first(EMAIL, text); m; m = EMAIL.exec(text)) if (!TOKEN.test(m[0].slice(0, m[0].indexOf("@")))) spans.add(m.index, m.index + m[0].length, "EMAIL");
       if (text.includes("%40")) for (let m = first(EMAIL_ENCODED, text); m; m = EMAIL_ENCODED.exec(text)) spans.add(m.index, m.index + m[0].length, "EMAIL");
     },
   },
@@ -430,8 +434,8 @@ export const DETECTORS: readonly Detector[] = [
         for (const part of m[1].split(/([&;])/)) {
           if (part && part !== "&" && part !== ";") {
             const eq = part.indexOf("=");
-            if (eq < 0) spans.add(at, at + part.length, "QUERY");
-            else if (eq < part.length - 1) spans.add(at + eq + 1, at + part.length, "QUERY");
+            const value = eq < 0 ? part : part.slice(eq + 1);
+            if (value && !PLACEHOLDER.test(value)) spans.add(at + part.length - value.length, at + part.length, "QUERY");
           }
           at += part.length;
         }

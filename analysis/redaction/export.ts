@@ -21,6 +21,11 @@ export interface ExportRedactionReportEntry {
 export interface ExportRedaction {
   /** A column of strings (null stays null); `json`: the column is JSON text by the schema (span args). */
   column(values: readonly (string | null)[], location: string, json?: boolean): (string | null)[];
+  /**
+   * A column's distinct values, each with how often and the first row it stands in (a database
+   * hands these over without materializing the column): the redacted form of each.
+   */
+  distinct(entries: Iterable<{ value: string; times: number; row: number }>, location: string, json?: boolean): Map<string, string>;
   /** A document (the notebook): every string but identifiers, decoded JSON text included. */
   document<T>(value: T, location: string): T;
   report(): ExportRedactionReportEntry[];
@@ -82,23 +87,29 @@ export function createExportRedaction(options: ExportRedactionOptions): ExportRe
     }
   };
 
+  const distinct: ExportRedaction["distinct"] = (entries, location, json = false) => {
+    const key = json ? "args" : "value";
+    const out = new Map<string, string>();
+    for (const { value: v, times, row } of entries) {
+      const { value, report } = view({ [key]: v });
+      out.set(v, value[key] as string);
+      tally(report.redacted, times, () => `${location} row ${row}`);
+    }
+    return out;
+  };
+
   return {
+    distinct,
     column(values, location, json = false) {
       // Distinct values once each (a frame's file repeats on every row), counted per occurrence.
-      const firstRow = new Map<string, number>();
-      const times = new Map<string, number>();
+      const seen = new Map<string, { value: string; times: number; row: number }>();
       values.forEach((v, i) => {
         if (v === null) return;
-        if (!firstRow.has(v)) firstRow.set(v, i);
-        times.set(v, (times.get(v) ?? 0) + 1);
+        const entry = seen.get(v);
+        if (entry) entry.times++;
+        else seen.set(v, { value: v, times: 1, row: i });
       });
-      const key = json ? "args" : "value";
-      const out = new Map<string, string>();
-      for (const [v, row] of firstRow) {
-        const { value, report } = view({ [key]: v });
-        out.set(v, value[key] as string);
-        tally(report.redacted, times.get(v)!, () => `${location} row ${row}`);
-      }
+      const out = distinct(seen.values(), location, json);
       return values.map((v) => (v === null ? null : out.get(v)!));
     },
     document(value, location) {
