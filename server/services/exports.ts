@@ -448,3 +448,29 @@ export const importBundle = defineService({
     };
   },
 });
+
+const WebExportInput = z.object({ investigation_id: z.string().min(1).max(128), choices: KindChoices.default({ allow: [], redact: [] }) }).strict();
+
+/** The export dialog's preview (tRPC): every redaction by kind, count and first place; nothing written. */
+export const previewExport = defineService({
+  name: "exports.preview",
+  summary: "Preview an investigation's export: every redaction by kind, count and first place, with the evidence sizes; nothing is written. Allowing a kind needs the person.",
+  kind: "query",
+  input: WebExportInput,
+  output: ExportResult,
+  handler: async (input, { ws, ctx }) => (await buildExport(ws, ctx, { subject: { kind: "investigation", investigation_id: input.investigation_id }, choices: input.choices, preview: true })).result,
+});
+
+/** The export dialog's download (app/api/exports): the file's bytes, never a path on the server. */
+export const bundleForDownload = defineService({
+  name: "exports.download",
+  summary: "Build an investigation's export and hand its HTML to the caller (the browser's download).",
+  kind: "mutation",
+  input: WebExportInput,
+  output: z.object({ file_name: z.string(), html: z.string(), result: ExportResult }),
+  handler: async (input, { ws, ctx }) => {
+    const built = await buildExport(ws, ctx, { subject: { kind: "investigation", investigation_id: input.investigation_id }, choices: input.choices, preview: false });
+    const slug = built.result.title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "investigation";
+    return { file_name: `${slug}.emberscope.html`, html: built.html!, result: built.result };
+  },
+});

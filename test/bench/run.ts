@@ -5,6 +5,7 @@ import { captureBenchmark } from "./capture.bench";
 import { criticalPathBenchmark } from "./critical-path.bench";
 import { dagViewBenchmark } from "./dag-view.bench";
 import { evidenceBenchmark } from "./evidence.bench";
+import { exportBenchmark } from "./export.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { mcpBenchmark } from "./mcp.bench";
 import { notebookBenchmark } from "./notebook.bench";
@@ -27,6 +28,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "critical-path": criticalPathBenchmark,
   "dag-view": dagViewBenchmark,
   "runs-library": runsLibraryBenchmark,
+  export: exportBenchmark,
 };
 
 const only = process.argv.slice(2);
