@@ -5,7 +5,7 @@ import { addPrunedRemainders, flameTreeQuery, type FlameNode } from "../../analy
 import { FlameGraphCell } from "../flame/FlameGraphCell";
 import { ResultTable } from "../sql/ResultTable";
 import type { Manifest } from "./bundle";
-import { openSession, type Session } from "./engine";
+import { openSession } from "./engine";
 import "./viewer.css";
 
 /**
@@ -30,7 +30,6 @@ interface Doc {
 
 const METRIC_PREFERENCE = ["cpu_ns", "wall_ns", "samples", "alloc_bytes", "instructions", "Ir"];
 
-type Result = Awaited<ReturnType<Session["query"]>>;
 type State<T> = { state: "running" } | { state: "done"; value: T } | { state: "failed"; message: string };
 
 function useQuery<T>(run: () => Promise<T>, deps: unknown[]): State<T> {
@@ -45,7 +44,6 @@ function useQuery<T>(run: () => Promise<T>, deps: unknown[]): State<T> {
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
   return state;
 }

@@ -4,7 +4,7 @@ import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { z } from "zod";
 import { cellKind } from "../../analysis/notebook/cells";
-import { createExportRedaction, createRedactor, EXPORT_VERBATIM_KEYS, TOKEN_KINDS, type ExportRedactionReportEntry, type TokenKind } from "../../analysis/redaction";
+import { createExportRedaction, createRedactor, EXPORT_VERBATIM_KEYS, TOKEN_KINDS, type TokenKind } from "../../analysis/redaction";
 import { EmberscopeError } from "../domain/errors";
 import { newId, nowIso } from "../domain/ids";
 import { NOTEBOOK_FORMAT, NOTEBOOK_VERSION, type NotebookDocument } from "../domain/notebook-document";
@@ -120,7 +120,10 @@ function citedEvidence(doc: NotebookDocument): { runs: Set<string>; commits: Set
     for (const ref of f.references) {
       commits.add(ref.target.commit_id);
       if (ref.target.kind === "run") runs.add(ref.target.run_id);
-      if (ref.target.kind === "comparison") (runs.add(ref.target.base_run_id), runs.add(ref.target.candidate_run_id));
+      if (ref.target.kind === "comparison") {
+        runs.add(ref.target.base_run_id);
+        runs.add(ref.target.candidate_run_id);
+      }
     }
   }
   return { runs, commits };
@@ -359,7 +362,7 @@ export const importBundle = defineService({
   kind: "mutation",
   input: z.object({ file: z.string().min(1).max(4096) }).strict(),
   output: ImportBundleResult,
-  handler: async (input, { ws, ctx }) => {
+  handler: async (input, { ws }) => {
     const text = await fsp.readFile(path.resolve(input.file), "utf8").catch(() => {
       throw new EmberscopeError("INVALID_ARGUMENTS", "The export file cannot be read.", { details: { argument: "file" } });
     });

@@ -11,6 +11,7 @@ import { addCell, callService, createInvestigation, exportInvestigation, flameTr
 import { readBundle, renderBundle } from "../../server/services/export-bundle";
 import { createExport, importBundle, verifyExport } from "../../server/services/exports";
 import { initWorkspace } from "../../server/store/workspace";
+import { runCli } from "../helpers/cli";
 
 /**
  * Issue 24's leak test: each kind of secret is planted in a profile's function names and file
@@ -290,6 +291,33 @@ describe("shareable redacted exports", () => {
     writeFileSync(tampered, html.slice(0, boot) + "createObjectURl" + html.slice(boot + 15));
     expect((await refusal(callService(verifyExport, ctx, { file: tampered }))).details.part).toBe("envelope");
   }, 120_000);
+
+  it("the CLI exports a run's view with --preview and --allow, verifies it (exit 0) and refuses a tampered file with the input family's exit code naming the part", async () => {
+    const preview = await runCli(["export", "run", profileRun, "--view", "flame", "--preview", "--json"], { cwd: root });
+    expect(preview.code, preview.stderr).toBe(0);
+    expect(preview.json.preview).toBe(true);
+    expect(preview.json.report.find((r: { kind: string }) => r.kind === "EMAIL").count).toBeGreaterThan(0);
+    const human = await runCli(["export", "run", profileRun, "--preview"], { cwd: root });
+    expect(human.stdout).toMatch(/EMAIL\s+\d+\s+redact\s+frames\.name row \d+/);
+
+    const out = path.join(root, "run.html");
+    const made = await runCli(["export", "run", profileRun, "--allow", "IP", "--out", "run.html", "--json"], { cwd: root });
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.json.redaction_mode).toBe("person-widened");
+    const verified = await runCli(["export", "verify", out, "--json"], { cwd: root });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json.redaction.choices.IP).toBe("allow");
+    expect(verified.json.scan.found.IP).toBeGreaterThan(0);
+    expect(verified.json.scan.found.EMAIL).toBe(0);
+
+    const html = readFileSync(out, "utf8");
+    const at = html.indexOf('data-part="notebook.json">') + 40;
+    writeFileSync(out, html.slice(0, at) + (html[at] === "A" ? "B" : "A") + html.slice(at + 1));
+    const refused = await runCli(["export", "verify", out, "--json"], { cwd: root });
+    expect(refused.code).toBe(5);
+    expect(refused.json.code).toBe("BUNDLE_INVALID");
+    expect(refused.json.details.part).toBe("notebook.json");
+  }, 180_000);
 
   it("import-bundle brings the export into another workspace: the notebook round-trips with its ids, marked imported, over the export's evidence", async () => {
     const other = mkdtempSync(path.join(tmpdir(), "emberscope-import-"));
