@@ -130,7 +130,7 @@ export function ExportDialog({ investigationId, onClose }: { investigationId: st
         {preview ? (
           <p className="tip-muted" data-testid="export-sizes">
             Redaction: {preview.redaction_mode} · evidence {preview.evidence.generations} generation(s), {preview.evidence.files} Parquet file(s): {formatBytes(preview.evidence.source_bytes)} in the workspace →{" "}
-            {formatBytes(preview.evidence.bundle_bytes)} in the export (plus about 8 MB for DuckDB-WASM and the viewer).
+            {formatBytes(preview.evidence.bundle_bytes)} in the export (plus about 11 MB for DuckDB-WASM and the viewer).
           </p>
         ) : null}
         {error ? <ErrorPanel error={error} /> : null}

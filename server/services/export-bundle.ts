@@ -93,7 +93,7 @@ const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u0
  * inline and from blob:, and connections only to blob: and data:, so nothing leaves the machine).
  */
 const BOOTSTRAP =
-  '(function(){var e=document.querySelector(\'script[data-part="viewer.js"]\');var t=atob(e.textContent);var b=new Uint8Array(t.length);for(var i=0;i<t.length;i++)b[i]=t.charCodeAt(i);var s=document.createElement("script");s.src=URL.createObjectURL(new Blob([b],{type:"text/javascript"}));document.body.appendChild(s);})();';
+  '(function(){var e=document.querySelector(\'script[data-part="viewer.js.gz"]\');var t=atob(e.textContent);var b=new Uint8Array(t.length);for(var i=0;i<t.length;i++)b[i]=t.charCodeAt(i);new Response(new Blob([b]).stream().pipeThrough(new DecompressionStream("gzip"))).blob().then(function(j){var s=document.createElement("script");s.src=URL.createObjectURL(new Blob([j],{type:"text/javascript"}));document.body.appendChild(s);});})();';
 
 const CSP = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' blob:; worker-src blob:; connect-src blob: data:; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; base-uri 'none'; form-action 'none'";
 

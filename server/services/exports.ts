@@ -238,9 +238,9 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
 
   addPart("notebook.json", "application/json", new TextEncoder().encode(JSON.stringify(notebook)));
   const dist = path.join(PACKAGE_ROOT, "node_modules", "@duckdb", "duckdb-wasm", "dist");
-  addPart("duckdb/duckdb-eh.wasm.gz", "application/wasm", gzipSync(readFileSync(path.join(dist, "duckdb-eh.wasm")), { level: 6 }), "gzip");
+  addPart("duckdb/duckdb-eh.wasm.gz", "application/wasm", await engineWasmGzip(dist), "gzip");
   addPart("duckdb/duckdb-browser-eh.worker.js.gz", "text/javascript", gzipSync(readFileSync(path.join(dist, "duckdb-browser-eh.worker.js")), { level: 9 }), "gzip");
-  addPart("viewer.js", "text/javascript", await buildViewer());
+  addPart("viewer.js.gz", "text/javascript", gzipSync(await buildViewer(), { level: 9 }), "gzip");
 
   const manifest: BundleManifest = {
     format: BUNDLE_FORMAT,
@@ -273,6 +273,13 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
     },
     html,
   };
+}
+
+/** The engine's wasm, gzip'd at the highest level once per process (about 4 s; every export carries the same bytes). */
+let engineGzip: Promise<Uint8Array> | null = null;
+function engineWasmGzip(dist: string): Promise<Uint8Array> {
+  engineGzip ??= Promise.resolve().then(() => gzipSync(readFileSync(path.join(dist, "duckdb-eh.wasm")), { level: 9 }));
+  return engineGzip;
 }
 
 function runExists(ws: Workspace, runId: string): boolean {
