@@ -111,6 +111,9 @@ function keyTest(rule: RegExp) {
 const isSecretKey = keyTest(SECRET_KEY_NAME);
 const isSecretNumberKey = keyTest(SECRET_NUMBER_NAME);
 
+/** Keys whose object holds environment variables: under export rules their values are `ENV_…`. */
+const ENV_OBJECT_KEY = /^(?:env|environ|environment|env_vars|envvars)$/i;
+
 const markerFor = (text: string) => `${SUPPRESSED_MARKER.slice(0, -1)}, ${text.length} chars]`;
 
 function anyCounted(counts: RedactionCounts): boolean {
@@ -134,8 +137,10 @@ class JsonWalk {
 
   constructor(
     private readonly project: (text: string) => ProjectedString,
-    /** The token for a value under a secret-like name, or null when not redacting. */
-    private readonly secretToken: ((value: unknown) => string) | null,
+    /** The token for a value under a secret-like name (the value itself where a person kept secrets), or null when not redacting. */
+    private readonly secretToken: ((value: unknown) => unknown) | null,
+    /** Under export rules, the token for a value of an environment object (`"env": {"HOME": …}`). */
+    private readonly envToken: ((value: string) => string) | null = null,
   ) {}
 
   walk(node: unknown): unknown {
@@ -156,6 +161,8 @@ class JsonWalk {
     }
     // No prototype: a "__proto__" key in the data stays a key.
     const out = Object.create(null) as Record<string, unknown>;
+    const parent = this.path[this.path.length - 1];
+    const envObject = this.envToken !== null && typeof parent === "string" && ENV_OBJECT_KEY.test(parent);
     for (const key of Object.keys(node)) {
       if (this.tooDeep) break;
       const child = (node as Record<string, unknown>)[key];
@@ -166,6 +173,12 @@ class JsonWalk {
         this.changed = true;
         this.counts.SECRET++;
         out[outKey] = this.secretToken(child);
+      } else if (envObject && typeof child === "string" && child !== "") {
+        const token = this.envToken!(child);
+        this.counts.ENV++;
+        if (token !== child) this.changed = true;
+        this.strings.push(key);
+        out[outKey] = token;
       } else out[outKey] = this.walk(child);
       this.path.pop();
     }
@@ -231,7 +244,9 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
   const projectInner = (text: string, depth: number): ProjectedString =>
     depth < 3 && looksLikeJson(text) ? (projectJsonText(text, false, depth + 1) ?? projectText(text)) : remembered("inner", projectText, text);
 
-  const secretToken = (v: unknown) => token("SECRET", typeof v === "string" ? v : JSON.stringify(v));
+  const keep = options.redaction.keep;
+  const secretToken = (v: unknown): unknown => (keep?.has("SECRET") ? v : token("SECRET", typeof v === "string" ? v : JSON.stringify(v)));
+  const envToken = options.redaction.exportRules ? (v: string) => (keep?.has("ENV") ? v : token("ENV", v)) : null;
 
   /**
    * JSON text, decoded: every key and string projected, secret-named values tokenized, written
@@ -240,12 +255,12 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
    */
   const projectJsonText = (text: string, expected: boolean, depth = 0): ProjectedString | undefined => {
     const parsed = parseJson(text);
-    const walk = parsed && new JsonWalk((s) => projectInner(s, depth), redacting ? secretToken : null);
+    const walk = parsed && new JsonWalk((s) => projectInner(s, depth), redacting ? secretToken : null, redacting ? envToken : null);
     const walked = walk?.walk(parsed!.value);
     if (!walk || walk.tooDeep) {
       // Fail closed: structure was expected (or is too deep to walk) and cannot be vouched for.
       // With full detail nothing is redacted: the text is then neutralized whole like any other.
-      if (redacting && (expected || walk)) return { text: token("DATA", text), suppressed: false, counts: { ...emptyCounts(), DATA: 1 }, cut: false };
+      if (redacting && (expected || walk) && !keep?.has("DATA")) return { text: token("DATA", text), suppressed: false, counts: { ...emptyCounts(), DATA: 1 }, cut: false };
       return undefined;
     }
     // An instruction split across keys and values reads as one when they are read together.
@@ -315,7 +330,7 @@ export function agentView<T>(value: T, options: AgentViewOptions): { value: T; r
 
   const visitSecret = (text: string): string => {
     report.redacted.SECRET++;
-    return token("SECRET", text);
+    return keep?.has("SECRET") ? text : token("SECRET", text);
   };
 
   const visit = (node: unknown): unknown => {

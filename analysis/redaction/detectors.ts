@@ -29,6 +29,8 @@ export interface Detector {
   /** Whether the detector may find anything in `text`, whose characters' classes are `chars` (see charClasses). */
   hint: (text: string, chars: number) => boolean;
   find: (text: string, spans: Spans) => void;
+  /** Only under export rules (query values, environment values): the MCP boundary does not look for these. */
+  exportOnly?: boolean;
 }
 
 /** Classes of the characters detectors look for, as bits: one pass over a string decides which detectors run. */
@@ -88,7 +90,10 @@ function first(pattern: RegExp, text: string): RegExpExecArray | null {
 }
 
 /** Values that are no secret whatever name they stand under. */
-const PLACEHOLDER = /^(?:true|false|null|nil|none|undefined|yes|no|on|off|\d{1,3}|\*+|x+|<[^>]*>|\$\{?[A-Za-z_][\w.]*\}?|\{\{.*\}\}|%[A-Za-z_]+%|(?:PATH|USER|HOST|EMAIL|IP|SECRET|DATA)_[0-9a-f]{6})$/i;
+const PLACEHOLDER = /^(?:true|false|null|nil|none|undefined|yes|no|on|off|\d{1,3}|\*+|x+|<[^>]*>|\$\{?[A-Za-z_][\w.]*\}?|\{\{.*\}\}|%[A-Za-z_]+%|(?:PATH|USER|HOST|EMAIL|IP|SECRET|QUERY|ENV|DATA)_[0-9a-f]{6})$/i;
+
+/** A token redaction wrote (`SECRET_3f9a1c`): re-reading redacted text finds nothing in it. */
+const TOKEN = /^(?:PATH|USER|HOST|EMAIL|IP|SECRET|QUERY|ENV|DATA)_[0-9a-f]{6}$/;
 
 /** Random-looking enough to be a key rather than a word: a digit and a letter, or both cases, or base64 punctuation. */
 function looksLikeToken(value: string): boolean {
@@ -121,6 +126,11 @@ const URL_USERINFO = /\b[a-z][a-z0-9+.-]*:\/\/([^\s/?#@"'<>]*)@/gi;
 /** A query string's secret-like parameter: its value goes, the name stays. */
 const QUERY_SECRET =
   /[?&;]((?:[\w.-]*[_.-])?(?:access_token|refresh_token|id_token|auth_token|token|api_?key|apikey|key|secret|client_secret|password|passwd|pwd|pass|sig|signature|credential|security-token|code|auth|session|sessionid|sid|jwt|private_token))=([^&#\s"'<>]+)/gi;
+
+/** A URL with a scheme and a query string (group 1: the query, without `?`). */
+const URL_QUERY = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>?#]*\?([^\s"'<>#]+)/gi;
+/** `NAME=value` with an environment-style name (upper case): the value is the environment's. */
+const ENV_VALUE = /(?<![\w.-])[A-Z][A-Z0-9_]{1,63}=(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'&;,)}\]]+))/g;
 
 const AUTHORIZATION = /\b((?:proxy-)?authorization)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token|digest|negotiate|ntlm|apikey|key)\s+)?([^\s,;"']+)/gi;
 const AUTH_SCHEME = /\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})/gi;
@@ -247,9 +257,9 @@ export const DETECTORS: readonly Detector[] = [
         const at = m.index + m[0].length - 1 - info.length;
         const colon = info.indexOf(":");
         if (colon >= 0) {
-          if (colon > 0) spans.add(at, at + colon, "USER");
-          if (colon < info.length - 1) spans.add(at + colon + 1, at + info.length, "SECRET");
-        } else if (info) spans.add(at, at + info.length, info.length >= 16 && looksLikeToken(info) ? "SECRET" : "USER");
+          if (colon > 0 && !TOKEN.test(info.slice(0, colon))) spans.add(at, at + colon, "USER");
+          if (colon < info.length - 1 && !TOKEN.test(info.slice(colon + 1))) spans.add(at + colon + 1, at + info.length, "SECRET");
+        } else if (info && !TOKEN.test(info)) spans.add(at, at + info.length, info.length >= 16 && looksLikeToken(info) ? "SECRET" : "USER");
       }
     },
   },
@@ -377,7 +387,8 @@ export const DETECTORS: readonly Detector[] = [
     name: "email",
     hint: (_t, c) => (c & (CHARS.AT | CHARS.PERCENT)) !== 0,
     find(text, spans) {
-      for (let m = first(EMAIL, text); m; m = EMAIL.exec(text)) spans.add(m.index, m.index + m[0].length, "EMAIL");
+      // A redacted URL's `SECRET_3f9a1c@host` is no address: re-reading redacted text finds nothing.
+      for (let m = first(EMAIL, text); m; m = EMAIL.exec(text)) if (!TOKEN.test(m[0].slice(0, m[0].indexOf("@")))) spans.add(m.index, m.index + m[0].length, "EMAIL");
       if (text.includes("%40")) for (let m = first(EMAIL_ENCODED, text); m; m = EMAIL_ENCODED.exec(text)) spans.add(m.index, m.index + m[0].length, "EMAIL");
     },
   },
@@ -410,6 +421,38 @@ export const DETECTORS: readonly Detector[] = [
     find(text, spans) {
       if (text.includes(".")) for (let m = first(IPV4, text); m; m = IPV4.exec(text)) if (!isAnonymousAddress(m[0])) spans.add(m.index, m.index + m[0].length, "IP");
       if (IPV6_HINT.test(text)) for (let m = first(IPV6_CANDIDATE, text); m; m = IPV6_CANDIDATE.exec(text)) if (isIpv6(m[0])) spans.add(m.index, m.index + m[0].length, "IP");
+    },
+  },
+  // Export rules only, last: what the detectors above found keeps its more specific kind.
+  {
+    name: "url_query",
+    exportOnly: true,
+    hint: (t, c) => (c & CHARS.QUERY) !== 0 && t.includes("://") && t.includes("?"),
+    find(text, spans) {
+      for (let m = first(URL_QUERY, text); m; m = URL_QUERY.exec(text)) {
+        let at = m.index + m[0].length - m[1].length;
+        for (const part of m[1].split(/([&;])/)) {
+          if (part && part !== "&" && part !== ";") {
+            const eq = part.indexOf("=");
+            const value = eq < 0 ? part : part.slice(eq + 1);
+            if (value && !PLACEHOLDER.test(value)) spans.add(at + part.length - value.length, at + part.length, "QUERY");
+          }
+          at += part.length;
+        }
+      }
+    },
+  },
+  {
+    name: "env_value",
+    exportOnly: true,
+    hint: (_t, c) => (c & (CHARS.EQUALS | CHARS.UPPER)) === (CHARS.EQUALS | CHARS.UPPER),
+    find(text, spans) {
+      for (let m = first(ENV_VALUE, text); m; m = ENV_VALUE.exec(text)) {
+        const value = m[1] ?? m[2] ?? m[3] ?? "";
+        if (!value || PLACEHOLDER.test(value)) continue;
+        const end = m.index + m[0].length - (m[1] !== undefined || m[2] !== undefined ? 1 : 0);
+        spans.add(end - value.length, end, "ENV");
+      }
     },
   },
 ];

@@ -13,9 +13,13 @@
 
 import { charClasses, DETECTORS, type Spans } from "./detectors";
 
-/** `DATA`: a value that should have been JSON text but could not be read, redacted whole. */
-export type TokenKind = "PATH" | "USER" | "HOST" | "EMAIL" | "IP" | "SECRET" | "DATA";
-export const TOKEN_KINDS: readonly TokenKind[] = ["PATH", "USER", "HOST", "EMAIL", "IP", "SECRET", "DATA"];
+/**
+ * `DATA`: a value that should have been JSON text but could not be read, redacted whole.
+ * `QUERY` (a web URL's query values) and `ENV` (an environment value, `NAME=value`) are looked for
+ * only under export rules (see `RedactionContext.exportRules`).
+ */
+export type TokenKind = "PATH" | "USER" | "HOST" | "EMAIL" | "IP" | "SECRET" | "QUERY" | "ENV" | "DATA";
+export const TOKEN_KINDS: readonly TokenKind[] = ["PATH", "USER", "HOST", "EMAIL", "IP", "SECRET", "QUERY", "ENV", "DATA"];
 
 export interface RedactionContext {
   /** Absolute project root: paths under it become project-relative instead of tokens. */
@@ -25,12 +29,20 @@ export interface RedactionContext {
   hostNames?: readonly string[];
   /** A stable keyed id (hex) for a value; `PATH_${id}`. Keyed per workspace by the caller. */
   tokenFor: (kind: TokenKind, value: string) => string;
+  /**
+   * Exports' rules (a file leaves the machine): also web URLs' query values (`QUERY_…`) and
+   * environment values (`NAME=value` → `ENV_…`), and a path's token keeps its last segment
+   * (`PATH_3f9a1c/cart.js`) so a reader still sees which file. Off at the MCP boundary.
+   */
+  exportRules?: boolean;
+  /** Kinds a person chose to leave as they are: found and counted, not replaced. */
+  keep?: ReadonlySet<TokenKind>;
 }
 
 export type RedactionCounts = Record<TokenKind, number>;
 
 export function emptyCounts(): RedactionCounts {
-  return { PATH: 0, USER: 0, HOST: 0, EMAIL: 0, IP: 0, SECRET: 0, DATA: 0 };
+  return { PATH: 0, USER: 0, HOST: 0, EMAIL: 0, IP: 0, SECRET: 0, QUERY: 0, ENV: 0, DATA: 0 };
 }
 
 /**
@@ -44,6 +56,8 @@ export function addCounts(into: RedactionCounts, from: RedactionCounts): void {
   into.EMAIL += from.EMAIL;
   into.IP += from.IP;
   into.SECRET += from.SECRET;
+  into.QUERY += from.QUERY;
+  into.ENV += from.ENV;
   into.DATA += from.DATA;
 }
 
@@ -63,6 +77,7 @@ function normalPath(p: string): string {
 /** A short word of letters and digits (most keys and names) can only be a local user's or machine's name. */
 const SHORT_WORD = /^[A-Za-z$][A-Za-z0-9$]{0,15}$/;
 const WORD_DETECTORS = DETECTORS.filter((d) => d.name === "local_names");
+const AGENT_DETECTORS = DETECTORS.filter((d) => !d.exportOnly);
 
 interface Span {
   start: number;
@@ -147,6 +162,16 @@ export function createRedactor(context: RedactionContext): Redactor {
   const userRule = nameRule(users);
   const hostRule = nameRule(hosts);
   const localUsers = new Set(users.map((u) => u.toLowerCase()));
+  const detectors = context.exportRules ? DETECTORS : AGENT_DETECTORS;
+  const keep = context.keep ?? new Set<TokenKind>();
+  /** Under export rules, a path token keeps the path's last segment unless it names the user or machine. */
+  const lastSegment = (path: string): string => {
+    if (!context.exportRules) return "";
+    const last = path.slice(path.lastIndexOf("/") + 1);
+    // A segment that holds anything redaction finds (a name, a key, an address) is not kept.
+    if (!/^[A-Za-z0-9._+-]{1,120}$/.test(last) || /^\.+$/.test(last) || redact(last).text !== last) return "";
+    return `/${last}`;
+  };
 
   /** A path under the project root as project-relative text, any other as null (a token). */
   const relative = (raw: string): string | null => {
@@ -156,10 +181,10 @@ export function createRedactor(context: RedactionContext): Redactor {
     return null;
   };
 
-  return function redact(text: string) {
+  function redact(text: string): { text: string; counts: RedactionCounts } {
     const spans = new FoundSpans(text, userRule, hostRule, localUsers);
     const chars = charClasses(text);
-    for (const detector of SHORT_WORD.test(text) ? WORD_DETECTORS : DETECTORS) if (detector.hint(text, chars)) detector.find(text, spans);
+    for (const detector of SHORT_WORD.test(text) ? WORD_DETECTORS : detectors) if (detector.hint(text, chars)) detector.find(text, spans);
     const found = spans.found.items;
     const counts = emptyCounts();
     if (!found.length) return { text, counts };
@@ -172,10 +197,15 @@ export function createRedactor(context: RedactionContext): Redactor {
       if (rel !== null) out += span.prefix ? `${span.prefix}./${rel === "." ? "" : rel}` : rel;
       else {
         counts[span.kind]++;
-        out += span.prefix + token(span.kind, span.kind === "PATH" ? normalPath(span.value) : span.value);
+        if (keep.has(span.kind)) out += text.slice(span.start, span.end);
+        else if (span.kind === "PATH") {
+          const path = normalPath(span.value);
+          out += span.prefix + token("PATH", path) + lastSegment(path);
+        } else out += span.prefix + token(span.kind, span.value);
       }
       at = span.end;
     }
     return { text: out + text.slice(at), counts };
-  };
+  }
+  return redact;
 }

@@ -155,7 +155,7 @@ describe("agentView", () => {
     const memo = new Map();
     for (let call = 0; call < 2; call++) {
       const { report } = agentView({ rows: [row, { ...row }] }, { detail: "redacted", redaction: context, memo });
-      expect(report.redacted).toEqual({ PATH: 2, USER: 2, HOST: 2, EMAIL: 2, IP: 2, SECRET: 4, DATA: 2 });
+      expect(report.redacted).toEqual({ PATH: 2, USER: 2, HOST: 2, EMAIL: 2, IP: 2, SECRET: 4, QUERY: 0, ENV: 0, DATA: 2 });
     }
   });
 

@@ -13,6 +13,7 @@ import { callMutation, callQuery, errorDocumentOf } from "../home/trpc-client";
 import { AgentTimeline } from "./AgentTimeline";
 import { CellFrame, type CellActions } from "./CellFrame";
 import { CELL_VIEWS } from "./cells";
+import { ExportDialog } from "./ExportDialog";
 import { contentOf, NotebookContext, type CellViewProps, type NotebookEnv, type PageCell } from "./context";
 import { NotebookKeys } from "./NotebookKeys";
 import { ExperimentForm } from "./ExperimentForm";
@@ -53,7 +54,7 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
   const [editing, setEditing] = useState<string | null>(null);
   const [undo, setUndo] = useState<Cell[]>([]);
   const [pageError, setPageError] = useState<ErrorDocument | null>(null);
-  const [overlay, setOverlay] = useState<null | "keys" | "hypothesis" | "finding" | "experiment">(null);
+  const [overlay, setOverlay] = useState<null | "keys" | "hypothesis" | "finding" | "experiment" | "export">(null);
   const [activity, setActivity] = useState<AuditEvent[] | null>(null);
   const cellsRef = useRef(cells);
   cellsRef.current = cells;
@@ -430,6 +431,9 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
               </p>
             </div>
             <span className="spacer" />
+            <button type="button" className="plain-button" onClick={() => setOverlay("export")} data-testid="open-export">
+              Export…
+            </button>
             <label className="field">
               <span>Status</span>
               <select value={investigation.status} onChange={(e) => void setStatus(e.target.value as Investigation["status"])} data-testid="investigation-status">
@@ -516,6 +520,7 @@ export function Notebook(props: { initial: NotebookView; headCommitId: string | 
             </div>
           </div>
         ) : null}
+        {overlay === "export" ? <ExportDialog investigationId={investigationId} onClose={() => setOverlay(null)} /> : null}
         {overlay === "hypothesis" || overlay === "finding" ? (
           <div className="nb-overlay" role="dialog" aria-label={overlay === "hypothesis" ? "Record a hypothesis" : "Record a finding"}>
             <div className="nb-overlay-card wide">{overlay === "hypothesis" ? <HypothesisForm afterCellId={selected} onDone={recorded} /> : <FindingForm afterCellId={selected} onDone={recorded} />}</div>

@@ -59,6 +59,11 @@ export async function parquetFileToArrowIpc(url: string, byteLength: number, col
           return r.arrayBuffer();
         })
       : cachedAsyncBuffer(await asyncBufferFromUrl({ url, byteLength }));
+  return parquetBufferToArrowIpc(file, columns);
+}
+
+/** The same from bytes already in hand (an export bundle's part); `generation_id` is left out likewise. */
+export async function parquetBufferToArrowIpc(file: ArrayBuffer | Awaited<ReturnType<typeof asyncBufferFromUrl>>, columns: ColumnSpec[]): Promise<{ ipc: Uint8Array; rows: number }> {
   const metadata = await parquetMetadataAsync(file);
   const present = new Set(metadata.schema.map((s) => s.name));
   const wanted = columns.filter((c) => present.has(c.name));

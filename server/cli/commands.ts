@@ -21,6 +21,7 @@ import { integerFlag, stringFlag, type OptionSpec, type ParsedArgs } from "./arg
 import { CAPTURE_COMMANDS } from "./capture-commands";
 import { EVIDENCE_COMMANDS } from "./evidence-commands";
 import { EXPERIMENT_COMMANDS } from "./experiment-commands";
+import { EXPORT_COMMANDS } from "./export-commands";
 import { MCP_COMMANDS } from "./mcp-commands";
 import { NOTEBOOK_COMMANDS } from "./notebook-commands";
 import { WORKFLOW_COMMANDS } from "./workflow-commands";
@@ -212,6 +213,7 @@ export const COMMANDS: CliCommand[] = [
   ...CAPTURE_COMMANDS,
   ...EXPERIMENT_COMMANDS,
   ...MCP_COMMANDS,
+  ...EXPORT_COMMANDS,
   serveCommand,
 ];
 

@@ -68,6 +68,8 @@ export const ERROR_CATALOG = {
   NO_SPANS: { family: "input", retryable: false, description: "The run holds no spans, so it has no critical path: it is a profile of samples (see its flame graph)." },
   NO_TOOL_CALLS: { family: "input", retryable: false, description: "The run holds no tool calls to compile into a workflow (it is not an agent trace); its spans still have a critical path (`critical_path.get`)." },
   NOTEBOOK_INVALID: { family: "input", retryable: false, description: "The notebook document is malformed; `details.path` names the first bad field." },
+  BUNDLE_INVALID: { family: "input", retryable: false, description: "The file is not an Emberscope export bundle, or a part of it does not match the manifest's sha256 (tampered or damaged); `details.part` names the first bad part." },
+  BUNDLE_LEAKS: { family: "input", retryable: false, description: "Re-scanning an export found values of kinds its manifest says were redacted; `details.findings` lists kind and part (never the values)." },
   NOTEBOOK_VERSION_UNSUPPORTED: { family: "input", retryable: false, description: "The notebook document's format or version is unknown (or newer than this Emberscope); `details.supported_versions` lists those it reads." },
   TOOL_MODULE_INVALID: { family: "usage", retryable: false, description: "A module of the tools folder failed to load or exports a malformed tool (or two tools share a name); `details.file` and `details.reason` say which and why." },
   TOOL_INPUT_INVALID: { family: "input", retryable: false, description: "A workflow call's arguments fail its tool's input schema; `details.issues` gives the paths and messages (never the values). The handler did not run." },

@@ -18,7 +18,9 @@ function localNames(): { users: string[]; hosts: string[] } {
   return { users: [...users], hosts: [os.hostname()] };
 }
 
-const NAMES = localNames();
+/** The local user and machine names redaction replaces wherever they stand as words (exports use them too). */
+export const LOCAL_NAMES = localNames();
+const NAMES = LOCAL_NAMES;
 
 /**
  * Projections of observed strings, kept across calls per (workspace key, detail, project root):

@@ -12,6 +12,7 @@ import { insertHypothesis, listHypothesisRows } from "../store/hypotheses";
 import { findInvestigation, getInvestigation, insertInvestigation } from "../store/investigations";
 import { knownCommits } from "../store/pins";
 import packageJson from "../../package.json" with { type: "json" };
+import type { Workspace } from "../store/workspace";
 import { defineService } from "./service";
 
 /**
@@ -174,8 +175,12 @@ export const importInvestigation = defineService({
   kind: "mutation",
   input: z.object({ document: z.record(z.string(), z.unknown()).describe("The parsed notebook document.") }).strict(),
   output: ImportResult,
-  handler: (input, { ws }) => {
-    const { document: doc, upgradedFrom } = readNotebookDocument(input.document);
+  handler: (input, { ws }) => importDocument(ws, input.document),
+});
+
+/** Imports a parsed notebook document (any supported version) with its ids kept, marked imported; export bundles use it too. */
+export function importDocument(ws: Workspace, raw: unknown): z.output<typeof ImportResult> {
+    const { document: doc, upgradedFrom } = readNotebookDocument(raw);
     checkDocument(doc);
     const now = nowIso();
     return writeTransaction(ws.db, () => {
@@ -206,8 +211,7 @@ export const importInvestigation = defineService({
         missing_commits: named.filter((id) => !known.has(id)),
       };
     });
-  },
-});
+}
 
 /** The first record id of the document this workspace already uses, if any. */
 function clashingId(db: SqliteDatabase, doc: NotebookDocument): Record<string, string> | null {

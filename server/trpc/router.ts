@@ -5,6 +5,7 @@ import { commitsRouter } from "./commits";
 import { corpusRouter } from "./corpus";
 import { evidenceRouter } from "./evidence";
 import { experimentsRouter } from "./experiments";
+import { exportsRouter } from "./exports";
 import { importsRouter } from "./imports";
 import { router } from "./init";
 import { cellsRouter } from "./cells";
@@ -36,6 +37,7 @@ export const appRouter = router({
   workflows: workflowsRouter,
   tools: toolsRouter,
   critical_path: criticalPathRouter,
+  exports: exportsRouter,
 });
 
 export type AppRouter = typeof appRouter;

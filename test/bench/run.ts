@@ -6,6 +6,7 @@ import { criticalPathBenchmark } from "./critical-path.bench";
 import { dagViewBenchmark } from "./dag-view.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { experimentsBenchmark } from "./experiments.bench";
+import { exportBenchmark } from "./export.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { importScalingBenchmark } from "./import-scaling.bench";
 import { mcpBenchmark } from "./mcp.bench";
@@ -33,6 +34,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "import-scaling": importScalingBenchmark,
   experiments: experimentsBenchmark,
   "workflow-runtime": workflowRuntimeBenchmark,
+  export: exportBenchmark,
 };
 
 const only = process.argv.slice(2);

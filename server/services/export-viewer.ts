@@ -1,0 +1,39 @@
+import path from "node:path";
+import { PACKAGE_ROOT } from "../package-root";
+
+/**
+ * The export viewer's code (components/export-viewer/main.tsx and the components it reuses),
+ * bundled by esbuild into one script with its CSS inlined: the file must hold all it runs.
+ * Built once per process (about a second).
+ */
+let built: Promise<Uint8Array> | null = null;
+
+export function buildViewer(): Promise<Uint8Array> {
+  built ??= (async () => {
+    const esbuild = await import("esbuild");
+    const result = await esbuild.build({
+      entryPoints: [path.join(PACKAGE_ROOT, "components", "export-viewer", "main.tsx")],
+      absWorkingDir: PACKAGE_ROOT,
+      bundle: true,
+      write: false,
+      format: "iife",
+      platform: "browser",
+      target: "es2022",
+      minify: true,
+      jsx: "automatic",
+      outdir: "out",
+      define: { "process.env.NODE_ENV": '"production"', "import.meta.url": "undefined" },
+      logLevel: "silent",
+      legalComments: "none",
+    });
+    const js = result.outputFiles.find((f) => f.path.endsWith(".js"))!.text;
+    const css = result.outputFiles.filter((f) => f.path.endsWith(".css")).map((f) => f.text).join("\n");
+    // The CSS goes in with the script: one part, applied before the first render.
+    const withCss = `(function(){var s=document.createElement("style");s.textContent=${JSON.stringify(css)};document.head.appendChild(s);})();\n${js}`;
+    return new TextEncoder().encode(withCss);
+  })();
+  built.catch(() => {
+    built = null;
+  });
+  return built;
+}

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { addCell, callService, createInvestigation, importArtifact, type ServiceContext } from "../../server/services";
+import { createExport } from "../../server/services/exports";
+import { openWorkspace, initWorkspace } from "../../server/store/workspace";
+import { launchChromium } from "../helpers/browser";
+import { cpuprofileFile } from "./generators";
+
+const SIZES = [100_000, 1_000_000];
+
+/**
+ * Issue 24: an investigation (a note, a flame cell and a SQL cell) over a 100 k- and a 1 M-sample
+ * run — the export's time and file size against the bytes the workspace holds for that run
+ * (native artifact and Parquet), and the time from opening the file offline in headless Chromium
+ * to its first paint (the notebook rendered) and to the flame cell drawn.
+ */
+export async function exportBenchmark(): Promise<Record<string, unknown>> {
+  const results: Record<string, unknown>[] = [];
+  const browser = await launchChromium();
+  try {
+    for (const samples of SIZES) {
+      const dir = mkdtempSync(path.join(tmpdir(), "emberscope-bench-export-"));
+      try {
+        initWorkspace(dir).close();
+        const ctx: ServiceContext = { locator: { cwd: dir, projectRoot: dir }, actor: "cli" };
+        const profile = path.join(dir, "big.cpuprofile");
+        await cpuprofileFile(profile, samples, 2_000);
+        const run = await callService(importArtifact, ctx, { path: profile });
+        const inv = await callService(createInvestigation, ctx, { title: `Export of ${samples} samples`, question: "How large is the export?" });
+        await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "note", content: { markdown: "The hot path, for review." } });
+        await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "flame", content: { run_id: run.run_id } });
+        await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "sql", content: { sql: "SELECT count(*) AS samples FROM samples" } });
+        const ws = openWorkspace(ctx.locator, { readonly: true });
+        const parquetBytes = (ws.db.prepare("SELECT coalesce(sum(size_bytes), 0) AS n FROM generation_files").get() as { n: number }).n;
+        const nativeBytes = statSync(profile).size;
+        ws.close();
+
+        const out = path.join(dir, "export.html");
+        const started = performance.now();
+        const r = await callService(createExport, ctx, { subject: { kind: "investigation", investigation_id: inv.investigation_id }, out });
+        const exportMs = performance.now() - started;
+        const evidenceParts = r.parts.filter((p) => p.name.startsWith("evidence/")).reduce((n, p) => n + p.size_bytes, 0);
+
+        const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+        await context.setOffline(true);
+        await context.route("**/*", (route) => (route.request().url().startsWith("file:") ? route.continue() : route.abort()));
+        const page = await context.newPage();
+        const opened = performance.now();
+        await page.goto(`file://${out}`);
+        await page.locator("[data-testid=export-viewer]").waitFor({ timeout: 120_000 });
+        const firstPaintMs = performance.now() - opened;
+        await page.locator("[data-testid=flame-canvas]").waitFor({ timeout: 300_000 });
+        const flameMs = performance.now() - opened;
+        await page.locator("[data-testid=export-sql-cell][data-state=done]").waitFor({ timeout: 300_000 });
+        const sqlMs = performance.now() - opened;
+        await context.close();
+
+        results.push({
+          samples,
+          export_ms: Math.round(exportMs),
+          file_bytes: statSync(out).size,
+          evidence_bytes_in_export: evidenceParts,
+          workspace_parquet_bytes: parquetBytes,
+          workspace_native_bytes: nativeBytes,
+          open_offline_first_paint_ms: Math.round(firstPaintMs),
+          open_offline_flame_drawn_ms: Math.round(flameMs),
+          open_offline_sql_done_ms: Math.round(sqlMs),
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+  return { runs: results };
+}
