@@ -8,9 +8,9 @@ import "./transforms.css";
  * The transform stack as chips above a view, in the order they apply: each removable (×), the
  * last one undone with "Undo" or Backspace, and the inversion as a chip of its own.
  */
-export function TransformChips(props: { stack: TransformStack; nameOf: (frameKey: string) => string | undefined }) {
+export function TransformChips(props: { stack: TransformStack; nameOf: (frameKey: string) => string | undefined; applying?: boolean }) {
   const { transforms, inverted } = props.stack;
-  if (transforms.length === 0 && !inverted) return null;
+  if (transforms.length === 0 && !inverted) return props.applying ? <p className="tip-muted transform-chips" data-testid="transforms-applying">Removing the transforms…</p> : null;
   return (
     <div className="transform-chips" role="list" aria-label="Transforms, in the order they apply" data-testid="transform-chips">
       <span className="tip-muted">Transforms:</span>
@@ -31,6 +31,11 @@ export function TransformChips(props: { stack: TransformStack; nameOf: (frameKey
           <button type="button" className="transform-chip-remove" aria-label="Remove the inversion" onClick={() => props.stack.setInverted(false)} data-testid="transform-chip-remove">
             ×
           </button>
+        </span>
+      ) : null}
+      {props.applying ? (
+        <span className="tip-muted" data-testid="transforms-applying">
+          Applying…
         </span>
       ) : null}
       <button type="button" className="plain-button" onClick={props.stack.pop} title="Remove the last transform (Backspace)" data-testid="transform-undo">

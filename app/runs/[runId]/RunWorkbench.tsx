@@ -6,7 +6,7 @@ import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
 import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
 import { useTimeOrder } from "../../../components/flame/use-time-order";
 import { SandwichCell } from "../../../components/sandwich/SandwichCell";
-import { useFlameTree, useHotspots, useNeighbours } from "../../../components/evidence/use-evidence";
+import { useFlameTree, useHotspots, useNeighbours, type FlameData } from "../../../components/evidence/use-evidence";
 import { formatValue } from "../../../analysis/flame/format";
 import { AddToInvestigation, type CellDraft } from "../../../components/notebook/AddToInvestigation";
 import { useUrlState } from "../../../components/use-url-state";
@@ -72,7 +72,13 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const { transforms, inverted } = transformStack;
   const transformed = transforms.length > 0 || inverted;
   const transformMenu = useTransformMenu(transformStack);
-  const flame = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget, transforms, inverted });
+  const answered = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget, transforms, inverted });
+  // While another transform stack's tree is on its way, the last tree stays drawn (not "Loading…").
+  const lastTree = useRef<{ base: string; tree: FlameData } | null>(null);
+  const treeBase = `${props.runId}\u0000${metric}\u0000${budget}`;
+  if (answered && "nodes" in answered) lastTree.current = { base: treeBase, tree: answered };
+  const applying = answered === null && lastTree.current?.base === treeBase;
+  const flame = answered ?? (applying ? lastTree.current!.tree : null);
   const hot = useHotspots({ runId: treeRun, commitId: props.commitId, metric, transforms });
   // The untransformed functions name the chips' frames (a merged or dropped function is gone from `hot`).
   const plainHot = useHotspots({ runId: transforms.length ? treeRun : null, commitId: props.commitId, metric });
@@ -281,7 +287,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
         ))}
         <AddToInvestigation cell={viewAsCell} />
       </nav>
-      {needsTree ? <TransformChips stack={transformStack} nameOf={nameOf} /> : null}
+      {needsTree ? <TransformChips stack={transformStack} nameOf={nameOf} applying={applying} /> : null}
       {needsTree && transformed && state.mode === "time-order" && view === "flame" ? (
         <p className="tip-muted" data-testid="transforms-time-order-note">
           Transforms apply to the left-heavy graph, the call tree and the sandwich; time order shows the samples as recorded.
