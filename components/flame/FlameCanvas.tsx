@@ -209,7 +209,8 @@ export function FlameCanvas(props: FlameCanvasProps) {
         onMouseUp={(e) => {
           const moved = drag.current?.moved;
           drag.current = null;
-          if (!moved) {
+          // Only the main button zooms: a right-click opens the frame's menu and leaves the zoom alone.
+          if (!moved && e.button === 0) {
             const i = hit(e.clientX, e.clientY);
             if (i >= 0) props.onActivate(i);
           }

@@ -37,7 +37,7 @@ export const TRANSFORM_ACTIONS: readonly TransformAction[] = [
   { id: "drop-function", key: "d", label: (f) => `Drop samples with “${f.name}”`, make: (f) => ({ type: "drop-function", frame_key: f.frameKey }) },
   { id: "collapse-recursion", key: "r", label: (f) => `Collapse recursion of “${f.name}”`, make: (f) => ({ type: "collapse-recursion", frame_key: f.frameKey }) },
   { id: "collapse-direct-recursion", key: "R", label: (f) => `Collapse direct recursion only of “${f.name}”`, make: (f) => ({ type: "collapse-direct-recursion", frame_key: f.frameKey }) },
-  { id: "collapse-module", key: "C", label: (f) => `Collapse module “${f.module ?? ""}” into one frame`, make: (f) => (f.module ? { type: "collapse-module", module: f.module } : null) },
+  { id: "collapse-module", key: "C", label: (f) => (f.module ? `Collapse module “${f.module}” into one frame` : "Collapse module (this frame names none)"), make: (f) => (f.module ? { type: "collapse-module", module: f.module } : null) },
 ];
 
 /** The transform a key asks for on a frame, or null (no such key, or it does not apply to that frame). */

@@ -16,7 +16,8 @@ export function neighboursOfTrees(callerNodes: readonly FlameInputNode[], callee
       row.value += n.total;
       rows.set(n.frame_key, row);
     }
-    return { rows: [...rows.values()].sort((a, b) => b.value - a.value || a.frame_key.localeCompare(b.frame_key)), roots: nodes.filter((n) => n.parent_id === null) };
+    // A callee reached only through a call of the function again holds nothing (as the server's lists leave out).
+    return { rows: [...rows.values()].filter((r) => r.value > 0).sort((a, b) => b.value - a.value || a.frame_key.localeCompare(b.frame_key)), roots: nodes.filter((n) => n.parent_id === null) };
   };
   const callers = firstLevel(callerNodes);
   // The callers tree keeps calls made at a root as the root's self value.

@@ -26,7 +26,7 @@ import { HotspotRow } from "../../analysis/queries/hotspots";
 import { NeighbourRow, StackExampleRow } from "../../analysis/queries/callers";
 import { MetricTotalRow, SpanTotalsRow } from "../../analysis/queries/summary";
 import { TrackRow, WindowSpan } from "../../analysis/queries/trace-window";
-import { TransformList, transformedFlameTreeQuery, transformedHotspotsQuery, type Transform } from "../../analysis/queries/transforms";
+import { TransformList, transformedFlameTreeQuery, transformedHotspotsQuery } from "../../analysis/queries/transforms";
 import { decodeCursor, encodeCursor } from "../domain/cursor";
 import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limitation, Run } from "../domain/models";

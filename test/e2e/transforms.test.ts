@@ -87,6 +87,8 @@ describe("transforms in the run page (headless Chromium)", () => {
     const menu = page.locator("[data-testid=transform-menu]");
     await menu.waitFor();
     expect(await menu.innerText()).toContain("Merge function “run”");
+    // The right-click opened the menu and did not zoom.
+    expect(new URL(page.url()).searchParams.get("zoom")).toBeNull();
     await page.screenshot({ path: screenshotPath("transforms-menu-1440") });
     await menu.locator("[data-testid=transform-action-merge-function]").click();
 
