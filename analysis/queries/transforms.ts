@@ -44,7 +44,7 @@ export function moduleFrameKey(module: string): string {
 
 // ---- URL codec: `tf=mf-KEY~ff-KEY~fs-KEY.KEY~df-KEY~rec-KEY~drec-KEY~cm-MODULE` (module URI-encoded) ----
 
-const CODES = {
+export const TRANSFORM_URL_CODES = {
   "focus-function": "ff",
   "focus-subtree": "fs",
   "merge-function": "mf",
@@ -53,6 +53,7 @@ const CODES = {
   "collapse-direct-recursion": "drec",
   "collapse-module": "cm",
 } as const satisfies Record<Transform["type"], string>;
+const CODES = TRANSFORM_URL_CODES;
 const TYPES = Object.fromEntries(Object.entries(CODES).map(([type, code]) => [code, type])) as Record<string, Transform["type"]>;
 
 export function formatTransforms(list: readonly Transform[]): string | null {
