@@ -10,6 +10,7 @@ import { ERROR_CATALOG, ERROR_FAMILIES } from "../server/domain/errors";
 import { IMPORTERS } from "../analysis/formats/index";
 import { EVIDENCE_SCHEMA_VERSION, TABLES } from "../analysis/evidence/schema";
 import { EVIDENCE_QUERIES } from "../analysis/queries";
+import { Transform, TRANSFORM_URL_CODES } from "../analysis/queries/transforms";
 import { ADAPTERS } from "../server/capture/adapters";
 import { DEFAULT_ENV_ALLOW, LOADER_NAMES } from "../server/capture/child-env";
 import { renderMcpDoc } from "../server/mcp/docs";
@@ -211,7 +212,34 @@ ${tables}
 |---|---|
 ${queries}
 
+${renderTransformsSection()}
+
 ${renderTraceV1Section()}`;
+}
+
+/** The call-tree transforms, from their zod schema (analysis/queries/transforms.ts). */
+function renderTransformsSection(): string {
+  const rows = Transform.options.map((o) => {
+    const type = o.shape.type.value;
+    const arg = Object.keys(o.shape).filter((k) => k !== "type").join(", ");
+    return `| \`${type}\` | \`${arg}\` | \`${TRANSFORM_URL_CODES[type]}-…\` | ${o.description ?? ""} |`;
+  });
+  return `## Call-tree transforms
+
+As Firefox Profiler's: each rewrites every sample's stack, and a list applies in order (each sees
+the previous one's output). \`evidence.flame_tree\` (with \`inverted\`: leaf functions at the roots,
+after the transforms) and \`evidence.hotspots\` (so MCP's \`analyze_hotspots\`) take \`transforms\`; the run
+page keeps them in its URL (\`tf=\`, joined by \`~\`; \`inv=1\`) and shows them as chips. The SQL is built
+per list (\`transformedFlameTreeQuery\`, \`transformedHotspotsQuery\`): the whole run's call tree merged
+by path (as \`flame_tree\`), then one recursive walk of that tree per transform that sends each node
+to its own path, an ancestor's (merged: its self value goes there) or none (dropped); totals are summed
+from self values at the end. It runs on DuckDB and DuckDB-WASM alike (a test compares their rows). A
+collapsed module becomes a frame whose key is \`moduleFrameKey(module)\`, which later transforms can name.
+Transforms apply to the whole run, not to a time range or to time order.
+
+| transform | argument | in the URL | what it does |
+|---|---|---|---|
+${rows.join("\n")}`;
 }
 
 export function renderCapturesDoc(): string {

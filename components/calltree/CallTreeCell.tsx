@@ -11,6 +11,10 @@ export interface CallTreeCellProps {
   /** A node to reveal and select (e.g. the flame graph's zoom). */
   selected?: string | null;
   onSelect?: (nodeId: string) => void;
+  /** Right-click on a row (e.g. the transform menu), with its index in the tree. */
+  onNodeContextMenu?: (tree: FlameTree, index: number, x: number, y: number) => void;
+  /** A key the tree does not use itself, with the focused row's index; true when handled. */
+  onNodeKey?: (key: string, tree: FlameTree, index: number) => boolean;
   /** Rows rendered at most (the heaviest paths are expanded first). */
   maxRows?: number;
 }
@@ -80,7 +84,7 @@ export function CallTreeCell(props: CallTreeCellProps) {
     } else if (e.key === "Enter" || e.key === " ") {
       toggle(focused);
       props.onSelect?.(tree.ids[focused]);
-    } else return;
+    } else if (!props.onNodeKey?.(e.key, tree, focused)) return;
     e.preventDefault();
     setFocused(next);
     document.getElementById(`calltree-row-${next}`)?.focus();
@@ -113,6 +117,12 @@ export function CallTreeCell(props: CallTreeCellProps) {
                 className={i === selectedIndex ? "selected" : undefined}
                 data-testid="calltree-row"
                 onFocus={() => setFocused(i)}
+                onContextMenu={(e) => {
+                  if (!props.onNodeContextMenu || i <= 0) return;
+                  e.preventDefault();
+                  setFocused(i);
+                  props.onNodeContextMenu(tree, i, e.clientX, e.clientY);
+                }}
               >
                 <td className="wide">
                   <span style={{ paddingLeft: tree.depth[i] * 14 }} className="tree-indent">

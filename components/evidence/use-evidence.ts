@@ -3,6 +3,7 @@
 import { useEffect, useState } from "react";
 import type { z } from "zod";
 import type { FlameInputNode } from "../../analysis/flame/tree";
+import type { Transform } from "../../analysis/queries/transforms";
 import type { ErrorDocument } from "../../server/domain/errors";
 import type { CriticalPathAnswer } from "../../server/domain/workflow";
 import type { CompareRow } from "../compare/CompareCell";
@@ -81,10 +82,11 @@ function useFetched<T>(key: string | null, load: () => Promise<T | ErrorDocument
 }
 
 /** `evidence.flame_tree` of a run (null `runId`: nothing asked). */
-export function useFlameTree(args: { runId: string | null; commitId: string; metric: string | null; budget?: number }): Fetched<FlameData> {
-  const { runId, commitId, metric, budget = 20_000 } = args;
-  return useFetched(runId === null ? null : `flame_tree\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${budget}`, () =>
-    queryService("evidence.flame_tree", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, budget }).then((r) => {
+export function useFlameTree(args: { runId: string | null; commitId: string; metric: string | null; budget?: number; transforms?: readonly Transform[]; inverted?: boolean }): Fetched<FlameData> {
+  const { runId, commitId, metric, budget = 20_000, transforms = [], inverted = false } = args;
+  const shaped = transforms.length > 0 || inverted ? { transforms: [...transforms], inverted } : {};
+  return useFetched(runId === null ? null : `flame_tree\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${budget}\u0000${JSON.stringify(shaped)}`, () =>
+    queryService("evidence.flame_tree", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, budget, ...shaped }).then((r) => {
       performance.mark("emberscope:flame-data");
       return r as FlameData;
     }),
@@ -92,10 +94,11 @@ export function useFlameTree(args: { runId: string | null; commitId: string; met
 }
 
 /** `evidence.hotspots`: every function's self and total (the first 1,000 by total). */
-export function useHotspots(args: { runId: string | null; commitId: string; metric: string | null }): Fetched<HotspotData> {
-  const { runId, commitId, metric } = args;
-  return useFetched(runId === null ? null : `hotspots\u0000${runId}\u0000${commitId}\u0000${metric}`, () =>
-    queryService("evidence.hotspots", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, limit: 1000 }).then((r) => ({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null })),
+export function useHotspots(args: { runId: string | null; commitId: string; metric: string | null; transforms?: readonly Transform[] }): Fetched<HotspotData> {
+  const { runId, commitId, metric, transforms = [] } = args;
+  const shaped = transforms.length > 0 ? { transforms: [...transforms] } : {};
+  return useFetched(runId === null ? null : `hotspots\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${JSON.stringify(shaped)}`, () =>
+    queryService("evidence.hotspots", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, limit: 1000, ...shaped }).then((r) => ({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null })),
   );
 }
 

@@ -52,6 +52,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
   const drag = useRef<{ x: number; v: Viewport; moved: boolean } | null>(null);
   const painted = useRef(false);
   const paintedTimeOrder = useRef(false);
+  const paintedTree = useRef<unknown>(null);
   const latest = useRef(props);
   latest.current = props;
   // The viewport on screen: ahead of props.viewport while the parent catches up with an input.
@@ -88,7 +89,11 @@ export function FlameCanvas(props: FlameCanvasProps) {
     if (!painted.current) {
       painted.current = true;
       performance.mark("emberscope:flame-paint");
+    } else if (paintedTree.current !== p.tree) {
+      // Another tree in the same canvas (a transform, a metric): the benchmark times its repaint.
+      performance.mark("emberscope:flame-repaint");
     }
+    paintedTree.current = p.tree;
     // The first time-order frame (the benchmark reads it): time order arrives after its own fetch.
     if (p.mode === "time-order" && !paintedTimeOrder.current) {
       paintedTimeOrder.current = true;
@@ -204,7 +209,8 @@ export function FlameCanvas(props: FlameCanvasProps) {
         onMouseUp={(e) => {
           const moved = drag.current?.moved;
           drag.current = null;
-          if (!moved) {
+          // Only the main button zooms: a right-click opens the frame's menu and leaves the zoom alone.
+          if (!moved && e.button === 0) {
             const i = hit(e.clientX, e.clientY);
             if (i >= 0) props.onActivate(i);
           }

@@ -64,6 +64,10 @@ export interface FlameGraphCellProps {
   legend?: ReactNode;
   /** Offered in the tooltip/details line, e.g. "show in sandwich". */
   onOpenFunction?: (frameKey: string) => void;
+  /** Right-click on a frame (e.g. the transform menu), with its index in the drawn tree. */
+  onFrameContextMenu?: (tree: FlameTree, index: number, x: number, y: number) => void;
+  /** A key the cell does not use itself, with the hovered (else selected) frame's index (-1: none); true when handled. */
+  onFrameKey?: (key: string, tree: FlameTree, index: number) => boolean;
   /** Listen for keys on the whole page (a page with one graph), not only inside the cell. */
   globalShortcuts?: boolean;
   compact?: boolean;
@@ -197,10 +201,10 @@ function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode:
       } else if (e.key === "+" || e.key === "=") setFreeViewport(zoomViewport(viewport, 0.7, (viewport.x0 + viewport.x1) / 2));
       else if (e.key === "-" || e.key === "_") setFreeViewport(zoomViewport(viewport, 1 / 0.7, (viewport.x0 + viewport.x1) / 2));
       else if (e.key === "i") setOrientation(orientation === "icicle" ? "flame" : "icicle");
-      else handled = false;
+      else handled = props.onFrameKey?.(e.key, tree, hover.index >= 0 ? hover.index : focusIndex) ?? false;
       if (handled) e.preventDefault();
     },
-    [focusIndex, zoomIndex, orientation, layout, tree, help, query, setQuery, zoomTo, viewport, setOrientation],
+    [focusIndex, zoomIndex, orientation, layout, tree, help, query, setQuery, zoomTo, viewport, setOrientation, hover.index, props.onFrameKey],
   );
 
   useEffect(() => {
@@ -388,7 +392,15 @@ function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode:
         ) : null}
         {zoomMissing ? <span className="error-inline"> The zoomed frame is not in this graph (another metric, commit or budget); showing everything.</span> : null}
       </nav>
-      <div className="flame-stage" ref={stageRef}>
+      <div
+        className="flame-stage"
+        ref={stageRef}
+        onContextMenu={(e) => {
+          if (!props.onFrameContextMenu || hover.index <= 0) return;
+          e.preventDefault();
+          props.onFrameContextMenu(tree, hover.index, e.clientX, e.clientY);
+        }}
+      >
         <FlameCanvas
           tree={tree}
           layout={layout}

@@ -11,6 +11,10 @@ export const FLAME_KEYS: [string, string][] = [
   ["+ −", "Zoom in / out around the centre (Ctrl + wheel at the pointer)"],
   ["Shift + ← →", "Pan (or drag, or Shift + wheel)"],
   ["i", "Flame ↔ icicle orientation"],
+  ["Right-click", "A frame's transforms (run page): merge, focus, drop, collapse, invert"],
+  ["m F f d", "Merge function · focus on function · focus on subtree · drop its samples (hovered or selected frame)"],
+  ["r R C", "Collapse recursion · direct recursion only · the frame's module"],
+  ["I  ⌫", "Invert the call tree · undo the last transform"],
   ["?", "Show or hide this list"],
 ];
 

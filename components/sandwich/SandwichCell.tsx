@@ -26,6 +26,10 @@ export interface SandwichCellProps {
   /** Direct callers and callees of the selected function (evidence.callers / evidence.callees). */
   callers: readonly NeighbourRow[] | null;
   callees: readonly NeighbourRow[] | null;
+  /** Right-click on a function's row (e.g. the transform menu). */
+  onFunctionContextMenu?: (fn: SandwichFunction, x: number, y: number) => void;
+  /** A key pressed in the function table, with the selected function; true when handled. */
+  onFunctionKey?: (key: string, fn: SandwichFunction | null) => boolean;
   /** Whether the function list was cut at a limit. */
   truncated?: boolean;
 }
@@ -67,7 +71,14 @@ export function SandwichCell(props: SandwichCellProps) {
           <input type="search" value={filter} onChange={(e) => setFilter(e.target.value)} placeholder="function or file" data-testid="sandwich-filter" />
         </label>
         <div className="scroll-table">
-          <table className="data compact" data-testid="sandwich-table">
+          <table
+            className="data compact"
+            data-testid="sandwich-table"
+            onKeyDown={(e) => {
+              if ((e.target as HTMLElement).tagName === "INPUT") return;
+              if (props.onFunctionKey?.(e.key, selectedRow)) e.preventDefault();
+            }}
+          >
             <thead>
               <tr>
                 {header("self", "Self")}
@@ -79,7 +90,15 @@ export function SandwichCell(props: SandwichCellProps) {
             </thead>
             <tbody>
               {rows.map((r) => (
-                <tr key={r.frame_key} className={r.frame_key === props.selected ? "selected" : undefined} data-testid="sandwich-row" data-frame-key={r.frame_key} aria-selected={r.frame_key === props.selected}>
+                <tr key={r.frame_key} className={r.frame_key === props.selected ? "selected" : undefined} data-testid="sandwich-row" data-frame-key={r.frame_key}
+                  aria-selected={r.frame_key === props.selected}
+                  onContextMenu={(e) => {
+                    if (!props.onFunctionContextMenu) return;
+                    e.preventDefault();
+                    props.onSelect(r.frame_key);
+                    props.onFunctionContextMenu(r, e.clientX, e.clientY);
+                  }}
+                >
                   <td className="num">{v(r.self)}</td>
                   <td className="num">{formatPercent(r.self, props.grandTotal)}</td>
                   <td className="num">{v(r.total)}</td>

@@ -26,6 +26,7 @@ import { HotspotRow } from "../../analysis/queries/hotspots";
 import { NeighbourRow, StackExampleRow } from "../../analysis/queries/callers";
 import { MetricTotalRow, SpanTotalsRow } from "../../analysis/queries/summary";
 import { TrackRow, WindowSpan } from "../../analysis/queries/trace-window";
+import { TransformList, transformedFlameTreeQuery, transformedHotspotsQuery } from "../../analysis/queries/transforms";
 import { decodeCursor, encodeCursor } from "../domain/cursor";
 import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limitation, Run } from "../domain/models";
@@ -48,6 +49,9 @@ const RunId = z.string().min(1).max(128);
 const CommitArg = z.string().min(1).max(128).default("HEAD").describe('The commit to read; "HEAD" by default.');
 const MetricArg = z.string().min(1).max(128).optional().describe("Metric name; the run's primary metric by default.");
 const FrameKey = z.string().regex(/^[0-9a-f]{16}$/, "expected a 16-hex frame_key");
+const Transforms = TransformList.default([]).describe(
+  "Call-tree transforms applied in order before the answer, as Firefox Profiler's (focus-function, focus-subtree, merge-function, drop-function, collapse-recursion, collapse-direct-recursion, collapse-module); none by default.",
+);
 
 /** Preferred metric when none is named: time first, then samples, then whatever the run has. */
 const METRIC_PREFERENCE = ["cpu_ns", "wall_ns", "samples", "alloc_bytes", "instructions", "Ir"];
@@ -136,7 +140,7 @@ export const analyzeHotspots = defineService({
   name: "evidence.hotspots",
   summary: "Rank a run's functions by self value of a metric, with inclusive totals and percentages.",
   kind: "query",
-  input: z.object({ run_id: RunId, metric: MetricArg, limit: z.number().int().min(1).max(1000).default(20), cursor: CursorArg, commit_id: CommitArg }).strict(),
+  input: z.object({ run_id: RunId, metric: MetricArg, limit: z.number().int().min(1).max(1000).default(20), cursor: CursorArg, commit_id: CommitArg, transforms: Transforms }).strict(),
   output: HotspotsResult,
   handler: async (input, { ws }) => {
     const evidence = await runEvidence(ws, input.run_id, input.commit_id);
@@ -144,13 +148,18 @@ export const analyzeHotspots = defineService({
     const metric = chooseMetric(evidence, input.metric);
     const empty = { rows: [], metric: metric?.name ?? null, unit: metric?.unit ?? null, grand_total: 0, commit_id: commitId, next_cursor: null };
     if (!metric) return { ...empty, status: statusOf(evidence, input.run_id, false, "samples") };
-    const binding = { query: "evidence.hotspots", filters: { run_id: input.run_id, metric: metric.name }, order: "self desc, frame_key", commit: commitId };
+    const transformed = input.transforms.length > 0;
+    const filters = { run_id: input.run_id, metric: metric.name, ...(transformed ? { transforms: input.transforms } : {}) };
+    const binding = { query: "evidence.hotspots", filters, order: "self desc, frame_key", commit: commitId };
     const after = input.cursor
-      ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.hotspots", arguments: { run_id: input.run_id, metric: metric.name, limit: input.limit, commit_id: commitId }, safe_to_repeat: true }) as [number, string])
+      ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.hotspots", arguments: { ...filters, limit: input.limit, commit_id: commitId }, safe_to_repeat: true }) as [number, string])
       : null;
-    const rows = await hotspotsPage(evidence, metric.name, input.limit + 1, after);
+    const rows = transformed
+      ? await evidence.reader.run(transformedHotspotsQuery(input.transforms), { generations: evidence.generations, metric: metric.name, limit: input.limit + 1, after_self: after?.[0] ?? null, after_key: after?.[1] ?? null })
+      : await hotspotsPage(evidence, metric.name, input.limit + 1, after);
     const page = rows.slice(0, input.limit);
-    const grand = evidence.metrics.find((m) => m.name === metric.name)?.total ?? 0;
+    // Transforms that drop samples (focus, drop) shrink the total the shares are of.
+    const grand = transformed ? (rows[0]?.grand_total ?? 0) : (evidence.metrics.find((m) => m.name === metric.name)?.total ?? 0);
     const last = page[page.length - 1];
     return {
       rows: page.map(({ grand_total: _g, ...row }) => row),
@@ -246,8 +255,21 @@ export const flameTree = defineService({
   summary: "The aggregated call tree of a run pruned to a node budget, with an explicit remainder node.",
   kind: "query",
   input: z
-    .object({ run_id: RunId, metric: MetricArg, start_ns: z.number().int().optional(), end_ns: z.number().int().optional(), budget: z.number().int().min(10).max(200_000).default(20_000), commit_id: CommitArg })
-    .strict(),
+    .object({
+      run_id: RunId,
+      metric: MetricArg,
+      start_ns: z.number().int().optional(),
+      end_ns: z.number().int().optional(),
+      budget: z.number().int().min(10).max(200_000).default(20_000),
+      commit_id: CommitArg,
+      transforms: Transforms,
+      inverted: z.boolean().default(false).describe("The inverted call tree: leaf functions at the roots, their callers below (after the transforms)."),
+    })
+    .strict()
+    .refine((i) => (i.start_ns === undefined && i.end_ns === undefined) || (i.transforms.length === 0 && !i.inverted), {
+      message: "transforms and inverted apply to the whole run's tree, not to a time range",
+      path: ["transforms"],
+    }),
   output: z.object({
     nodes: z.array(FlameNode),
     pruned_total: z.number(),
@@ -263,9 +285,12 @@ export const flameTree = defineService({
     const metric = chooseMetric(evidence, input.metric);
     const ranged = input.start_ns !== undefined || input.end_ns !== undefined;
     const common = { generations: evidence.generations, budget: input.budget };
+    const transformed = input.transforms.length > 0 || input.inverted;
     const raw = !metric
       ? []
-      : ranged
+      : transformed
+        ? await evidence.reader.run(transformedFlameTreeQuery(input.transforms, input.inverted), { ...common, metric: metric.name })
+        : ranged
         ? await evidence.reader.run(flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null })
         : await evidence.reader.run(flameTreeQuery, { ...common, metric: metric.name });
     const { nodes, pruned_total } = addPrunedRemainders(raw);
@@ -276,7 +301,10 @@ export const flameTree = defineService({
       unit: metric?.unit ?? null,
       time_range: metric ? timeRangeOf(evidence, metric.name) : null,
       commit_id: evidence.reader.commit.commit_id,
-      status: statusOf(evidence, input.run_id, nodes.length > 0, "samples"),
+      status:
+        transformed && nodes.length === 0 && evidence.generations.length > 0
+          ? { state: "empty" as const, reason: "No samples are left after the transforms (a focus or drop removed them all); remove the last transform.", fill_with: null }
+          : statusOf(evidence, input.run_id, nodes.length > 0, "samples"),
     };
   },
 });

@@ -14,6 +14,7 @@ import { notebookBenchmark } from "./notebook.bench";
 import { redactionBenchmark } from "./redaction.bench";
 import { runsLibraryBenchmark } from "./runs-library.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
+import { transformsBenchmark } from "./transforms.bench";
 import { uiBenchmark } from "./ui.bench";
 import { uiDataBenchmark } from "./ui-data.bench";
 import { workflowRuntimeBenchmark } from "./workflow-runtime.bench";
@@ -35,6 +36,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   experiments: experimentsBenchmark,
   "workflow-runtime": workflowRuntimeBenchmark,
   export: exportBenchmark,
+  transforms: transformsBenchmark,
 };
 
 const only = process.argv.slice(2);

@@ -6,13 +6,19 @@ import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
 import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
 import { useTimeOrder } from "../../../components/flame/use-time-order";
 import { SandwichCell } from "../../../components/sandwich/SandwichCell";
-import { useFlameTree, useHotspots, useNeighbours } from "../../../components/evidence/use-evidence";
+import { useFlameTree, useHotspots, useNeighbours, type FlameData } from "../../../components/evidence/use-evidence";
 import { formatValue } from "../../../analysis/flame/format";
 import { AddToInvestigation, type CellDraft } from "../../../components/notebook/AddToInvestigation";
 import { useUrlState } from "../../../components/use-url-state";
 import { formatTimeRange, formatWhatIf, parseTimeRange, parseWhatIf } from "../../../components/url-state";
 import type { ReviewedTool } from "../../../components/dag/run-critical-path";
 import { RUN_URL_STATE, type RunUrlState } from "./url-state";
+import { TransformChips } from "../../../components/transforms/TransformChips";
+import { useTransformStack } from "../../../components/transforms/use-transforms";
+import { useTransformMenu } from "../../../components/transforms/use-transform-menu";
+import { neighboursOfTrees } from "../../../components/transforms/neighbours";
+import { callersTree, calleesTree } from "../../../analysis/flame/sandwich";
+import { buildFlameTree } from "../../../analysis/flame/tree";
 import { OtherView } from "./OtherView";
 
 export const VIEWS = [
@@ -62,10 +68,35 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
   const needsTree = view === "flame" || view === "sandwich" || view === "calltree";
   const treeRun = needsTree ? props.runId : null;
-  const flame = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget });
-  const hot = useHotspots({ runId: treeRun, commitId: props.commitId, metric });
+  const transformStack = useTransformStack(state.tf, state.inv, patch);
+  const { transforms, inverted } = transformStack;
+  const transformed = transforms.length > 0 || inverted;
+  const transformMenu = useTransformMenu(transformStack);
+  const answered = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget, transforms, inverted });
+  // While another transform stack's tree is on its way, the last tree stays drawn (not "Loading…").
+  const lastTree = useRef<{ base: string; tree: FlameData } | null>(null);
+  const treeBase = `${props.runId}\u0000${metric}\u0000${budget}`;
+  if (answered && "nodes" in answered) lastTree.current = { base: treeBase, tree: answered };
+  const applying = answered === null && lastTree.current?.base === treeBase;
+  const flame = answered ?? (applying ? lastTree.current!.tree : null);
+  const hot = useHotspots({ runId: treeRun, commitId: props.commitId, metric, transforms });
+  // The untransformed functions name the chips' frames (a merged or dropped function is gone from `hot`).
+  const plainHot = useHotspots({ runId: transforms.length ? treeRun : null, commitId: props.commitId, metric });
   const sel = state.sel;
-  const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" ? sel : null });
+  const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" && !transformed ? sel : null });
+  const flameNodes = flame && "nodes" in flame ? flame.nodes : null;
+  // Under transforms the direct callers and callees come from the transformed tree (the server's lists read the stacks as stored).
+  const transformedNeighbours = useMemo(() => {
+    if (!transformed || view !== "sandwich" || !sel || !flameNodes) return null;
+    const tree = buildFlameTree(flameNodes);
+    return neighboursOfTrees(callersTree(tree, sel), calleesTree(tree, sel));
+  }, [transformed, view, sel, flameNodes]);
+  const nameOf = useMemo(() => {
+    const names = new Map<string, string>();
+    for (const answer of [plainHot, hot]) if (answer && "rows" in answer) for (const r of answer.rows) names.set(r.frame_key, r.name);
+    for (const n of flameNodes ?? []) if (!names.has(n.frame_key)) names.set(n.frame_key, n.name);
+    return (key: string) => names.get(key);
+  }, [plainHot, hot, flameNodes]);
 
   const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order" });
 
@@ -187,6 +218,8 @@ export function RunWorkbench(props: RunWorkbenchProps) {
             functionTotals={functionTotals}
             toolbar={metricPicker}
             onOpenFunction={(frameKey) => patch({ view: "sandwich", sel: frameKey })}
+            onFrameContextMenu={state.mode === "time-order" ? undefined : transformMenu.onTreeContextMenu}
+            onFrameKey={state.mode === "time-order" ? undefined : transformMenu.onTreeKey}
             globalShortcuts
           />
           {prunedNote}
@@ -197,7 +230,16 @@ export function RunWorkbench(props: RunWorkbenchProps) {
       return (
         <>
           <div className="flame-toolbar">{metricPicker}</div>
-          <CallTreeCell nodes={flame.nodes} unit={flame.unit} metric={flame.metric} selected={state.zoom} onSelect={(zoom) => patch({ zoom })} />
+          <CallTreeCell
+            key={state.tf ?? ""}
+            nodes={flame.nodes}
+            unit={flame.unit}
+            metric={flame.metric}
+            selected={state.zoom}
+            onSelect={(zoom) => patch({ zoom })}
+            onNodeContextMenu={transformMenu.onTreeContextMenu}
+            onNodeKey={transformMenu.onTreeKey}
+          />
           {prunedNote}
         </>
       );
@@ -215,8 +257,10 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           nodes={flame.nodes}
           selected={sel}
           onSelect={(frameKey) => patch({ sel: frameKey })}
-          callers={neighbours.callers}
-          callees={neighbours.callees}
+          callers={transformedNeighbours?.callers ?? (transformed ? [] : neighbours.callers)}
+          callees={transformedNeighbours?.callees ?? (transformed ? [] : neighbours.callees)}
+          onFunctionContextMenu={transformMenu.onFunctionContextMenu}
+          onFunctionKey={transformMenu.onFunctionKey}
           truncated={hot.truncated}
         />
       </>
@@ -243,7 +287,14 @@ export function RunWorkbench(props: RunWorkbenchProps) {
         ))}
         <AddToInvestigation cell={viewAsCell} />
       </nav>
+      {needsTree ? <TransformChips stack={transformStack} nameOf={nameOf} applying={applying} /> : null}
+      {needsTree && transformed && state.mode === "time-order" && view === "flame" ? (
+        <p className="tip-muted" data-testid="transforms-time-order-note">
+          Transforms apply to the left-heavy graph, the call tree and the sandwich; time order shows the samples as recorded.
+        </p>
+      ) : null}
       {body()}
+      {needsTree ? transformMenu.menu : null}
     </>
   );
 }

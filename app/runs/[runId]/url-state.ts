@@ -17,6 +17,9 @@ export const RUN_URL_STATE = {
   /** Flame graph mode: left-heavy (aggregated) or time-order. */
   mode: "left-heavy",
   budget: null,
+  /** Call-tree transforms in order (analysis/queries/transforms.ts formatTransforms) and `inv=1`, the inverted tree. */
+  tf: null,
+  inv: null,
   window: null,
   range: null,
   node: null,
