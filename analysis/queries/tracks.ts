@@ -152,6 +152,8 @@ export function scopeToTracks<P extends z.ZodObject<any>, R extends z.ZodType>(q
 /** A track as a person reads it: the thread (or profile) name and id, and its process. */
 export function trackLabel(t: Pick<TrackTotalRow, "process_id" | "process_name" | "thread_id" | "thread_name" | "kind">): string {
   if (t.kind === "none") return "(no track)";
+  // A speedscope profile: its name is all it has (its thread id is its index in the file).
+  if (t.kind === "profile") return t.thread_name ?? `profile ${t.thread_id ?? "?"}`;
   const thread = [t.thread_name, t.thread_id !== null && t.thread_id !== t.process_id ? `tid ${t.thread_id}` : null].filter(Boolean).join(" ");
   const process = [t.process_name && t.process_name !== t.thread_name ? t.process_name : null, t.process_id !== null ? `pid ${t.process_id}` : null].filter(Boolean).join(" ");
   return [thread, process].filter(Boolean).join(" · ") || `${t.kind} track`;

@@ -9,6 +9,10 @@ import type { CompareRow } from "../compare/CompareCell";
 import { loadCriticalPathRows, type CriticalPathRows } from "../dag/critical-path-rows";
 import type { NeighbourRow, SandwichFunction } from "../sandwich/SandwichCell";
 import { errorDocumentOf, queryService } from "../trpc-client";
+import type { TrackChoice, TrackSelection } from "../flame/TrackSelector";
+
+/** A track selection as a cache key part. */
+const tracksKey = (tracks: TrackSelection) => (Array.isArray(tracks) ? tracks.join(",") : tracks);
 
 /**
  * The evidence a view reads, fetched for one run at one pinned commit: the run page, the compare
@@ -29,6 +33,9 @@ export interface FlameData {
   time_range: { first_ns: number; last_ns: number } | null;
   commit_id: string;
   status: EvidenceStatus;
+  /** The tracks the tree covers, and every sampled track (for the selector). */
+  tracks: { selection: string; covered: TrackChoice[]; covered_count: number; sampled_tracks: number; value: number };
+  track_choices: TrackChoice[];
 }
 
 export interface HotspotData {
@@ -81,10 +88,10 @@ function useFetched<T>(key: string | null, load: () => Promise<T | ErrorDocument
 }
 
 /** `evidence.flame_tree` of a run (null `runId`: nothing asked). */
-export function useFlameTree(args: { runId: string | null; commitId: string; metric: string | null; budget?: number }): Fetched<FlameData> {
-  const { runId, commitId, metric, budget = 20_000 } = args;
-  return useFetched(runId === null ? null : `flame_tree\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${budget}`, () =>
-    queryService("evidence.flame_tree", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, budget }).then((r) => {
+export function useFlameTree(args: { runId: string | null; commitId: string; metric: string | null; budget?: number; tracks?: TrackSelection }): Fetched<FlameData> {
+  const { runId, commitId, metric, budget = 20_000, tracks = "all" } = args;
+  return useFetched(runId === null ? null : `flame_tree\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${budget}\u0000${tracksKey(tracks)}`, () =>
+    queryService("evidence.flame_tree", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, budget, tracks }).then((r) => {
       performance.mark("emberscope:flame-data");
       return r as FlameData;
     }),
@@ -92,19 +99,19 @@ export function useFlameTree(args: { runId: string | null; commitId: string; met
 }
 
 /** `evidence.hotspots`: every function's self and total (the first 1,000 by total). */
-export function useHotspots(args: { runId: string | null; commitId: string; metric: string | null }): Fetched<HotspotData> {
-  const { runId, commitId, metric } = args;
-  return useFetched(runId === null ? null : `hotspots\u0000${runId}\u0000${commitId}\u0000${metric}`, () =>
-    queryService("evidence.hotspots", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, limit: 1000 }).then((r) => ({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null })),
+export function useHotspots(args: { runId: string | null; commitId: string; metric: string | null; tracks?: TrackSelection }): Fetched<HotspotData> {
+  const { runId, commitId, metric, tracks = "all" } = args;
+  return useFetched(runId === null ? null : `hotspots\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${tracksKey(tracks)}`, () =>
+    queryService("evidence.hotspots", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, limit: 1000, tracks }).then((r) => ({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null })),
   );
 }
 
 /** The selected function's direct callers and callees (null `frameKey`: none selected). */
-export function useNeighbours(args: { runId: string; commitId: string; metric: string | null; frameKey: string | null }): { callers: NeighbourRow[] | null; callees: NeighbourRow[] | null } {
-  const { runId, commitId, metric, frameKey } = args;
+export function useNeighbours(args: { runId: string; commitId: string; metric: string | null; frameKey: string | null; tracks?: TrackSelection }): { callers: NeighbourRow[] | null; callees: NeighbourRow[] | null } {
+  const { runId, commitId, metric, frameKey, tracks = "all" } = args;
   const valid = frameKey !== null && /^[0-9a-f]{16}$/.test(frameKey);
-  const answer = useFetched(valid ? `neighbours\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${frameKey}` : null, () => {
-    const input = { run_id: runId, frame_key: frameKey!, metric: metric ?? undefined, commit_id: commitId, limit: 30 };
+  const answer = useFetched(valid ? `neighbours\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${frameKey}\u0000${tracksKey(tracks)}` : null, () => {
+    const input = { run_id: runId, frame_key: frameKey!, metric: metric ?? undefined, commit_id: commitId, limit: 30, tracks };
     return Promise.all([queryService("evidence.callers", input), queryService("evidence.callees", input)]).then(([callers, callees]) => ({ callers: callers.rows, callees: callees.rows }));
   });
   if (answer === null) return { callers: null, callees: null };

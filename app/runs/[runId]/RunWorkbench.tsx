@@ -13,6 +13,7 @@ import { useUrlState } from "../../../components/use-url-state";
 import { formatTimeRange, formatWhatIf, parseTimeRange, parseWhatIf } from "../../../components/url-state";
 import type { ReviewedTool } from "../../../components/dag/run-critical-path";
 import { RUN_URL_STATE, type RunUrlState } from "./url-state";
+import { TrackSelector, formatTrackSelection, parseTrackSelection } from "../../../components/flame/TrackSelector";
 import { OtherView } from "./OtherView";
 
 export const VIEWS = [
@@ -62,18 +63,32 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
   const needsTree = view === "flame" || view === "sandwich" || view === "calltree";
   const treeRun = needsTree ? props.runId : null;
-  const flame = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget });
-  const hot = useHotspots({ runId: treeRun, commitId: props.commitId, metric });
+  // The threads/processes/profiles shown: the busiest unless the URL names others (or "all").
+  const tracks = useMemo(() => parseTrackSelection(state.tracks), [state.tracks]);
+  const flame = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget, tracks });
+  const hot = useHotspots({ runId: treeRun, commitId: props.commitId, metric, tracks });
   const sel = state.sel;
-  const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" ? sel : null });
+  const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" ? sel : null, tracks });
 
-  const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order" });
+  const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order", tracks });
 
   const functionTotals = useMemo(() => {
     const map = new Map<string, FunctionTotals>();
     if (hot && "rows" in hot) for (const r of hot.rows) map.set(r.frame_key, { self: r.self, total: r.total });
     return map;
   }, [hot]);
+
+  const trackSelector =
+    flame && "nodes" in flame ? (
+      <TrackSelector
+        choices={flame.track_choices}
+        covered={flame.tracks.covered.map((t) => t.track_key)}
+        selection={tracks}
+        onChange={(next) => patch({ tracks: formatTrackSelection(next), zoom: null })}
+        unit={flame.unit}
+        metric={flame.metric}
+      />
+    ) : null;
 
   const metricPicker = props.metrics.length ? (
     <label className="field">
@@ -185,7 +200,12 @@ export function RunWorkbench(props: RunWorkbenchProps) {
             onModeChange={(mode) => patch({ mode, zoom: null })}
             timeOrder={timeOrder}
             functionTotals={functionTotals}
-            toolbar={metricPicker}
+            toolbar={
+              <>
+                {metricPicker}
+                {trackSelector}
+              </>
+            }
             onOpenFunction={(frameKey) => patch({ view: "sandwich", sel: frameKey })}
             globalShortcuts
           />
@@ -196,7 +216,10 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     if (view === "calltree") {
       return (
         <>
-          <div className="flame-toolbar">{metricPicker}</div>
+          <div className="flame-toolbar">
+            {metricPicker}
+            {trackSelector}
+          </div>
           <CallTreeCell nodes={flame.nodes} unit={flame.unit} metric={flame.metric} selected={state.zoom} onSelect={(zoom) => patch({ zoom })} />
           {prunedNote}
         </>
@@ -206,7 +229,10 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     if ("code" in hot) return <ErrorPanel error={hot} />;
     return (
       <>
-        <div className="flame-toolbar">{metricPicker}</div>
+        <div className="flame-toolbar">
+          {metricPicker}
+          {trackSelector}
+        </div>
         <SandwichCell
           functions={hot.rows}
           grandTotal={hot.grand_total}
