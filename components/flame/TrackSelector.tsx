@@ -9,6 +9,8 @@ export interface TrackChoice {
   label: string;
   process_id: string | null;
   process_name: string | null;
+  thread_id: string | null;
+  thread_name: string | null;
   kind: string;
   samples: number;
   value: number;
@@ -42,6 +44,12 @@ interface ProcessGroup {
   value: number;
 }
 
+/** A thread under its process's heading: its name and id, without the process again. */
+function threadLabel(t: TrackChoice): string {
+  if (t.thread_id !== null && t.thread_id === t.process_id) return `${t.thread_name ?? "thread"} (main thread)`;
+  return [t.thread_name, t.thread_id === null ? null : `tid ${t.thread_id}`].filter(Boolean).join(" ") || t.label;
+}
+
 /** Tracks grouped by process (threads of one pid together), groups and tracks heaviest first. */
 function byProcess(choices: readonly TrackChoice[]): ProcessGroup[] {
   const groups = new Map<string, ProcessGroup>();
@@ -72,6 +80,15 @@ export interface TrackSelectorProps {
  */
 export function TrackSelector(props: TrackSelectorProps) {
   const details = useRef<HTMLDetailsElement>(null);
+  const panel = useRef<HTMLDivElement>(null);
+  // Opened near the window's right edge, the list moves left to stay in view.
+  const place = () => {
+    const el = panel.current;
+    if (!el || !details.current?.open) return;
+    el.style.left = "0px";
+    const overflow = el.getBoundingClientRect().right - (window.innerWidth - 8);
+    if (overflow > 0) el.style.left = `${-overflow}px`;
+  };
   const { choices, unit, metric } = props;
   const total = choices.reduce((sum, t) => sum + t.value, 0);
   const covered = new Set(props.covered);
@@ -115,12 +132,12 @@ export function TrackSelector(props: TrackSelectorProps) {
       : `${shown.length} of ${choices.length} tracks`;
 
   return (
-    <details className="track-selector" ref={details} data-testid="track-selector">
+    <details className="track-selector" ref={details} onToggle={place} data-testid="track-selector">
       <summary className="plain-button" title="Threads, processes or profiles whose samples the views show" data-testid="track-summary">
         <span className="track-summary-label">Tracks:</span> <span className="track-summary-value">{summary}</span>
         {props.selection === "busiest" && !all ? <span className="tip-muted"> (busiest)</span> : null}
       </summary>
-      <div className="track-panel" role="group" aria-label="Tracks">
+      <div className="track-panel" ref={panel} role="group" aria-label="Tracks">
         <div className="track-panel-head">
           <button type="button" className="plain-button" onClick={() => props.onChange("all")} aria-pressed={all} data-testid="track-all">
             All tracks, merged
@@ -158,16 +175,19 @@ export function TrackSelector(props: TrackSelectorProps) {
                   </div>
                 ) : null}
                 <ul>
-                  {g.tracks.map((t) => (
-                    <li key={t.track_key} className={`track-row${g.label && g.tracks.length > 1 ? " track-thread" : ""}`}>
-                      <input type="checkbox" checked={all || covered.has(t.track_key)} onChange={(e) => toggle([t.track_key], e.target.checked)} aria-label={t.label} data-testid={`track-check-${t.track_key}`} />
-                      <button type="button" className="row-button track-name" onClick={() => choose([t.track_key])} title="Show only this track" data-testid={`track-only-${t.track_key}`}>
-                        {t.label}
-                      </button>
-                      <span className="num track-value">{formatValue(t.value, unit, metric)}</span>
-                      <span className="num track-share">{share(t.value)}</span>
-                    </li>
-                  ))}
+                  {g.tracks.map((t) => {
+                    const nested = Boolean(g.label) && g.tracks.length > 1;
+                    return (
+                      <li key={t.track_key} className={`track-row${nested ? " track-thread" : ""}`}>
+                        <input type="checkbox" checked={all || covered.has(t.track_key)} onChange={(e) => toggle([t.track_key], e.target.checked)} aria-label={t.label} data-testid={`track-check-${t.track_key}`} />
+                        <button type="button" className="row-button track-name" onClick={() => choose([t.track_key])} title={`Show only ${t.label}`} data-testid={`track-only-${t.track_key}`}>
+                          {nested ? threadLabel(t) : t.label}
+                        </button>
+                        <span className="num track-value">{formatValue(t.value, unit, metric)}</span>
+                        <span className="num track-share">{share(t.value)}</span>
+                      </li>
+                    );
+                  })}
                 </ul>
               </li>
             );
