@@ -316,7 +316,7 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     await expect.poll(() => canvas.getAttribute("data-mode"), { timeout: 20_000 }).toBe("time-order");
     // The busiest thread (101: three samples against two) is the one shown.
     const summary = page.locator("[data-testid=track-summary]");
-    await expect.poll(() => summary.innerText()).toBe("Tracks: app tid 101 · pid 100 (busiest)");
+    await expect.poll(async () => ((await summary.textContent()) ?? "").replace(/\s+/g, " ").trim()).toBe("Tracks: app tid 101 · pid 100 (busiest)");
     const tip = page.locator("[data-testid=flame-tooltip]");
     const rootName = async () => {
       const at = await nodeCentre(page, 1, 0.5);
