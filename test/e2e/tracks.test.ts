@@ -7,7 +7,7 @@ import { formatValue } from "../../analysis/flame/format";
 import { calleesQuery, flameTreeQuery, hotspotsQuery, renderSql, type EvidenceQuery } from "../../analysis/queries";
 import { scopeToTracks } from "../../analysis/queries/tracks";
 import { openEvidence } from "../../server/evidence/engine";
-import { callService, importArtifact, summarizeRun, type ServiceContext } from "../../server/services";
+import { callService, importArtifact, showInvestigation, summarizeRun, type ServiceContext } from "../../server/services";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { ROW_HEIGHT } from "../../components/flame/constants";
 import { launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
@@ -192,6 +192,20 @@ describe("threads, processes and profiles: the track selector of every sample vi
     expect(new URL(page.url()).searchParams.get("tracks")).toBe(key);
     await page.goto(page.url());
     await expect.poll(() => selectorText(page), { timeout: 30_000 }).toBe(`Tracks: ${lighter[0]}`);
+
+    // Added to an investigation, the view keeps its track: the notebook's flame cell shows that profile alone.
+    await page.locator("[data-testid=add-to-investigation]").click();
+    await page.locator("[data-testid=add-to-investigation-title]").fill("Is the main thread idle?");
+    await page.locator("[data-testid=add-to-investigation-create]").click();
+    const open = page.locator("[data-testid=add-to-investigation-open]");
+    await open.waitFor({ timeout: 20_000 });
+    const investigationId = /investigations\/([^#/]+)/.exec((await open.getAttribute("href"))!)![1];
+    const notebook = await callService(showInvestigation, ctx, { investigation_id: decodeURIComponent(investigationId) });
+    expect(notebook.cells.map((c) => [c.kind, (c.content as { tracks?: unknown }).tracks])).toEqual([["flame", [key]]]);
+    await open.click();
+    await expect.poll(() => selectorText(page), { timeout: 30_000 }).toBe(`Tracks: ${lighter[0]}`);
+    await expectFlameTotal(page, ms(lighter[1]));
+    await page.screenshot({ path: screenshotPath("tracks-notebook-cell-1440") });
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
