@@ -1,3 +1,5 @@
+import { copyFileSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
 import {
@@ -13,7 +15,8 @@ import {
 } from "../../analysis/queries";
 import { scopeToTracks, trackLabel, trackTotalsQuery } from "../../analysis/queries/tracks";
 import { openEvidence, type EvidenceReader } from "../../server/evidence/engine";
-import { withWorkspace } from "../helpers/project";
+import { runCli } from "../helpers/cli";
+import { tempProject, withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
 
 /**
@@ -150,4 +153,26 @@ describe("evidence queries scoped to tracks", () => {
       await expect(ev.run(scopeToTracks(hotspotsQuery), { generations: [all.generation_id], metric: "samples", limit: 10, tracks: ["x'); DROP TABLE frames; --"] })).rejects.toThrow(/track_key/);
     });
   });
+
+  it("the CLI takes --tracks and says which tracks an answer covers; a bad key exits non-zero with INVALID_ARGUMENTS", async () => {
+    const cwd = tempProject();
+    await runCli(["init"], { cwd });
+    const fixture = path.join(import.meta.dirname, "..", "fixtures", "tracks", "perf-system-wide.txt");
+    copyFileSync(fixture, path.join(cwd, "system-wide.perf.txt"));
+    // The independent count: the busy process's sample headers in the perf script text.
+    const busy = readFileSync(fixture, "utf8").split("\n").filter((l) => /^busy\s+\d+\/\d+\s+\[/.test(l)).length;
+    const imported = await runCli(["import", "system-wide.perf.txt", "--json"], { cwd });
+    expect(imported.code, imported.stderr).toBe(0);
+    const runId = (imported.json as { run_id: string }).run_id;
+    const hot = await runCli(["analyze", "hotspots", runId, "--tracks", "busiest", "--json"], { cwd });
+    expect(hot.code, hot.stderr).toBe(0);
+    expect(hot.json).toMatchObject({ grand_total: busy, tracks: { selection: "busiest", covered_count: 1, covered: [{ thread_name: "busy" }] } });
+    const human = await runCli(["analyze", "hotspots", runId, "--tracks", "busiest"], { cwd });
+    expect(human.stdout).toMatch(/Tracks: 1 of \d+ tracks: busy · pid \d+\./);
+    const summary = await runCli(["analyze", "summary", runId], { cwd });
+    expect(summary.stdout).toContain("Tracks with samples of samples, heaviest first:");
+    const bad = await runCli(["analyze", "hotspots", runId, "--tracks", "nope", "--json"], { cwd });
+    expect(bad.code).not.toBe(0);
+    expect(bad.json).toMatchObject({ code: "INVALID_ARGUMENTS" });
+  }, 60_000);
 });
