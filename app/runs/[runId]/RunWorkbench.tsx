@@ -111,8 +111,9 @@ export function RunWorkbench(props: RunWorkbenchProps) {
 
   /** The view as a notebook cell: its kind's content (analysis/notebook/cells) from the view state, at the page's commit. */
   const viewAsCell = (): CellDraft => {
-    // The page's track selection travels with the cell (absent in a cell: every track merged).
-    const run = { run_id: props.runId, ...(metric ? { metric } : {}), tracks };
+    // The page's track selection travels with the cell when the run has tracks to choose from (absent in a cell: every track merged).
+    const several = flame !== null && "nodes" in flame && flame.track_choices.length > 1;
+    const run = { run_id: props.runId, ...(metric ? { metric } : {}), ...(several ? { tracks } : {}) };
     const commit_id = props.commitId;
     if (view === "sandwich") return { kind: "sandwich", content: { ...run, selected: sel && FRAME_KEY.test(sel) ? sel : null }, commit_id };
     if (view === "calltree") return { kind: "calltree", content: run, commit_id };
