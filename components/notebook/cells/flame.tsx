@@ -16,33 +16,38 @@ export function FlameCellView({ cell, content, onContent }: CellViewProps<"flame
   const timeOrder = useTimeOrder({ runId: content.run_id, commitId, metric: content.metric ?? null, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: mode === "time-order", tracks });
   const pending = evidencePending(flame, `the flame graph of ${content.run_id}`);
   if (pending || !flame || !("nodes" in flame)) return pending;
+  // A compact flame cell has no toolbar: the track selector stands above it, when there are tracks to choose.
   return (
-    <FlameGraphCell
-      nodes={flame.nodes}
-      unit={flame.unit}
-      metric={flame.metric}
-      zoom={content.zoom ?? null}
-      onZoomChange={(zoom) => onContent({ ...content, zoom })}
-      search={content.search ?? ""}
-      onSearchChange={(search) => onContent({ ...content, search: search || undefined })}
-      orientation={content.orientation ?? "icicle"}
-      onOrientationChange={(orientation) => onContent({ ...content, orientation })}
-      mode={mode}
-      onModeChange={(next) => onContent({ ...content, mode: next, zoom: null })}
-      timeOrder={timeOrder}
-      toolbar={
-        <TrackSelector
-          choices={flame.track_choices}
-          covered={flame.tracks.covered.map((t) => t.track_key)}
-          selection={tracks}
-          onChange={(next) => onContent({ ...content, tracks: next, zoom: null })}
-          unit={flame.unit}
-          metric={flame.metric}
-        />
-      }
-      compact
-      maxHeight={360}
-      testId={`flame-${cell.server.cell_id}`}
-    />
+    <>
+      {flame.track_choices.length > 1 ? (
+        <div className="flame-toolbar">
+          <TrackSelector
+            choices={flame.track_choices}
+            covered={flame.tracks.covered.map((t) => t.track_key)}
+            selection={tracks}
+            onChange={(next) => onContent({ ...content, tracks: next, zoom: null })}
+            unit={flame.unit}
+            metric={flame.metric}
+          />
+        </div>
+      ) : null}
+      <FlameGraphCell
+        nodes={flame.nodes}
+        unit={flame.unit}
+        metric={flame.metric}
+        zoom={content.zoom ?? null}
+        onZoomChange={(zoom) => onContent({ ...content, zoom })}
+        search={content.search ?? ""}
+        onSearchChange={(search) => onContent({ ...content, search: search || undefined })}
+        orientation={content.orientation ?? "icicle"}
+        onOrientationChange={(orientation) => onContent({ ...content, orientation })}
+        mode={mode}
+        onModeChange={(next) => onContent({ ...content, mode: next, zoom: null })}
+        timeOrder={timeOrder}
+        compact
+        maxHeight={360}
+        testId={`flame-${cell.server.cell_id}`}
+      />
+    </>
   );
 }
