@@ -233,13 +233,16 @@ function placeCodes(draftIds: Float64Array, length: number, codes: Int32Array, i
 
 /** Text bytes held in memory at most, across a writer's drafts, before chunks go to the spill file. */
 const DRAFT_TEXT_MEMORY = 256 * 1024 * 1024;
-const CHUNK_BYTES = 8 * 1024 * 1024;
+const CHUNK_BYTES = 4 * 1024 * 1024;
 /**
  * Spilled chunks kept once read back. Places come sorted by start while drafts came in the file's
- * order: places that alternate between regions of the file (threads written in blocks) need a
- * chunk of each at once, and with one kept each switch read a whole chunk again.
+ * order: the threads of a trace drift apart in the file (each thread's clock wanders, as in
+ * gen-trace's 8 threads), and places alternate between those regions, so a chunk
+ * of each must stay until every thread has passed it. With 4 chunks of 8 MiB kept, a 200 MB trace
+ * whose drafts spilled past 32 MB took 151 s of CPU instead of 5 s, re-reading chunks at each
+ * switch, and gen-trace's 1 GB never finished; with 32 of 4 MiB it took 5.8 s and 1 GB 19.6 s.
  */
-const READ_BACK_CHUNKS = 4;
+const READ_BACK_CHUNKS = 32;
 
 /**
  * Values appended in chunks (a value never straddles two); chunks past the memory budget are

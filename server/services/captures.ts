@@ -95,7 +95,7 @@ export const CaptureResult = z.object({
   run_id: z.string(),
   operation_id: z.string(),
   commit_id: z.string().nullable(),
-  status: z.enum(["succeeded", "failed", "cancelled"]),
+  status: z.enum(["queued", "succeeded", "failed", "cancelled"]).describe("queued: started in the background (poll the operation); otherwise how it ended."),
   limitations: z.array(Limitation),
 });
 
@@ -169,7 +169,13 @@ export const executeCapturePlan = defineService({
   name: "captures.execute",
   summary: "Execute a reviewed plan with its single-use plan_token (consumed before anything starts).",
   kind: "mutation",
-  input: z.object({ plan_token: z.string().min(8).max(256), expected_plan_id: z.string().min(1).max(128).optional() }).strict(),
+  input: z
+    .object({
+      plan_token: z.string().min(8).max(256),
+      expected_plan_id: z.string().min(1).max(128).optional(),
+      background: z.boolean().default(false).describe("Queue it for the worker pool and return at once with the operation (status queued) instead of waiting for it to end."),
+    })
+    .strict(),
   output: CaptureResult,
   handler: async (input, { ws }) => {
     const plan = consumePlan(ws, input.plan_token, input.expected_plan_id);
@@ -177,9 +183,18 @@ export const executeCapturePlan = defineService({
       throw error instanceof EmberscopeError && ["WORKLOAD_NOT_FOUND", "CONFIG_INVALID", "CAPABILITY_UNAVAILABLE"].includes(error.code) ? staleIntent(plan.intent, error.message) : error;
     });
     if (digest !== plan.digest) throw staleIntent(plan.intent, "the workload's declaration, program or environment changed since planning");
+    if (input.background) return queuePlanned(ws, plan.intent, plan.digest, plan.planId);
     return executeInline(ws, plan.intent, plan.digest, plan.planId);
   },
 });
+
+/** Queues a consumed plan for the worker pool; the plan id is its idempotency key, so one plan is one operation. */
+function queuePlanned(ws: Workspace, intent: CaptureIntent, digest: string, planId: string): z.infer<typeof CaptureResult> {
+  const { operation, runId } = createCaptureRecords(ws, intent, digest, { queued: { key: `plan:${planId}` } });
+  linkPlanOperation(ws, planId, operation.operation_id);
+  if (operation.state === "queued") ensureWorker(ws);
+  return { run_id: runId, operation_id: operation.operation_id, commit_id: null, status: "queued", limitations: [] };
+}
 
 function staleIntent(intent: CaptureIntent, why: string): EmberscopeError {
   return new EmberscopeError("STALE_INTENT", `The plan no longer matches: ${why}. Plan again.`, {

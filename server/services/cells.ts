@@ -217,7 +217,7 @@ export const listCellRevisions = defineService({
   },
 });
 
-/** The note and query cells an agent adds (MCP add_note, add_query_cell): cells.add with one kind's fields. */
+/** The note and query cells an agent adds (through MCP add_cell, server/services/notebook-entries.ts): cells.add with one kind's fields. */
 export const addNoteCell = defineService({
   name: "cells.add_note",
   summary: "Add a markdown note to an investigation's notebook.",

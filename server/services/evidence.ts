@@ -200,35 +200,6 @@ function neighbourService(name: string, summary: string, query: typeof callersQu
 export const frameCallers = neighbourService("evidence.callers", "Who calls a frame, weighted by the frame's inclusive value under each caller; each sample counts once under recursion, so the callers add up to the frame's total.", callersQuery);
 export const frameCallees = neighbourService("evidence.callees", "What a frame calls, weighted by each callee's inclusive value; each sample counts once under recursion, so the callees add up to the frame's total minus its self value.", calleesQuery);
 
-/**
- * A frame's callers and callees in one answer (the agent's view of a sandwich: one call, not two).
- * Each list is exactly what evidence.callers and evidence.callees give.
- */
-export const frameNeighbours = defineService({
-  name: "evidence.neighbours",
-  summary: "A frame's callers and callees together, each weighted and counted once per sample under recursion.",
-  kind: "query",
-  input: NeighbourInput,
-  output: z.object({
-    frame_key: z.string(),
-    callers: z.array(NeighbourRow).describe("Who calls the frame; they add up to the frame's total."),
-    callees: z.array(NeighbourRow).describe("What the frame calls; they add up to its total minus its self value."),
-    metric: z.string().nullable(),
-    unit: z.string().nullable(),
-    commit_id: z.string(),
-    tracks: TrackCoverage,
-    status: EvidenceStatus,
-  }),
-  handler: async (input, context) => {
-    const callers = await frameCallers.handler(input, context);
-    // The callers' answer named the commit it read: the callees read the same one.
-    const callees = await frameCallees.handler({ ...input, commit_id: callers.commit_id }, context);
-    // Available when either list has rows (a root frame has callees and no callers).
-    const status = callers.rows.length > 0 || callees.rows.length === 0 ? callers.status : callees.status;
-    return { frame_key: input.frame_key, callers: callers.rows, callees: callees.rows, metric: callers.metric, unit: callers.unit, commit_id: callers.commit_id, tracks: callers.tracks, status };
-  },
-});
-
 export const stackExamples = defineService({
   name: "evidence.stack_examples",
   summary: "The heaviest complete stacks that pass through a frame.",
@@ -244,6 +215,41 @@ export const stackExamples = defineService({
     return { frame_key: input.frame_key, rows, metric: metric?.name ?? null, commit_id: evidence.reader.commit.commit_id, tracks: tracks.coverage, status: statusOf(evidence, input.run_id, rows.length > 0, "stacks through that frame") };
   },
 });
+
+/**
+ * A frame's callers and callees in one answer (the agent's view of a sandwich: one call, not two).
+ * Each list is exactly what evidence.callers and evidence.callees give.
+ */
+export const frameNeighbours = defineService({
+  name: "evidence.neighbours",
+  summary: "A frame's callers and callees together, each weighted and counted once per sample under recursion.",
+  kind: "query",
+  input: NeighbourInput.extend({
+    stacks: z.number().int().min(0).max(50).default(3).describe("How many of the heaviest complete stacks through the frame to include, root first (0: none)."),
+  }),
+  output: z.object({
+    frame_key: z.string(),
+    callers: z.array(NeighbourRow).describe("Who calls the frame; they add up to the frame's total."),
+    callees: z.array(NeighbourRow).describe("What the frame calls; they add up to its total minus its self value."),
+    stacks: z.array(StackExampleRow).describe("The heaviest complete stacks through the frame, as evidence.stack_examples gives them."),
+    metric: z.string().nullable(),
+    unit: z.string().nullable(),
+    commit_id: z.string(),
+    tracks: TrackCoverage,
+    status: EvidenceStatus,
+  }),
+  handler: async ({ stacks: stackCount, ...input }, context) => {
+    const callers = await frameCallers.handler(input, context);
+    // The callers' answer named the commit it read: the callees and stacks read the same one.
+    const pinned = { ...input, commit_id: callers.commit_id };
+    const callees = await frameCallees.handler(pinned, context);
+    const stacks = stackCount > 0 ? (await stackExamples.handler({ ...pinned, limit: stackCount }, context)).rows : [];
+    // Available when either list has rows (a root frame has callees and no callers).
+    const status = callers.rows.length > 0 || callees.rows.length === 0 ? callers.status : callees.status;
+    return { frame_key: input.frame_key, callers: callers.rows, callees: callees.rows, stacks, metric: callers.metric, unit: callers.unit, commit_id: callers.commit_id, tracks: callers.tracks, status };
+  },
+});
+
 
 const TimeRange = z.object({ first_ns: z.number(), last_ns: z.number() });
 

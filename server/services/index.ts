@@ -18,7 +18,8 @@ import { exportInvestigation, importInvestigation } from "./notebook-format";
 import type { ServiceDef } from "./service";
 import { validateWorkspace } from "./validate";
 import { initializeWorkspace, workspaceStatus } from "./workspace";
-import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "./workflows";
+import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, openWorkflow, reviewTool } from "./workflows";
+import { addNotebookEntry } from "./notebook-entries";
 
 export { agentAccessStatus, agentToken, listAuditEvents, recordSignIn, redeemStoredSignInCode, requirePerson, setAgentAccess, setAgentDetail, signInLink } from "./agent-access";
 export { listArtifacts, showArtifact } from "./artifacts";
@@ -40,7 +41,8 @@ export { exportInvestigation, importInvestigation, readNotebookDocument } from "
 export { callService, type ServiceContext, type ServiceDef } from "./service";
 export { validateWorkspace } from "./validate";
 export { initializeWorkspace, workspaceStatus } from "./workspace";
-export { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "./workflows";
+export { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, openWorkflow, reviewTool } from "./workflows";
+export { addNotebookEntry } from "./notebook-entries";
 
 /** Every service operation, by name: the registry the transports and generated docs read. */
 export const SERVICES: readonly ServiceDef[] = [
@@ -98,6 +100,7 @@ export const SERVICES: readonly ServiceDef[] = [
   importInvestigation,
   addCell,
   addNoteCell,
+  addNotebookEntry,
   addQueryCell,
   showCell,
   changeCell,
@@ -120,6 +123,7 @@ export const SERVICES: readonly ServiceDef[] = [
   listExperiments,
   compileRunWorkflow,
   getWorkflow,
+  openWorkflow,
   listWorkflows,
   getCriticalPath,
   listToolContracts,

@@ -241,6 +241,42 @@ export const getWorkflow = defineService({
   },
 });
 
+/**
+ * The agent's one door to workflows: a stored workflow by id, or a run's — compiled now when the
+ * run has no workflow with its current content (compiling is deterministic and content-addressed,
+ * so asking twice stores nothing new).
+ */
+export const openWorkflow = defineService({
+  name: "workflows.open",
+  summary: "Show a workflow by workflow_id, or a run's workflow by run_id (compiled and stored when the run has none with this content), with its nodes a page at a time.",
+  kind: "mutation",
+  input: z
+    .object({
+      workflow_id: WorkflowId.optional().describe("A stored workflow."),
+      run_id: RunId.optional().describe("A run holding agent tool calls: its workflow, compiled when needed."),
+      commit_id: CommitArg.describe("With run_id: the commit whose evidence is compiled."),
+      limit: z.number().int().min(1).max(2000).default(100),
+      cursor: CursorArg,
+    })
+    .strict(),
+  output: getWorkflow.output.extend({ compiled: z.boolean().describe("True when this call compiled and stored a new workflow.") }),
+  handler: async ({ workflow_id, run_id, commit_id, limit, cursor }, context) => {
+    if ((workflow_id === undefined) === (run_id === undefined)) {
+      throw new EmberscopeError("INVALID_ARGUMENTS", "Give exactly one of workflow_id (a stored workflow) or run_id (a run's workflow, compiled when needed).", {
+        details: { argument: "workflow_id, run_id" },
+      });
+    }
+    let id = workflow_id;
+    let compiled = false;
+    if (run_id !== undefined) {
+      const result = await compileRunWorkflow.handler({ run_id, commit_id }, context);
+      id = result.workflow.workflow_id;
+      compiled = result.created;
+    }
+    return { ...(await getWorkflow.handler({ workflow_id: id!, limit, cursor }, context)), compiled };
+  },
+});
+
 export const listWorkflows = defineService({
   name: "workflows.list",
   summary: "List stored workflows, newest first (optionally one run's), a page at a time.",

@@ -9,7 +9,7 @@ import { chromeTraceFile, cpuprofileFile, foldedFile } from "./generators";
 import { geckoProfileFile, instrumentsDeepCopyFile, processedProfileFile, safariRecordingFile, stackprofFile } from "./generators";
 import { summarize } from "./stats";
 
-const MB = 1024 * 1024;
+export const MB = 1024 * 1024;
 
 interface ImportOutcome {
   seconds: number;
@@ -97,20 +97,20 @@ function syncDisks(): void {
 }
 
 /** One timed import: the previous import's files on disk first (untimed), and the machine check just before. */
-async function measuredImport(projectRoot: string, file: string): Promise<ImportOutcome> {
+export async function measuredImport(projectRoot: string, file: string): Promise<ImportOutcome> {
   syncDisks();
   const check_ms = machineCheckMs();
   return { ...(await importWithPeakRss(projectRoot, file)), check_ms };
 }
 
-interface ImportInput {
+export interface ImportInput {
   format: string;
   file: string;
   make: (file: string) => Promise<unknown>;
 }
 
 /** Writes the input and flushes it to disk before any clock starts, as a user's file is: a file just written would have the import wait for the kernel to write back the generator's 220 MB (0.5-1 s here). */
-async function prepareInput(input: ImportInput): Promise<number> {
+export async function prepareInput(input: ImportInput): Promise<number> {
   await input.make(input.file);
   const fd = openSync(input.file, "r");
   fsyncSync(fd);

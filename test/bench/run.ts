@@ -6,6 +6,7 @@ import { criticalPathBenchmark } from "./critical-path.bench";
 import { dagViewBenchmark } from "./dag-view.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
+import { importScalingBenchmark } from "./import-scaling.bench";
 import { mcpBenchmark } from "./mcp.bench";
 import { notebookBenchmark } from "./notebook.bench";
 import { redactionBenchmark } from "./redaction.bench";
@@ -29,6 +30,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "dag-view": dagViewBenchmark,
   "runs-library": runsLibraryBenchmark,
   tracks: tracksBenchmark,
+  "import-scaling": importScalingBenchmark,
 };
 
 const only = process.argv.slice(2);

@@ -252,10 +252,10 @@ describe("investigations as notebooks in a real browser", () => {
       const created = await agent.call("create_investigation", { title: "Agent: where does startup go?" });
       expect(created.ok).toBe(true);
       const id = (created as { value: { investigation_id: string } }).value.investigation_id;
-      const query = await agent.call("add_query_cell", { investigation_id: id, sql: "SELECT count(*) AS frames FROM frames WHERE name = 'measureText'", name: "agent_frames" });
+      const query = await agent.call("add_cell", { investigation_id: id, kind: "query", sql: "SELECT count(*) AS frames FROM frames WHERE name = 'measureText'", name: "agent_frames" });
       expect(query.ok).toBe(true);
       // An image in an agent's note would be fetched from another host just by being shown.
-      expect((await agent.call("add_note", { investigation_id: id, markdown: "Chart: ![pixel](http://127.0.0.1:9/pixel.png) and **bold** text." })).ok).toBe(true);
+      expect((await agent.call("add_cell", { investigation_id: id, kind: "note", markdown: "Chart: ![pixel](http://127.0.0.1:9/pixel.png) and **bold** text." })).ok).toBe(true);
       const unsupported = await agent.call("record_finding", { investigation_id: id, title: "Unbacked", claim: "It is slow.", evidence_level: "inferred", assessment: "supported" });
       expect(unsupported.ok).toBe(false);
       if (!unsupported.ok) expect(unsupported.error.code).toBe("FINDING_UNSUPPORTED");
@@ -287,7 +287,7 @@ describe("investigations as notebooks in a real browser", () => {
       // The agent's calls, the refused ones too, are on the page's timeline.
       const timeline = page.locator("[data-testid=agent-timeline]");
       await expect.poll(() => timeline.innerText()).toContain("assess_finding");
-      expect(await timeline.innerText()).toContain("add_query_cell");
+      expect(await timeline.innerText()).toContain("add_cell");
       await page.screenshot({ path: screenshotPath("notebook-agent"), fullPage: true });
       expect(errors).toEqual([]);
     } finally {

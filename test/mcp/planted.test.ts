@@ -229,7 +229,7 @@ describe.each(TRANSPORTS)("planted secrets and instructions over %s", (_name, co
         const page = await call("analyze_hotspots", { run_id: runId, limit: 3, ...(metric ? { metric } : {}), ...(cursor ? { cursor } : {}) });
         cursor = page.ok ? page.value.next_cursor ?? undefined : undefined;
         for (const row of page.ok ? page.value.rows : []) {
-          for (const tool of ["get_frame_neighbours", "get_stack_examples"]) await call(tool, { run_id: runId, frame_key: row.frame_key });
+          await call("get_frame_neighbours", { run_id: runId, frame_key: row.frame_key });
         }
       } while (cursor);
     }

@@ -89,9 +89,9 @@ describe("MCP evidence tools name the tracks they cover and take a track filter"
     // The callers of the busy process's top frame add up to its total there (each sample once).
     const callerSum = neighbours.value.callers.reduce((sum: number, r: { value: number }) => sum + r.value, 0);
     expect(callerSum).toBe(busiest.value.rows[0].total);
-    const stacks = await agent.call("get_stack_examples", { run_id: runs.perf, frame_key: frame, tracks: "busiest" });
-    if (!stacks.ok) throw new Error(JSON.stringify(stacks.error));
-    expect(stacks.value.tracks.covered_count).toBe(1);
+    // Its heaviest stacks are the busy process's too: each stack's weight is within its samples.
+    expect(neighbours.value.stacks.length).toBeGreaterThan(0);
+    expect(neighbours.value.stacks.reduce((sum: number, x: { value: number }) => sum + x.value, 0)).toBeLessThanOrEqual(busy[1].samples);
   });
 
   it("get_trace_window takes track keys and lists only the tracks it covers", async () => {

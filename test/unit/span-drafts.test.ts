@@ -97,6 +97,20 @@ describe("span drafts kept until their places come", () => {
     drafts.close();
   });
 
+  it("reads each spilled chunk back about once when places alternate among eight threads whose drafts are chunks apart (a trace's threads drifting apart)", () => {
+    // Eight threads' drafts one block after another, each block a few chunks of text; places
+    // take the threads in turn, so the chunks of all eight regions are wanted at once (with
+    // four chunks kept, each turn read a chunk again: the 1 GB trace of issue 19 never finished).
+    const ids = Array.from({ length: 24_000 }, (_, i) => i);
+    const order = Array.from({ length: 3_000 }, (_, i) => Array.from({ length: 8 }, (_, thread) => thread * 3_000 + i)).flat();
+    const drafts = new SpanDrafts(spillFile(), 64 * 1024, 64 * 1024);
+    expect(draftAndPlace(drafts, ids, order, 1_000)).toEqual(order.map(draftTexts));
+    const chunks = Math.ceil(statSync(spillFile.last!).size / (64 * 1024));
+    expect(chunks).toBeGreaterThan(12);
+    expect(drafts.readBacks).toBeLessThan(2 * chunks);
+    drafts.close();
+  });
+
   it("keeps nothing on disk while the text fits its budget", () => {
     const file = spillFile();
     const drafts = new SpanDrafts(file);

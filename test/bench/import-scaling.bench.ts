@@ -1,0 +1,76 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { initWorkspace } from "../../server/store/workspace";
+import { MB, measuredImport, prepareInput } from "./evidence.bench";
+import { chromeTraceFile, cpuprofileFile, foldedFile, geckoProfileFile, instrumentsDeepCopyFile, processedProfileFile, safariRecordingFile, stackprofFile } from "./generators";
+
+/**
+ * Issue 19, item 13: import cost must grow linearly with the input. Each format is imported at a
+ * base size (200 MB) and at five times it (1 GB), each into a fresh workspace as a child process
+ * with its peak RSS sampled; the goal is the large import in at most 5× the base one's time, within
+ * 2 GB of RSS. The shared generators (../shared/bench/) give shapes this project's own generators
+ * were not written for. Hours on this machine for every format: EMBERSCOPE_BENCH_SCALING_FORMATS
+ * picks some (comma-separated), EMBERSCOPE_BENCH_SCALING_MB changes the base size.
+ */
+
+const SHARED = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "bench");
+
+function sharedGenerator(script: string) {
+  return (file: string, bytes: number) => {
+    const made = spawnSync(process.execPath, [path.join(SHARED, script), file, String(bytes)], { stdio: "inherit" });
+    if (made.status !== 0) throw new Error(`${script} failed (${made.status})`);
+    return Promise.resolve();
+  };
+}
+
+/** A format's generator, by bytes wanted (the cpuprofile generator counts samples: ~21 bytes each). */
+const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: number) => Promise<unknown> }> = {
+  "shared-gen-trace": { ext: "json", make: sharedGenerator("gen-trace.js") },
+  "shared-gen-cpuprofile": { ext: "cpuprofile", make: sharedGenerator("gen-cpuprofile.js") },
+  "shared-gen-folded": { ext: "folded", make: sharedGenerator("gen-folded.js") },
+  "chrome-trace": { ext: "json", make: chromeTraceFile },
+  cpuprofile: { ext: "cpuprofile", make: (file, bytes) => cpuprofileFile(file, Math.round(bytes / 21), 100_000) },
+  folded: { ext: "folded", make: foldedFile },
+  gecko: { ext: "json", make: geckoProfileFile },
+  "firefox-processed": { ext: "json", make: processedProfileFile },
+  stackprof: { ext: "json", make: stackprofFile },
+  "instruments-deep-copy": { ext: "txt", make: instrumentsDeepCopyFile },
+  "safari-timeline": { ext: "json", make: safariRecordingFile },
+};
+
+const GOAL = { time_ratio_at_5x: 5, peak_rss_mb: 2048 };
+
+export async function importScalingBenchmark(): Promise<Record<string, unknown>> {
+  const baseMb = Number(process.env.EMBERSCOPE_BENCH_SCALING_MB ?? 200);
+  const picked = process.env.EMBERSCOPE_BENCH_SCALING_FORMATS?.split(",").map((f) => f.trim()) ?? Object.keys(GENERATORS);
+  for (const name of picked) if (!GENERATORS[name]) throw new Error(`unknown format ${name}; known: ${Object.keys(GENERATORS).join(", ")}`);
+  const dir = mkdtempSync(path.join(tmpdir(), "emberscope-bench-scaling-"));
+  const formats: Record<string, unknown> = {};
+  try {
+    for (const name of picked) {
+      const { ext, make } = GENERATORS[name];
+      const sizes = [];
+      for (const factor of [1, 5]) {
+        const file = path.join(dir, `${name}-${factor}.${ext}`);
+        const bytes = await prepareInput({ format: name, file, make: (f) => make(f, baseMb * factor * MB) });
+        const workspace = path.join(dir, `ws-${name}-${factor}`);
+        mkdirSync(workspace);
+        initWorkspace(workspace).close();
+        const outcome = await measuredImport(workspace, file);
+        sizes.push({ input_mb: Math.round(bytes / MB), seconds: Math.round(outcome.seconds * 100) / 100, peak_rss_mb: outcome.peak_rss_mb, machine_check_ms: outcome.check_ms, rows: outcome.result.rows });
+        rmSync(file);
+        rmSync(workspace, { recursive: true, force: true });
+        console.error(`${name} ×${factor}: ${sizes.at(-1)!.input_mb} MB in ${sizes.at(-1)!.seconds} s, peak RSS ${outcome.peak_rss_mb} MB`);
+      }
+      const [base, large] = sizes;
+      const timeRatio = Math.round((large.seconds / base.seconds) * 100) / 100;
+      const sizeRatio = Math.round((large.input_mb / base.input_mb) * 100) / 100;
+      formats[name] = { base, large, size_ratio: sizeRatio, time_ratio: timeRatio, meets_goal: timeRatio <= GOAL.time_ratio_at_5x * (sizeRatio / 5) && large.peak_rss_mb <= GOAL.peak_rss_mb };
+    }
+    return { base_mb: baseMb, formats, goal: GOAL };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
