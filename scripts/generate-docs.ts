@@ -214,6 +214,25 @@ ${queries}
 
 ${renderTransformsSection()}
 
+## Threads, processes and profiles (tracks)
+
+Importers keep who ran each sample: one \`tracks\` row per thread (perf script's \`comm pid/tid\`;
+a Chrome trace's pid/tid, named by its \`thread_name\`/\`process_name\` metadata; a V8 CPU profile's
+thread; Firefox/Gecko threads; JFR threads; Instruments and Safari threads), per speedscope
+profile (kind \`profile\`, its name), per agent or service for traces. A track is named across
+generations and commits by its \`track_key\`: the first 12 hex digits of the md5 of its process id,
+thread id and kind (\`analysis/queries/tracks.ts\`; dense \`track_id\`s restart per generation).
+
+\`track_totals\` lists a run's tracks with the metric's samples and value, heaviest first — the
+busiest track is its first row. \`scopeToTracks(query)\` narrows any sample query (hotspots, flame
+trees, time order's samples, callers, callees, stack examples, metric totals) to some track keys:
+it reads the chosen tracks' samples and computes from them what extraction derived for the whole
+run (\`metrics\` totals, \`stack_totals\`, \`frame_totals\`), so it is slower than the unscoped query
+on large runs; the services use it only when the selection is not the whole run. The evidence
+services and MCP tools take \`tracks\` (\`"all"\` — the default —, \`"busiest"\`, or track keys) and
+answer with the tracks they cover; the run page opens on the busiest track (\`?tracks=\` absent),
+with \`tracks=all\` or \`tracks=KEY,KEY\` in its URL.
+
 ${renderTraceV1Section()}`;
 }
 

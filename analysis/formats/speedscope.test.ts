@@ -65,10 +65,10 @@ describe("speedscope importer", () => {
       "samples Counts lex": 3,
     });
     expect(result.tables.tracks.map((t) => [t.thread_id, t.thread_name, t.kind])).toEqual([
-      ["0", "Worker", "thread"],
-      ["1", "Main", "thread"],
-      ["2", "Heap", "thread"],
-      ["3", "Counts", "thread"],
+      ["0", "Worker", "profile"],
+      ["1", "Main", "profile"],
+      ["2", "Heap", "profile"],
+      ["3", "Counts", "profile"],
     ]);
     expect(result.tables.metrics.map((m) => [m.name, m.unit, m.kind])).toEqual([
       ["wall_ns", "ns", "temporal"],

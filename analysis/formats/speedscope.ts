@@ -1,7 +1,7 @@
 /**
  * speedscope's own JSON format (https://www.speedscope.app/file-format-schema.json): shared frames
  * and profiles, each "sampled" (root-first stacks of frame indices with weights) or "evented"
- * (open/close frame events). Each profile is its own track (thread name = profile name). Sampled
+ * (open/close frame events). Each profile is its own track (kind `profile`, thread id = its index, thread name = its name). Sampled
  * profiles → aggregate samples; evented profiles → spans (depth = open-stack depth) plus samples of
  * the open stack weighted by the time until the next event, so flame graphs work for both.
  * Units: time → wall_ns (converted to ns), bytes → alloc_bytes, none → samples (weights as values).
@@ -278,7 +278,7 @@ export const speedscopeImporter: FormatImporter = {
       const ctx: ProfileContext = {
         builder,
         frames,
-        trackId: builder.track({ threadId: index, threadName: typeof profile.name === "string" ? profile.name : `profile ${index}`, kind: "thread" }),
+        trackId: builder.track({ threadId: index, threadName: typeof profile.name === "string" ? profile.name : `profile ${index}`, kind: "profile" }),
         metricId: builder.metric(unit.metric),
         unit,
         maxDepth: limits.maxDepth,

@@ -8,6 +8,7 @@ import { hotspotsQuery } from "./hotspots";
 import { measurementTotalsQuery, metricTotalsQuery, spanTotalsQuery } from "./summary";
 import { traceFlowsQuery } from "./trace-flows";
 import { spanExtentQuery, spanIndexQuery, traceWindowQuery, tracksQuery } from "./trace-window";
+import { trackTotalsQuery } from "./tracks";
 
 export { timelineCells, timelineFramesQuery, timelineMetricIdsQuery, timelineRemainder, timelineSamplesQuery, timelineStacksQuery, type TimelineCell } from "./flame-timeline";
 export { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "./flame-tree";
@@ -19,6 +20,7 @@ export { hotspotsQuery, type HotspotRow } from "./hotspots";
 export { measurementTotalsQuery, metricTotalsQuery, spanTotalsQuery } from "./summary";
 export { traceFlowsQuery } from "./trace-flows";
 export { spanExtentQuery, spanIndexQuery, traceWindowQuery, tracksQuery } from "./trace-window";
+export { scopeToTracks, trackLabel, trackTotalsQuery } from "./tracks";
 
 /** Every named evidence query: the server and the browser run these same definitions. */
 export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
@@ -37,6 +39,7 @@ export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   spanIndexQuery,
   traceFlowsQuery,
   tracksQuery,
+  trackTotalsQuery,
   compareQuery,
   metricTotalsQuery,
   spanTotalsQuery,

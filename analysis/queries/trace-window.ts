@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineQuery } from "./define";
 import { GenerationList } from "./columns";
+import { TRACK_KEYS } from "./tracks";
 
 export const WindowSpan = z.object({
   generation_id: z.string(),
@@ -93,6 +94,8 @@ export const spanExtentQuery = defineQuery({
 
 export const TrackRow = z.object({
   track_id: z.number().int(),
+  /** The track's name across generations and commits (analysis/queries/tracks.ts). */
+  track_key: z.string(),
   process_id: z.string().nullable(),
   process_name: z.string().nullable(),
   thread_id: z.string().nullable(),
@@ -107,10 +110,11 @@ export const tracksQuery = defineQuery({
   description: "Tracks (processes, threads, services) with their span and sample counts.",
   params: z.object({ generations: GenerationList }),
   row: TrackRow,
-  sql: `SELECT t.track_id, t.process_id, t.process_name, t.thread_id, t.thread_name, t.kind,
+  sql: `WITH ${TRACK_KEYS}
+SELECT t.track_id, k.track_key, t.process_id, t.process_name, t.thread_id, t.thread_name, t.kind,
        (SELECT count(*) FROM spans s WHERE s.generation_id = t.generation_id AND s.track_id = t.track_id)::INTEGER AS spans,
        (SELECT count(*) FROM samples s WHERE s.generation_id = t.generation_id AND s.track_id = t.track_id)::INTEGER AS samples
 FROM tracks t
-WHERE list_contains($generations, t.generation_id)
+JOIN track_keys k ON k.generation_id = t.generation_id AND k.track_id = t.track_id
 ORDER BY t.track_id`,
 });

@@ -10,6 +10,10 @@ import type { CompareRow } from "../compare/CompareCell";
 import { loadCriticalPathRows, type CriticalPathRows } from "../dag/critical-path-rows";
 import type { NeighbourRow, SandwichFunction } from "../sandwich/SandwichCell";
 import { errorDocumentOf, queryService } from "../trpc-client";
+import type { TrackChoice, TrackSelection } from "../flame/TrackSelector";
+
+/** A track selection as a cache key part. */
+const tracksKey = (tracks: TrackSelection) => (Array.isArray(tracks) ? tracks.join(",") : tracks);
 
 /**
  * The evidence a view reads, fetched for one run at one pinned commit: the run page, the compare
@@ -30,6 +34,9 @@ export interface FlameData {
   time_range: { first_ns: number; last_ns: number } | null;
   commit_id: string;
   status: EvidenceStatus;
+  /** The tracks the tree covers, and every sampled track (for the selector). */
+  tracks: { selection: string; covered: TrackChoice[]; covered_count: number; sampled_tracks: number; value: number };
+  track_choices: TrackChoice[];
 }
 
 export interface HotspotData {
@@ -82,11 +89,11 @@ function useFetched<T>(key: string | null, load: () => Promise<T | ErrorDocument
 }
 
 /** `evidence.flame_tree` of a run (null `runId`: nothing asked). */
-export function useFlameTree(args: { runId: string | null; commitId: string; metric: string | null; budget?: number; transforms?: readonly Transform[]; inverted?: boolean }): Fetched<FlameData> {
-  const { runId, commitId, metric, budget = 20_000, transforms = [], inverted = false } = args;
+export function useFlameTree(args: { runId: string | null; commitId: string; metric: string | null; budget?: number; tracks?: TrackSelection; transforms?: readonly Transform[]; inverted?: boolean }): Fetched<FlameData> {
+  const { runId, commitId, metric, budget = 20_000, tracks = "all", transforms = [], inverted = false } = args;
   const shaped = transforms.length > 0 || inverted ? { transforms: [...transforms], inverted } : {};
-  return useFetched(runId === null ? null : `flame_tree\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${budget}\u0000${JSON.stringify(shaped)}`, () =>
-    queryService("evidence.flame_tree", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, budget, ...shaped }).then((r) => {
+  return useFetched(runId === null ? null : `flame_tree\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${budget}\u0000${tracksKey(tracks)}\u0000${JSON.stringify(shaped)}`, () =>
+    queryService("evidence.flame_tree", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, budget, tracks, ...shaped }).then((r) => {
       performance.mark("emberscope:flame-data");
       return r as FlameData;
     }),
@@ -94,20 +101,20 @@ export function useFlameTree(args: { runId: string | null; commitId: string; met
 }
 
 /** `evidence.hotspots`: every function's self and total (the first 1,000 by total). */
-export function useHotspots(args: { runId: string | null; commitId: string; metric: string | null; transforms?: readonly Transform[] }): Fetched<HotspotData> {
-  const { runId, commitId, metric, transforms = [] } = args;
+export function useHotspots(args: { runId: string | null; commitId: string; metric: string | null; tracks?: TrackSelection; transforms?: readonly Transform[] }): Fetched<HotspotData> {
+  const { runId, commitId, metric, tracks = "all", transforms = [] } = args;
   const shaped = transforms.length > 0 ? { transforms: [...transforms] } : {};
-  return useFetched(runId === null ? null : `hotspots\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${JSON.stringify(shaped)}`, () =>
-    queryService("evidence.hotspots", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, limit: 1000, ...shaped }).then((r) => ({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null })),
+  return useFetched(runId === null ? null : `hotspots\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${tracksKey(tracks)}\u0000${JSON.stringify(shaped)}`, () =>
+    queryService("evidence.hotspots", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, limit: 1000, tracks, ...shaped }).then((r) => ({ rows: r.rows, grand_total: r.grand_total, truncated: r.next_cursor !== null })),
   );
 }
 
 /** The selected function's direct callers and callees (null `frameKey`: none selected). */
-export function useNeighbours(args: { runId: string; commitId: string; metric: string | null; frameKey: string | null }): { callers: NeighbourRow[] | null; callees: NeighbourRow[] | null } {
-  const { runId, commitId, metric, frameKey } = args;
+export function useNeighbours(args: { runId: string; commitId: string; metric: string | null; frameKey: string | null; tracks?: TrackSelection }): { callers: NeighbourRow[] | null; callees: NeighbourRow[] | null } {
+  const { runId, commitId, metric, frameKey, tracks = "all" } = args;
   const valid = frameKey !== null && /^[0-9a-f]{16}$/.test(frameKey);
-  const answer = useFetched(valid ? `neighbours\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${frameKey}` : null, () => {
-    const input = { run_id: runId, frame_key: frameKey!, metric: metric ?? undefined, commit_id: commitId, limit: 30 };
+  const answer = useFetched(valid ? `neighbours\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${frameKey}\u0000${tracksKey(tracks)}` : null, () => {
+    const input = { run_id: runId, frame_key: frameKey!, metric: metric ?? undefined, commit_id: commitId, limit: 30, tracks };
     return Promise.all([queryService("evidence.callers", input), queryService("evidence.callees", input)]).then(([callers, callees]) => ({ callers: callers.rows, callees: callees.rows }));
   });
   if (answer === null) return { callers: null, callees: null };

@@ -6,6 +6,7 @@ import type { ErrorDocument } from "../../server/domain/errors";
 import type { flameTimeline } from "../../server/services/evidence";
 import { callQuery, errorDocumentOf } from "../home/trpc-client";
 import type { TimeOrderInput } from "./FlameGraphCell";
+import type { TrackSelection } from "./TrackSelector";
 
 const CELL_BUDGET = 20_000;
 
@@ -18,8 +19,18 @@ type Loaded = { key: string; cells: NonNullable<TimeOrderInput["cells"]>; note: 
  * with several sampled threads orders one (the busiest first); the note lets the user pick another.
  * A failed fetch is an error with a retry, never an empty graph.
  */
-export function useTimeOrder(args: { runId: string; commitId: string; metric: string | null; timeRange: { first_ns: number; last_ns: number } | null | undefined; enabled: boolean }): TimeOrderInput {
+export function useTimeOrder(args: {
+  runId: string;
+  commitId: string;
+  metric: string | null;
+  timeRange: { first_ns: number; last_ns: number } | null | undefined;
+  enabled: boolean;
+  /** The page's track selection; "all" (or none) orders one thread at a time, with its own picker. */
+  tracks?: TrackSelection;
+}): TimeOrderInput {
   const { runId, commitId, metric, timeRange, enabled } = args;
+  const tracks = args.tracks === undefined || args.tracks === "all" ? undefined : args.tracks;
+  const tracksKey = tracks === undefined ? "" : Array.isArray(tracks) ? tracks.join(",") : tracks;
   const available = timeRange !== null && timeRange !== undefined;
   // Not known to be impossible (the run's flame tree, which says, may still be on its way): the
   // cells are asked for at once, beside the flame tree rather than after it.
@@ -29,13 +40,13 @@ export function useTimeOrder(args: { runId: string; commitId: string; metric: st
   const [trackId, setTrackId] = useState<number | null>(null);
   // Bumped by a retry: the same question asked again.
   const [attempt, setAttempt] = useState(0);
-  const key = `${runId}\u0000${commitId}\u0000${metric}\u0000${trackId}\u0000${attempt}`;
+  const key = `${runId}\u0000${commitId}\u0000${metric}\u0000${trackId}\u0000${tracksKey}\u0000${attempt}`;
   useEffect(() => {
     if (!enabled || !possible || result?.key === key) return;
     let live = true;
     // Marks for the benchmark: when the cells were asked for and when they arrived.
     performance.mark("emberscope:time-order-request");
-    callQuery<typeof flameTimeline>("evidence.flame_timeline", { run_id: runId, commit_id: commitId, metric: metric ?? undefined, budget: CELL_BUDGET, track_id: trackId ?? undefined })
+    callQuery<typeof flameTimeline>("evidence.flame_timeline", { run_id: runId, commit_id: commitId, metric: metric ?? undefined, budget: CELL_BUDGET, ...(tracks === undefined ? { track_id: trackId ?? undefined } : { tracks }) })
       .then((r) => {
         if (!live) return;
         performance.mark("emberscope:time-order-data");
@@ -45,7 +56,7 @@ export function useTimeOrder(args: { runId: string; commitId: string; metric: st
             : null;
         const reason = r.status.state === "partial" || r.status.state === "empty" ? r.status.reason : null;
         const threadPicker =
-          r.sampled_tracks.length > 1 ? (
+          r.tracks === null && r.sampled_tracks.length > 1 ? (
             <label>
               Time order of one thread:{" "}
               <select value={r.track_id ?? ""} onChange={(e) => setTrackId(Number(e.target.value))} data-testid="time-order-thread">
@@ -76,7 +87,7 @@ export function useTimeOrder(args: { runId: string; commitId: string; metric: st
     return () => {
       live = false;
     };
-  }, [enabled, possible, key, runId, commitId, metric, trackId, result?.key]);
+  }, [enabled, possible, key, runId, commitId, metric, trackId, tracks, result?.key]);
   const retry = useCallback(() => setAttempt((a) => a + 1), []);
   if (!available) return { disabledReason: "the samples of this metric carry no timestamps (an aggregate profile)", cells: null };
   const current = result?.key === key ? result : null;

@@ -4,6 +4,7 @@ import { integerFlag, stringFlag, type OptionSpec, type ParsedArgs } from "./arg
 import type { CliCommand } from "./commands";
 import { serviceCommand } from "./service-command";
 import { formatBytes, formatSeconds, keyValues, table } from "./render";
+import { coverageNote } from "../services/evidence-tracks";
 
 /** A value in its unit, for people: ns as ms, bytes as KB/MB, counts as they are. */
 export function formatValue(value: number, unit: string | null): string {
@@ -15,10 +16,26 @@ export function formatValue(value: number, unit: string | null): string {
 const COMMIT: Record<string, OptionSpec> = { commit: { type: "string", valueName: "COMMIT", field: "commit_id", description: 'Read this commit (default "HEAD").' } };
 const METRIC: Record<string, OptionSpec> = { metric: { type: "string", valueName: "METRIC", description: "Metric name (default: the run's primary metric)." } };
 const LIMIT: Record<string, OptionSpec> = { limit: { type: "string", valueName: "N", description: "Rows to return." } };
+const TRACKS: Record<string, OptionSpec> = {
+  tracks: { type: "string", valueName: "WHICH", description: "Threads/processes/profiles to read: all (default, merged), busiest, or track keys joined by commas (from analyze summary)." },
+};
+
+/** --tracks as the services take it: "all", "busiest" or a list of track keys (the schema checks them). */
+function tracksFlag(args: ParsedArgs): string | string[] | undefined {
+  const value = stringFlag(args.values, "tracks");
+  if (value === undefined || value === "all" || value === "busiest") return value;
+  return value.split(",").map((k) => k.trim());
+}
 
 function common(args: ParsedArgs): Record<string, unknown> {
-  return { metric: stringFlag(args.values, "metric"), limit: integerFlag(args.values, "limit"), commit_id: stringFlag(args.values, "commit") };
+  return { metric: stringFlag(args.values, "metric"), limit: integerFlag(args.values, "limit"), commit_id: stringFlag(args.values, "commit"), tracks: tracksFlag(args) };
 }
+
+/** Which tracks an answer covers, as a line under it (nothing for a run of one track). */
+const tracksLine = (coverage: Parameters<typeof coverageNote>[0]) => {
+  const note = coverageNote(coverage).trim();
+  return note ? `\nTracks: ${note}` : "";
+};
 
 const statusLine = (s: { state: string; reason: string | null }) => (s.state === "available" ? "" : `\n(${s.state}${s.reason ? `: ${s.reason}` : ""})`);
 
@@ -43,8 +60,8 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
     path: ["analyze", "summary"],
     service: summarizeRun,
     positionals: [{ name: "RUN_ID", description: "The run." }],
-    options: COMMIT,
-    input: (args, [runId]) => ({ run_id: runId, commit_id: stringFlag(args.values, "commit") }),
+    options: { ...TRACKS, ...COMMIT },
+    input: (args, [runId]) => ({ run_id: runId, commit_id: stringFlag(args.values, "commit"), tracks: tracksFlag(args) }),
     human: (s) =>
       keyValues([
         ["run", s.run_id],
@@ -55,6 +72,9 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
       ]) +
       (s.metrics.length ? `\n\n${table(s.metrics.map((m) => ({ metric: m.name, total: formatValue(m.total, m.unit), samples: m.samples })), ["metric", "total", "samples"])}` : "") +
       (s.top_frames.length ? `\n\nTop frames by self:\n${table(s.top_frames.map((f) => ({ self: `${f.self_pct.toFixed(1)}%`, total: `${f.total_pct.toFixed(1)}%`, name: f.name, where: f.file ? `${f.file}:${f.line ?? ""}` : "" })), ["self", "total", "name", "where"])}` : "") +
+      (s.sampled_tracks.length > 1
+        ? `\n\nTracks with samples of ${s.primary_metric}, heaviest first:\n${table(s.sampled_tracks.slice(0, 20).map((t) => ({ track_key: t.track_key, samples: t.samples, value: formatValue(t.value, s.metrics.find((m) => m.name === s.primary_metric)?.unit ?? null), track: t.label })), ["track_key", "samples", "value", "track"])}${tracksLine(s.track_coverage)}`
+        : "") +
       (s.limitations.length ? `\n\nLimitations:\n${s.limitations.map((l) => `  ${l.code}: ${l.message}`).join("\n")}` : "") +
       statusLine(s.status),
   }),
@@ -62,12 +82,13 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
     path: ["analyze", "hotspots"],
     service: analyzeHotspots,
     positionals: [{ name: "RUN_ID", description: "The run." }],
-    options: { ...METRIC, ...LIMIT, cursor: { type: "string", valueName: "CURSOR", description: "Continue from next_cursor." }, ...COMMIT },
+    options: { ...METRIC, ...TRACKS, ...LIMIT, cursor: { type: "string", valueName: "CURSOR", description: "Continue from next_cursor." }, ...COMMIT },
     input: (args, [runId]) => ({ run_id: runId, ...common(args), cursor: stringFlag(args.values, "cursor") }),
     human: (r) =>
       `${r.metric ?? "(no metric)"}: total ${formatValue(r.grand_total, r.unit)} at commit ${r.commit_id}\n` +
       table(r.rows.map((f) => ({ self: formatValue(f.self, r.unit), "self%": f.self_pct.toFixed(1), total: formatValue(f.total, r.unit), "total%": f.total_pct.toFixed(1), frame_key: f.frame_key, name: f.name, where: f.file ? `${f.file}:${f.line ?? ""}` : "" })), ["self", "self%", "total", "total%", "frame_key", "name", "where"]) +
       (r.next_cursor ? `\n(more: --cursor ${r.next_cursor})` : "") +
+      tracksLine(r.tracks) +
       statusLine(r.status),
   }),
   ...(["callers", "callees"] as const).map((which) =>
@@ -75,18 +96,18 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
       path: ["stacks", which],
       service: which === "callers" ? frameCallers : frameCallees,
       positionals: [{ name: "RUN_ID", description: "The run." }, { name: "FRAME_KEY", description: "The frame (frame_key from hotspots)." }],
-      options: { ...METRIC, ...LIMIT, ...COMMIT },
+      options: { ...METRIC, ...TRACKS, ...LIMIT, ...COMMIT },
       input: (args, [runId, frameKey]) => ({ run_id: runId, frame_key: frameKey, ...common(args) }),
-      human: (r) => table(r.rows.map((n) => ({ value: formatValue(n.value, r.unit), frame_key: n.frame_key, name: n.name })), ["value", "frame_key", "name"]) + statusLine(r.status),
+      human: (r) => table(r.rows.map((n) => ({ value: formatValue(n.value, r.unit), frame_key: n.frame_key, name: n.name })), ["value", "frame_key", "name"]) + tracksLine(r.tracks) + statusLine(r.status),
     }),
   ),
   serviceCommand({
     path: ["stacks", "examples"],
     service: stackExamples,
     positionals: [{ name: "RUN_ID", description: "The run." }, { name: "FRAME_KEY", description: "The frame (frame_key from hotspots)." }],
-    options: { ...METRIC, ...LIMIT, ...COMMIT },
+    options: { ...METRIC, ...TRACKS, ...LIMIT, ...COMMIT },
     input: (args, [runId, frameKey]) => ({ run_id: runId, frame_key: frameKey, ...common(args) }),
-    human: (r) => r.rows.map((e) => `${e.value}  ${e.frames.join(" → ")}`).join("\n") + statusLine(r.status),
+    human: (r) => r.rows.map((e) => `${e.value}  ${e.frames.join(" → ")}`).join("\n") + tracksLine(r.tracks) + statusLine(r.status),
   }),
   serviceCommand({
     path: ["trace", "window"],
@@ -116,7 +137,7 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
       ...LIMIT,
       ...COMMIT,
     },
-    input: (args, [base, candidate]) => ({ base_run_id: base, candidate_run_id: candidate, collection: stringFlag(args.values, "collection"), normalize: args.values.normalize === true, ...common(args) }),
+    input: (args, [base, candidate]) => ({ base_run_id: base, candidate_run_id: candidate, collection: stringFlag(args.values, "collection"), normalize: args.values.normalize === true, metric: stringFlag(args.values, "metric"), limit: integerFlag(args.values, "limit"), commit_id: stringFlag(args.values, "commit") }),
     human: (r) =>
       `${r.metric ?? "(no metric)"}: base ${formatValue(r.base_total, r.unit)}, candidate ${formatValue(r.candidate_total, r.unit)}\n` +
       table(r.rows.map((c) => ({ delta: formatValue(c.delta, r.unit), relative: c.relative === null ? "new" : `${(c.relative * 100).toFixed(1)}%`, status: c.status, base: formatValue(c.base_self, r.unit), candidate: formatValue(c.candidate_self, r.unit), name: c.name })), ["delta", "relative", "status", "base", "candidate", "name"]) +

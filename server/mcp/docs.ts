@@ -47,6 +47,10 @@ row cannot be written the answer is withheld (\`AUDIT_FAILED\`, with the call's 
 - Lists are bounded (\`limit\`) and paged with \`next_cursor\` → \`cursor\`; a cursor reused for another
   query fails with \`STALE_CURSOR\`. Evidence results carry a \`status\` (available, empty, unavailable,
   partial) instead of bare empty arrays.
+- Sample results (summarize_run, analyze_hotspots, get_frame_neighbours) say
+  which threads/processes/profiles they cover (\`tracks\` / \`track_coverage\`) and take \`tracks\`:
+  \`"all"\` (default, merged), \`"busiest"\`, or \`track_key\`s from summarize_run's \`sampled_tracks\`;
+  get_trace_window takes \`track_keys\`. A system-wide perf capture merges every process unless told.
 - Failures: \`isError: true\` with the typed error as JSON text:
   \`{ code, message, retryable, details, recovery?: { tool, arguments, safe_to_repeat } }\` — the
   recovery names the next tool and its complete arguments (see docs/errors.md for codes).

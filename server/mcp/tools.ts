@@ -36,6 +36,7 @@ import type { ServiceDef } from "../services/service";
 import { getExperimentTool } from "./tools/get-experiment";
 import { planExperimentTool } from "./tools/plan-experiment";
 import { runExperimentTool } from "./tools/run-experiment";
+import { coverageNote } from "../services/evidence-tracks";
 
 /**
  * The MCP tool registry: each tool wraps exactly one service operation (called with actor
@@ -217,20 +218,20 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: "summarize_run",
     title: "Summarize a run's evidence",
     description:
-      "A run and its evidence at a glance: the run record (kind, source, status of execution, capture and extraction — why a failed run failed), its artifacts' content addresses, totals per metric, time span, tracks, top frames and limitations, with an evidence status (available, empty, unavailable, partial). Next: analyze_hotspots for the full ranking, get_trace_window for spans, get_critical_path for traces and agent sessions.",
+      "A run and its evidence at a glance: the run record (kind, source, status of execution, capture and extraction — why a failed run failed), its artifacts' content addresses, totals per metric, time span, tracks (sampled_tracks: the threads, processes or profiles with samples, heaviest first, each with the track_key every evidence tool takes as `tracks`), top frames and limitations, with an evidence status (available, empty, unavailable, partial). Next: analyze_hotspots for the full ranking, get_trace_window for spans, get_critical_path for traces and agent sessions.",
     service: summarizeRun,
     annotations: READ,
-    summarize: (s) => `Run ${s.run_id} (${s.run.kind}, ${s.run.source}) is ${s.run.status}: primary metric ${s.primary_metric ?? "none"}; top frames ${topNames(s.top_frames) || "none"}.${statusNote(s.status)}`,
+    summarize: (s) => `Run ${s.run_id} (${s.run.kind}, ${s.run.source}) is ${s.run.status}: primary metric ${s.primary_metric ?? "none"}; top frames ${topNames(s.top_frames) || "none"}.${coverageNote(s.track_coverage)}${statusNote(s.status)}`,
     links: (s) => [...runLink(s.run_id), ...commitLink(s.commit_id), ...s.artifact_ids.slice(0, 5).flatMap(artifactLink)],
   }),
   tool({
     name: "analyze_hotspots",
     title: "Analyze hotspots",
     description:
-      "Rank a run's functions by self value of a metric (the run's primary metric by default), with inclusive totals and percentages, a page at a time. Next: get_frame_neighbours with a row's frame_key to see why it is hot; compare_runs against another run.",
+      "Rank a run's functions by self value of a metric (the run's primary metric by default), with inclusive totals and percentages, a page at a time; all threads/processes/profiles merged unless `tracks` names some (busiest, or track_key values), and the answer's `tracks` says which it covers. Next: get_frame_neighbours with a row's frame_key to see why it is hot; compare_runs against another run.",
     service: analyzeHotspots,
     annotations: READ,
-    summarize: (r) => `Top by self ${r.metric ?? "(no metric)"}: ${r.rows.slice(0, 3).map((x) => `${x.name} ${x.self_pct.toFixed(1)}%`).join(", ") || "none"}.${statusNote(r.status)}`,
+    summarize: (r) => `Top by self ${r.metric ?? "(no metric)"}: ${r.rows.slice(0, 3).map((x) => `${x.name} ${x.self_pct.toFixed(1)}%`).join(", ") || "none"}.${coverageNote(r.tracks)}${statusNote(r.status)}`,
     links: (r) => commitLink(r.commit_id),
   }),
   tool({
@@ -240,7 +241,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       "Who calls a frame (by frame_key from analyze_hotspots) and what it calls, each weighted by inclusive value and counted once per sample under recursion (callers add up to the frame's total), and the heaviest complete stacks through it (stacks: how many, default 3). Next: compare_runs to see whether it changed.",
     service: frameNeighbours,
     annotations: READ,
-    summarize: (r) => `Callers of ${r.frame_key}: ${topNames(r.callers) || "none"}; callees: ${topNames(r.callees) || "none"}.${statusNote(r.status)}`,
+    summarize: (r) => `Callers of ${r.frame_key}: ${topNames(r.callers) || "none"}; callees: ${topNames(r.callees) || "none"}.${coverageNote(r.tracks)}${statusNote(r.status)}`,
     links: (r) => commitLink(r.commit_id),
   }),
   tool({
@@ -250,7 +251,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       "Spans of a run overlapping a time window [start_ns, end_ns), by track, a page at a time (next_cursor), with the run's tracks. Use for traces (Chrome trace, OTLP, node trace). Next: narrow the window, or summarize_run for totals.",
     service: traceWindow,
     annotations: READ,
-    summarize: (r) => `${r.spans.length} span(s) on ${r.tracks.length} track(s)${r.next_cursor ? "; more with next_cursor" : ""}.${statusNote(r.status)}`,
+    summarize: (r) => `${r.spans.length} span(s) on ${r.tracks.length} track(s)${r.tracks.length ? ` (${topNames(r.tracks.map((t) => ({ name: t.thread_name ?? t.process_name ?? t.track_key })))}${r.tracks.length > 3 ? ", …" : ""})` : ""}${r.next_cursor ? "; more with next_cursor" : ""}.${statusNote(r.status)}`,
     links: (r) => commitLink(r.commit_id),
   }),
   tool({

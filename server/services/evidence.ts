@@ -20,6 +20,7 @@ import {
 } from "../../analysis/queries";
 import { CallPathTreeBuilder, TimeOrderMerge, type TimeOrder } from "../../analysis/flame/time-order";
 import { CompareRow } from "../../analysis/queries/compare";
+import type { EvidenceQuery } from "../../analysis/queries/define";
 import { FlameNode } from "../../analysis/queries/flame-tree";
 import { TimelineCell, timelineCells, timelineRemainder } from "../../analysis/queries/flame-timeline";
 import { HotspotRow } from "../../analysis/queries/hotspots";
@@ -35,6 +36,9 @@ import { loadedSpanIndex } from "../evidence/span-index";
 import { getRun } from "../store/runs";
 import type { Workspace } from "../store/workspace";
 import { defineService } from "./service";
+import { scopeToTracks } from "../../analysis/queries/tracks";
+import { TrackKeyList } from "../../analysis/queries/tracks";
+import { TrackCoverage, TrackEntry, TrackSelection, TracksArg, resolveTracks, sampledTracks, type ResolvedTracks } from "./evidence-tracks";
 
 /** Whether a result could look at all: empty is not unavailable. */
 export const EvidenceStatus = z.object({
@@ -114,8 +118,20 @@ export const HotspotsResult = z.object({
   grand_total: z.number(),
   commit_id: z.string(),
   next_cursor: z.string().nullable(),
+  tracks: TrackCoverage,
   status: EvidenceStatus,
 });
+
+/** The query as it reads the chosen tracks: itself for the whole run, else scoped to them (their params then carry `tracks`). */
+function onTracks<Q extends Parameters<typeof scopeToTracks>[0]>(query: Q, tracks: ResolvedTracks): { query: Q; extra: { tracks?: string[] } } {
+  return tracks.filter ? { query: scopeToTracks(query) as unknown as Q, extra: { tracks: tracks.filter } } : { query, extra: {} };
+}
+
+/** Runs a query over the chosen tracks' samples only (the whole run's when no filter). */
+function runOnTracks<P extends z.ZodObject<any>, R extends z.ZodType>(evidence: RunEvidence, query: EvidenceQuery<P, R>, params: z.input<P>, tracks: ResolvedTracks): Promise<z.output<R>[]> {
+  if (!tracks.filter) return evidence.reader.run(query, params);
+  return evidence.reader.run(scopeToTracks(query), { ...params, tracks: tracks.filter } as never) as Promise<z.output<R>[]>;
+}
 
 /** Frames in a run's whole ranking when it is small enough to keep (the engine keeps answers up to this size). */
 const RANKING_ROWS = 5000;
@@ -125,11 +141,12 @@ const RANKING_ROWS = 5000;
  * usually a few thousand) is asked for with one fixed question, which the engine answers once per
  * commit, and paged here; every limit and cursor then reuses it. Larger rankings page in SQL.
  */
-async function hotspotsPage(evidence: RunEvidence, metric: string, limit: number, after: [number, string] | null) {
+async function hotspotsPage(evidence: RunEvidence, metric: string, limit: number, after: [number, string] | null, tracks: ResolvedTracks) {
+  const { query, extra } = onTracks(hotspotsQuery, tracks);
   // Shared, not copied: the ranking is only sliced here and its rows only read by the caller.
-  const ranking = await evidence.reader.runShared(hotspotsQuery, { generations: evidence.generations, metric, limit: RANKING_ROWS + 1 });
+  const ranking = await evidence.reader.runShared(query, { generations: evidence.generations, metric, limit: RANKING_ROWS + 1, ...extra });
   if (ranking.length > RANKING_ROWS) {
-    return evidence.reader.run(hotspotsQuery, { generations: evidence.generations, metric, limit, after_self: after?.[0] ?? null, after_key: after?.[1] ?? null });
+    return evidence.reader.run(query, { generations: evidence.generations, metric, limit, after_self: after?.[0] ?? null, after_key: after?.[1] ?? null, ...extra });
   }
   // The query's order (self descending, then frame_key) and its keyset predicate, in memory.
   const from = after === null ? 0 : ranking.findIndex((r) => r.self < after[0] || (r.self === after[0] && r.frame_key > after[1]));
@@ -140,26 +157,28 @@ export const analyzeHotspots = defineService({
   name: "evidence.hotspots",
   summary: "Rank a run's functions by self value of a metric, with inclusive totals and percentages.",
   kind: "query",
-  input: z.object({ run_id: RunId, metric: MetricArg, limit: z.number().int().min(1).max(1000).default(20), cursor: CursorArg, commit_id: CommitArg, transforms: Transforms }).strict(),
+  input: z.object({ run_id: RunId, metric: MetricArg, tracks: TracksArg, limit: z.number().int().min(1).max(1000).default(20), cursor: CursorArg, commit_id: CommitArg, transforms: Transforms }).strict(),
   output: HotspotsResult,
   handler: async (input, { ws }) => {
     const evidence = await runEvidence(ws, input.run_id, input.commit_id);
     const commitId = evidence.reader.commit.commit_id;
     const metric = chooseMetric(evidence, input.metric);
-    const empty = { rows: [], metric: metric?.name ?? null, unit: metric?.unit ?? null, grand_total: 0, commit_id: commitId, next_cursor: null };
+    const tracks = await resolveTracks(evidence, metric?.name ?? null, input.tracks);
+    const empty = { rows: [], metric: metric?.name ?? null, unit: metric?.unit ?? null, grand_total: 0, commit_id: commitId, next_cursor: null, tracks: tracks.coverage };
     if (!metric) return { ...empty, status: statusOf(evidence, input.run_id, false, "samples") };
     const transformed = input.transforms.length > 0;
-    const filters = { run_id: input.run_id, metric: metric.name, ...(transformed ? { transforms: input.transforms } : {}) };
+    const filters = { run_id: input.run_id, metric: metric.name, tracks: tracks.filter, ...(transformed ? { transforms: input.transforms } : {}) };
     const binding = { query: "evidence.hotspots", filters, order: "self desc, frame_key", commit: commitId };
     const after = input.cursor
-      ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.hotspots", arguments: { ...filters, limit: input.limit, commit_id: commitId }, safe_to_repeat: true }) as [number, string])
+      ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.hotspots", arguments: { ...filters, tracks: input.tracks, limit: input.limit, commit_id: commitId }, safe_to_repeat: true }) as [number, string])
       : null;
-    const rows = transformed
-      ? await evidence.reader.run(transformedHotspotsQuery(input.transforms), { generations: evidence.generations, metric: metric.name, limit: input.limit + 1, after_self: after?.[0] ?? null, after_key: after?.[1] ?? null })
-      : await hotspotsPage(evidence, metric.name, input.limit + 1, after);
+    const scoped = transformed ? onTracks(transformedHotspotsQuery(input.transforms), tracks) : null;
+    const rows = scoped
+      ? await evidence.reader.run(scoped.query, { generations: evidence.generations, metric: metric.name, limit: input.limit + 1, after_self: after?.[0] ?? null, after_key: after?.[1] ?? null, ...scoped.extra })
+      : await hotspotsPage(evidence, metric.name, input.limit + 1, after, tracks);
     const page = rows.slice(0, input.limit);
-    // Transforms that drop samples (focus, drop) shrink the total the shares are of.
-    const grand = transformed ? (rows[0]?.grand_total ?? 0) : (evidence.metrics.find((m) => m.name === metric.name)?.total ?? 0);
+    // Transforms that drop samples (focus, drop) shrink the total the shares are of; so does a track filter.
+    const grand = transformed ? (rows[0]?.grand_total ?? 0) : tracks.filter ? tracks.coverage.value : (evidence.metrics.find((m) => m.name === metric.name)?.total ?? 0);
     const last = page[page.length - 1];
     return {
       rows: page.map(({ grand_total: _g, ...row }) => row),
@@ -168,13 +187,14 @@ export const analyzeHotspots = defineService({
       grand_total: grand,
       commit_id: commitId,
       next_cursor: rows.length > input.limit ? encodeCursor(ws.secret, binding, [last.self, last.frame_key]) : null,
+      tracks: tracks.coverage,
       status: statusOf(evidence, input.run_id, grand > 0, `samples of ${metric.name}`),
     };
   },
 });
 
-const NeighbourInput = z.object({ run_id: RunId, frame_key: FrameKey, metric: MetricArg, limit: z.number().int().min(1).max(200).default(20), commit_id: CommitArg }).strict();
-const NeighbourResult = z.object({ frame_key: z.string(), rows: z.array(NeighbourRow), metric: z.string().nullable(), unit: z.string().nullable(), commit_id: z.string(), status: EvidenceStatus });
+const NeighbourInput = z.object({ run_id: RunId, frame_key: FrameKey, metric: MetricArg, tracks: TracksArg, limit: z.number().int().min(1).max(200).default(20), commit_id: CommitArg }).strict();
+const NeighbourResult = z.object({ frame_key: z.string(), rows: z.array(NeighbourRow), metric: z.string().nullable(), unit: z.string().nullable(), commit_id: z.string(), tracks: TrackCoverage, status: EvidenceStatus });
 
 function neighbourService(name: string, summary: string, query: typeof callersQuery) {
   return defineService({
@@ -186,8 +206,10 @@ function neighbourService(name: string, summary: string, query: typeof callersQu
     handler: async (input, { ws }) => {
       const evidence = await runEvidence(ws, input.run_id, input.commit_id);
       const metric = chooseMetric(evidence, input.metric);
-      const rows = metric ? await evidence.reader.run(query, { generations: evidence.generations, metric: metric.name, frame_key: input.frame_key, limit: input.limit }) : [];
-      return { frame_key: input.frame_key, rows, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: evidence.reader.commit.commit_id, status: statusOf(evidence, input.run_id, rows.length > 0, `${name.split(".")[1]} of that frame`) };
+      const tracks = await resolveTracks(evidence, metric?.name ?? null, input.tracks);
+      const scoped = onTracks(query, tracks);
+      const rows = metric ? await evidence.reader.run(scoped.query, { generations: evidence.generations, metric: metric.name, frame_key: input.frame_key, limit: input.limit, ...scoped.extra }) : [];
+      return { frame_key: input.frame_key, rows, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: evidence.reader.commit.commit_id, tracks: tracks.coverage, status: statusOf(evidence, input.run_id, rows.length > 0, `${name.split(".")[1]} of that frame`) };
     },
   });
 }
@@ -200,12 +222,14 @@ export const stackExamples = defineService({
   summary: "The heaviest complete stacks that pass through a frame.",
   kind: "query",
   input: NeighbourInput,
-  output: z.object({ frame_key: z.string(), rows: z.array(StackExampleRow), metric: z.string().nullable(), commit_id: z.string(), status: EvidenceStatus }),
+  output: z.object({ frame_key: z.string(), rows: z.array(StackExampleRow), metric: z.string().nullable(), commit_id: z.string(), tracks: TrackCoverage, status: EvidenceStatus }),
   handler: async (input, { ws }) => {
     const evidence = await runEvidence(ws, input.run_id, input.commit_id);
     const metric = chooseMetric(evidence, input.metric);
-    const rows = metric ? await evidence.reader.run(stackExamplesQuery, { generations: evidence.generations, metric: metric.name, frame_key: input.frame_key, limit: input.limit }) : [];
-    return { frame_key: input.frame_key, rows, metric: metric?.name ?? null, commit_id: evidence.reader.commit.commit_id, status: statusOf(evidence, input.run_id, rows.length > 0, "stacks through that frame") };
+    const tracks = await resolveTracks(evidence, metric?.name ?? null, input.tracks);
+    const scoped = onTracks(stackExamplesQuery, tracks);
+    const rows = metric ? await evidence.reader.run(scoped.query, { generations: evidence.generations, metric: metric.name, frame_key: input.frame_key, limit: input.limit, ...scoped.extra }) : [];
+    return { frame_key: input.frame_key, rows, metric: metric?.name ?? null, commit_id: evidence.reader.commit.commit_id, tracks: tracks.coverage, status: statusOf(evidence, input.run_id, rows.length > 0, "stacks through that frame") };
   },
 });
 
@@ -228,6 +252,7 @@ export const frameNeighbours = defineService({
     metric: z.string().nullable(),
     unit: z.string().nullable(),
     commit_id: z.string(),
+    tracks: TrackCoverage,
     status: EvidenceStatus,
   }),
   handler: async ({ stacks: stackCount, ...input }, context) => {
@@ -238,7 +263,7 @@ export const frameNeighbours = defineService({
     const stacks = stackCount > 0 ? (await stackExamples.handler({ ...pinned, limit: stackCount }, context)).rows : [];
     // Available when either list has rows (a root frame has callees and no callers).
     const status = callers.rows.length > 0 || callees.rows.length === 0 ? callers.status : callees.status;
-    return { frame_key: input.frame_key, callers: callers.rows, callees: callees.rows, stacks, metric: callers.metric, unit: callers.unit, commit_id: callers.commit_id, status };
+    return { frame_key: input.frame_key, callers: callers.rows, callees: callees.rows, stacks, metric: callers.metric, unit: callers.unit, commit_id: callers.commit_id, tracks: callers.tracks, status };
   },
 });
 
@@ -258,6 +283,7 @@ export const flameTree = defineService({
     .object({
       run_id: RunId,
       metric: MetricArg,
+      tracks: TracksArg,
       start_ns: z.number().int().optional(),
       end_ns: z.number().int().optional(),
       budget: z.number().int().min(10).max(200_000).default(20_000),
@@ -273,6 +299,9 @@ export const flameTree = defineService({
   output: z.object({
     nodes: z.array(FlameNode),
     pruned_total: z.number(),
+    tracks: TrackCoverage,
+    /** Every track with samples of the metric, heaviest first: what a track selector offers. */
+    track_choices: z.array(TrackEntry),
     metric: z.string().nullable(),
     unit: z.string().nullable(),
     /** When the metric's samples carry timestamps: their span (time order is possible), else null. */
@@ -284,19 +313,22 @@ export const flameTree = defineService({
     const evidence = await runEvidence(ws, input.run_id, input.commit_id);
     const metric = chooseMetric(evidence, input.metric);
     const ranged = input.start_ns !== undefined || input.end_ns !== undefined;
+    const tracks = await resolveTracks(evidence, metric?.name ?? null, input.tracks);
     const common = { generations: evidence.generations, budget: input.budget };
     const transformed = input.transforms.length > 0 || input.inverted;
     const raw = !metric
       ? []
       : transformed
-        ? await evidence.reader.run(transformedFlameTreeQuery(input.transforms, input.inverted), { ...common, metric: metric.name })
+        ? await runOnTracks(evidence, transformedFlameTreeQuery(input.transforms, input.inverted), { ...common, metric: metric.name }, tracks)
         : ranged
-        ? await evidence.reader.run(flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null })
-        : await evidence.reader.run(flameTreeQuery, { ...common, metric: metric.name });
+          ? await runOnTracks(evidence, flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null }, tracks)
+          : await runOnTracks(evidence, flameTreeQuery, { ...common, metric: metric.name }, tracks);
     const { nodes, pruned_total } = addPrunedRemainders(raw);
     return {
       nodes,
       pruned_total,
+      tracks: tracks.coverage,
+      track_choices: tracks.choices,
       metric: metric?.name ?? null,
       unit: metric?.unit ?? null,
       time_range: metric ? timeRangeOf(evidence, metric.name) : null,
@@ -318,6 +350,8 @@ interface TimeOrderRequest {
   start_ns: number | null;
   end_ns: number | null;
   track_id: number | null;
+  /** Track keys whose samples to merge (instead of one track_id), or null. */
+  tracks: string[] | null;
   min_width_ns: number;
   budget: number;
 }
@@ -345,13 +379,14 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest): P
   const options = { minWidth: request.min_width_ns, budget: request.budget };
   const sources = (await reader.run(timelineMetricIdsQuery, { generations, metric: request.metric })).map((m) => ({
     g: m.g,
-    params: { generations: [m.generation_id], metric_id: m.metric_id, start_ns: request.start_ns, end_ns: request.end_ns, track_id: request.track_id },
+    params: { generations: [m.generation_id], metric_id: m.metric_id, start_ns: request.start_ns, end_ns: request.end_ns, track_id: request.track_id, ...(request.tracks ? { tracks: request.tracks } : {}) },
   }));
+  const samplesQuery = request.tracks ? scopeToTracks(timelineSamplesQuery) : timelineSamplesQuery;
   let merge = new TimeOrderMerge(tree, options);
   let inOrder = sources.length <= 1;
   if (inOrder && sources.length) {
     const { g, params } = sources[0];
-    await reader.scan(timelineSamplesQuery, params, (columns, rows) => {
+    await reader.scan(samplesQuery, params, (columns, rows) => {
       const [stack, time, value] = columns as number[][];
       for (let i = 0; i < rows; i++) {
         const at = node(g, stack[i]);
@@ -367,7 +402,7 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest): P
     const times: number[] = [];
     const values: number[] = [];
     for (const { g, params } of sources) {
-      await reader.scan(timelineSamplesQuery, params, (columns, rows) => {
+      await reader.scan(samplesQuery, params, (columns, rows) => {
         const [stack, time, value] = columns as number[][];
         for (let i = 0; i < rows; i++) {
           const at = node(g, stack[i]);
@@ -397,6 +432,7 @@ export const flameTimeline = defineService({
       start_ns: z.number().int().optional(),
       end_ns: z.number().int().optional(),
       track_id: z.number().int().optional().describe("The thread (track) whose samples to order; by default the one with the most samples. Time order is per thread: interleaving threads would cut every cell at the other threads' samples."),
+      tracks: TrackSelection.optional().describe("Tracks (by track_key) whose samples to order together, as the flame graph's track selector chose them; instead of track_id."),
       budget: z.number().int().min(10).max(200_000).default(20_000),
       min_width_ns: z.number().min(0).optional().describe(`Drop cells shorter than this; by default the shown span / ${TIMELINE_RESOLUTION}.`),
       commit_id: CommitArg,
@@ -414,6 +450,8 @@ export const flameTimeline = defineService({
     /** The track ordered, and every track with samples (to choose another). */
     track_id: z.number().int().nullable(),
     sampled_tracks: z.array(TrackRow),
+    /** When `tracks` was given: the tracks ordered. */
+    tracks: TrackCoverage.nullable(),
     metric: z.string().nullable(),
     unit: z.string().nullable(),
     commit_id: z.string(),
@@ -426,8 +464,9 @@ export const flameTimeline = defineService({
     const commitId = evidence.reader.commit.commit_id;
     const sampledTracks = (await evidence.reader.run(tracksQuery, { generations: evidence.generations })).filter((t) => t.samples > 0);
     const busiest = sampledTracks.reduce<(typeof sampledTracks)[number] | null>((best, t) => (best === null || t.samples > best.samples ? t : best), null);
-    const trackId = input.track_id ?? (sampledTracks.length > 1 ? busiest!.track_id : null);
-    const empty = { cells: [], dropped_cells: 0, dropped_total: 0, min_width_ns: 0, samples: 0, track_id: trackId, sampled_tracks: sampledTracks, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: commitId };
+    const chosen = input.tracks === undefined ? null : await resolveTracks(evidence, metric?.name ?? null, input.tracks);
+    const trackId = chosen ? null : (input.track_id ?? (sampledTracks.length > 1 ? busiest!.track_id : null));
+    const empty = { cells: [], dropped_cells: 0, dropped_total: 0, min_width_ns: 0, samples: 0, track_id: trackId, sampled_tracks: sampledTracks, tracks: chosen?.coverage ?? null, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: commitId };
     if (!metric) return { ...empty, status: statusOf(evidence, input.run_id, false, "samples") };
     if (!range) {
       return { ...empty, status: { state: "empty" as const, reason: `The samples of ${metric.name} carry no timestamps (an aggregate profile), so there is no time order; use the left-heavy flame graph.`, fill_with: null } };
@@ -441,6 +480,7 @@ export const flameTimeline = defineService({
       start_ns: input.start_ns ?? null,
       end_ns: input.end_ns ?? null,
       track_id: trackId,
+      tracks: chosen?.filter ?? null,
       min_width_ns: minWidth,
       budget: input.budget,
     });
@@ -464,7 +504,13 @@ export const traceWindow = defineService({
   summary: "Spans of a run that overlap a time window, by track, with keyset pages.",
   kind: "query",
   input: z
-    .object({ run_id: RunId, start_ns: z.number().int(), end_ns: z.number().int(), tracks: z.array(z.number().int()).max(1000).optional(), limit: z.number().int().min(1).max(5000).default(500), cursor: CursorArg, commit_id: CommitArg })
+    .object({
+      run_id: RunId,
+      start_ns: z.number().int(),
+      end_ns: z.number().int(),
+      tracks: z.array(z.number().int()).max(1000).optional().describe("Track ids (as in the answer's tracks) whose spans to read."),
+      track_keys: TrackKeyList.min(1).optional().describe("Tracks by track_key (stable across commits, as summarize_run lists them) whose spans to read; the answer's tracks are then only those."),
+      limit: z.number().int().min(1).max(5000).default(500), cursor: CursorArg, commit_id: CommitArg })
     .strict()
     .refine((i) => i.end_ns > i.start_ns, { message: "end_ns must be after start_ns", path: ["end_ns"] }),
   output: z.object({ spans: z.array(WindowSpan), tracks: z.array(TrackRow), commit_id: z.string(), next_cursor: z.string().nullable(), status: EvidenceStatus }),
@@ -472,7 +518,11 @@ export const traceWindow = defineService({
     const evidence = await runEvidence(ws, input.run_id, input.commit_id);
     const commitId = evidence.reader.commit.commit_id;
     if (!evidence.generations.length) return { spans: [], tracks: [], commit_id: commitId, next_cursor: null, status: statusOf(evidence, input.run_id, false, "spans") };
-    const filters = { run_id: input.run_id, start_ns: input.start_ns, end_ns: input.end_ns, tracks: input.tracks ?? null };
+    const runTracks = await evidence.reader.run(tracksQuery, { generations: evidence.generations });
+    // Keys name tracks across generations; spans are read by the ids they have in each.
+    const keyed = input.track_keys ? runTracks.filter((t) => input.track_keys!.includes(t.track_key)) : null;
+    const trackIds = keyed ? [...new Set([...keyed.map((t) => t.track_id), ...(input.tracks ?? [])])] : (input.tracks ?? null);
+    const filters = { run_id: input.run_id, start_ns: input.start_ns, end_ns: input.end_ns, tracks: trackIds };
     const binding = { query: "evidence.trace_window", filters, order: "track, start, span, generation", commit: commitId };
     const after = input.cursor
       ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.trace_window", arguments: { ...filters, limit: input.limit }, safe_to_repeat: true }) as [number, number, number, string])
@@ -482,13 +532,13 @@ export const traceWindow = defineService({
     // Answered once per commit (the reader keeps small results); then every window skips the row groups before it.
     const [extent] = index ? [] : await evidence.reader.run(spanExtentQuery, { generations: evidence.generations });
     const rows = index
-      ? index.window({ start_ns: input.start_ns, end_ns: input.end_ns, tracks: input.tracks ?? null, after, limit: input.limit + 1 })
+      ? index.window({ start_ns: input.start_ns, end_ns: input.end_ns, tracks: trackIds, after, limit: input.limit + 1 })
       : await evidence.reader.run(traceWindowQuery, {
           generations: evidence.generations,
           start_ns: input.start_ns,
           end_ns: input.end_ns,
           long_dur_ns: extent?.long_dur_ns ?? Number.MAX_SAFE_INTEGER,
-          tracks: input.tracks ?? null,
+          tracks: trackIds,
           after_track: after?.[0] ?? null,
           after_start: after?.[1] ?? null,
           after_span: after?.[2] ?? null,
@@ -497,10 +547,9 @@ export const traceWindow = defineService({
         });
     const spans = rows.slice(0, input.limit);
     const last = spans[spans.length - 1];
-    const tracks = await evidence.reader.run(tracksQuery, { generations: evidence.generations });
     return {
       spans,
-      tracks,
+      tracks: keyed ?? runTracks,
       commit_id: commitId,
       next_cursor: rows.length > input.limit ? encodeCursor(ws.secret, binding, [last.track_id, last.start_ns, last.span_id, last.generation_id]) : null,
       status: statusOf(evidence, input.run_id, spans.length > 0, "spans in that window"),
@@ -550,7 +599,7 @@ export const summarizeRun = defineService({
   name: "evidence.summary",
   summary: "A run and its evidence at a glance: the run record (kind, source, states), its artifacts, totals per metric, time span, tracks, top frames, limitations.",
   kind: "query",
-  input: z.object({ run_id: RunId, commit_id: CommitArg }).strict(),
+  input: z.object({ run_id: RunId, tracks: TracksArg, commit_id: CommitArg }).strict(),
   output: z.object({
     run_id: z.string(),
     run: Run.describe("The run record: kind, source, status of execution, capture and extraction, details."),
@@ -560,6 +609,8 @@ export const summarizeRun = defineService({
     metrics: z.array(MetricTotalRow),
     spans: SpanTotalsRow.nullable(),
     tracks: z.array(TrackRow),
+    sampled_tracks: z.array(TrackEntry).describe("The tracks (threads, processes, profiles) with samples of the primary metric, heaviest first (at most 50): pass their track_key as `tracks` to any evidence tool."),
+    track_coverage: TrackCoverage.describe("Which tracks top_frames and metrics cover."),
     top_frames: z.array(HotspotRow.omit({ grand_total: true })),
     primary_metric: z.string().nullable(),
     limitations: z.array(Limitation),
@@ -571,7 +622,11 @@ export const summarizeRun = defineService({
     const metric = chooseMetric(evidence, undefined);
     const run = getRun(ws.db, input.run_id);
     const gens = evidence.generations;
-    const top = metric ? await evidence.reader.run(hotspotsQuery, { generations: gens, metric: metric.name, limit: 10 }) : [];
+    const tracks = await resolveTracks(evidence, metric?.name ?? null, input.tracks);
+    const hot = onTracks(hotspotsQuery, tracks);
+    const top = metric ? await evidence.reader.run(hot.query, { generations: gens, metric: metric.name, limit: 10, ...hot.extra }) : [];
+    const totals = onTracks(metricTotalsQuery, tracks);
+    const metrics = tracks.filter ? await evidence.reader.run(totals.query, { generations: gens, ...totals.extra }) : evidence.metrics;
     const spans = gens.length ? (await evidence.reader.run(spanTotalsQuery, { generations: gens }))[0] : null;
     // A trace's evidence is spans (and edges, measurements) without any metric: that is evidence too.
     const hasSpans = spans !== null && spans.spans + spans.edges + spans.measurements > 0;
@@ -582,9 +637,11 @@ export const summarizeRun = defineService({
       artifact_ids: artifacts.map((a) => a.artifact_id),
       commit_id: evidence.reader.commit.commit_id,
       generations: gens,
-      metrics: evidence.metrics,
+      metrics,
       spans,
       tracks: gens.length ? await evidence.reader.run(tracksQuery, { generations: gens }) : [],
+      sampled_tracks: metric ? (await sampledTracks(evidence, metric.name)).slice(0, 50) : [],
+      track_coverage: tracks.coverage,
       top_frames: top.map(({ grand_total: _g, ...row }) => row),
       primary_metric: metric?.name ?? null,
       limitations: [...run.limitations, ...evidence.limitations.filter((l) => !run.limitations.some((r) => r.code === l.code))],

@@ -15,6 +15,7 @@ import { redactionBenchmark } from "./redaction.bench";
 import { runsLibraryBenchmark } from "./runs-library.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { transformsBenchmark } from "./transforms.bench";
+import { tracksBenchmark } from "./tracks.bench";
 import { uiBenchmark } from "./ui.bench";
 import { uiDataBenchmark } from "./ui-data.bench";
 import { workflowRuntimeBenchmark } from "./workflow-runtime.bench";
@@ -32,6 +33,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "critical-path": criticalPathBenchmark,
   "dag-view": dagViewBenchmark,
   "runs-library": runsLibraryBenchmark,
+  tracks: tracksBenchmark,
   "import-scaling": importScalingBenchmark,
   experiments: experimentsBenchmark,
   "workflow-runtime": workflowRuntimeBenchmark,

@@ -297,7 +297,7 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     }
   }, 90_000);
 
-  it("time order of a run with several threads orders one, the busiest first, and the note picks another", async () => {
+  it("time order of a run with several threads orders the busiest first, and the track selector picks another (with all tracks, the note picks one thread)", async () => {
     // perf script output: thread 101 runs main→compute three times, thread 102 worker→work twice.
     const sample = (tid: number, at: string, frames: string[]) => `app 100/${tid} [000] ${at}:       1000 cpu-clock: \n${frames.map((f) => `\t            1139 ${f}+0x10 (/opt/app/bin/app)\n`).join("")}\n`;
     const text = [
@@ -314,11 +314,9 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     await page.goto(`${server.url}/runs/${run}?mode=time-order`);
     const canvas = page.locator("[data-testid=flame-canvas]");
     await expect.poll(() => canvas.getAttribute("data-mode"), { timeout: 20_000 }).toBe("time-order");
-    const picker = page.locator("[data-testid=time-order-thread]");
-    await picker.waitFor();
-    expect(await picker.locator("option").allInnerTexts()).toEqual(["app · thread 101", "app · thread 102"]);
-    // The busiest thread (101: three samples against two) is the one ordered.
-    expect(await picker.locator("option:checked").innerText()).toBe("app · thread 101");
+    // The busiest thread (101: three samples against two) is the one shown.
+    const summary = page.locator("[data-testid=track-summary]");
+    await expect.poll(async () => ((await summary.textContent()) ?? "").replace(/\s+/g, " ").trim()).toBe("Tracks: app tid 101 · pid 100 (busiest)");
     const tip = page.locator("[data-testid=flame-tooltip]");
     const rootName = async () => {
       const at = await nodeCentre(page, 1, 0.5);
@@ -327,6 +325,18 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
       return tip.locator("[data-testid=tooltip-name]").innerText();
     };
     await expect.poll(rootName).toBe("main");
+    await summary.click();
+    await page.locator(".track-list .track-name", { hasText: "app tid 102" }).click();
+    await expect.poll(rootName, { timeout: 20_000 }).toBe("worker");
+
+    // All tracks merged: time order still orders one thread at a time, and its note picks which.
+    await summary.click();
+    await page.locator("[data-testid=track-all]").click();
+    const picker = page.locator("[data-testid=time-order-thread]");
+    await picker.waitFor({ timeout: 20_000 });
+    expect(await picker.locator("option").allInnerTexts()).toEqual(["app · thread 101", "app · thread 102"]);
+    expect(await picker.locator("option:checked").innerText()).toBe("app · thread 101");
+    await expect.poll(rootName, { timeout: 20_000 }).toBe("main");
     const other = await picker.locator("option").nth(1).getAttribute("value");
     await picker.selectOption(other!);
     await expect.poll(rootName, { timeout: 20_000 }).toBe("worker");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineCellKind, MetricName, NodeRef, RunRef } from "./define";
+import { defineCellKind, TrackChoiceRef, MetricName, NodeRef, RunRef } from "./define";
 
 /** A run's call tree with the nodes the investigator expanded. */
 export const calltreeCell = defineCellKind({
@@ -10,6 +10,7 @@ export const calltreeCell = defineCellKind({
     .object({
       run_id: RunRef,
       metric: MetricName.optional(),
+      tracks: TrackChoiceRef.optional(),
       expanded: z.array(NodeRef).max(2000).optional().describe("Ids of the expanded nodes."),
     })
     .strict(),

@@ -26,6 +26,10 @@ export const MetricName = z.string().min(1).max(128).describe("A metric name; th
 export const NodeRef = z.string().min(1).max(256);
 export const FrameKeyRef = z.string().regex(/^[0-9a-f]{16}$/, "expected a 16-hex frame_key");
 export const SearchText = z.string().max(500);
+/** The threads/processes/profiles a sample cell shows (analysis/queries/tracks.ts); absent: every track merged. */
+export const TrackChoiceRef = z
+  .union([z.enum(["all", "busiest"]), z.array(z.string().regex(/^[0-9a-f]{12}$/, "expected a 12-hex track_key")).min(1).max(1000)])
+  .describe('The tracks shown: "all" (merged; also when absent), "busiest", or track_key values.');
 
 /** A time range in nanoseconds from the run's origin: [start_ns, end_ns), start before end. */
 export const NsRange = z

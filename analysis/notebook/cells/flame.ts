@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineCellKind, MetricName, NodeRef, RunRef, SearchText } from "./define";
+import { defineCellKind, TrackChoiceRef, MetricName, NodeRef, RunRef, SearchText } from "./define";
 
 /** A run's flame graph with its view state (FlameGraphCell's props). */
 export const flameCell = defineCellKind({
@@ -10,6 +10,7 @@ export const flameCell = defineCellKind({
     .object({
       run_id: RunRef,
       metric: MetricName.optional(),
+      tracks: TrackChoiceRef.optional(),
       zoom: NodeRef.nullable().optional().describe("The zoomed node's id, null for the whole graph."),
       search: SearchText.optional(),
       orientation: z.enum(["icicle", "flame"]).optional(),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineCellKind, FrameKeyRef, MetricName, RunRef } from "./define";
+import { defineCellKind, TrackChoiceRef, FrameKeyRef, MetricName, RunRef } from "./define";
 
 /** The function table of a run and, for the selected function, its callers and callees. */
 export const sandwichCell = defineCellKind({
@@ -10,6 +10,7 @@ export const sandwichCell = defineCellKind({
     .object({
       run_id: RunRef,
       metric: MetricName.optional(),
+      tracks: TrackChoiceRef.optional(),
       selected: FrameKeyRef.nullable().optional().describe("The selected function's frame_key."),
     })
     .strict(),

@@ -19,6 +19,7 @@ import { useTransformMenu } from "../../../components/transforms/use-transform-m
 import { neighboursOfTrees } from "../../../components/transforms/neighbours";
 import { callersTree, calleesTree } from "../../../analysis/flame/sandwich";
 import { buildFlameTree } from "../../../analysis/flame/tree";
+import { TrackSelector, formatTrackSelection, parseTrackSelection } from "../../../components/flame/TrackSelector";
 import { OtherView } from "./OtherView";
 
 export const VIEWS = [
@@ -68,22 +69,24 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
   const needsTree = view === "flame" || view === "sandwich" || view === "calltree";
   const treeRun = needsTree ? props.runId : null;
+  // The threads/processes/profiles shown: the busiest unless the URL names others (or "all").
+  const tracks = useMemo(() => parseTrackSelection(state.tracks), [state.tracks]);
   const transformStack = useTransformStack(state.tf, state.inv, patch);
   const { transforms, inverted } = transformStack;
   const transformed = transforms.length > 0 || inverted;
   const transformMenu = useTransformMenu(transformStack);
-  const answered = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget, transforms, inverted });
+  const answered = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget, tracks, transforms, inverted });
   // While another transform stack's tree is on its way, the last tree stays drawn (not "Loading…").
   const lastTree = useRef<{ base: string; tree: FlameData } | null>(null);
-  const treeBase = `${props.runId}\u0000${metric}\u0000${budget}`;
+  const treeBase = `${props.runId}\u0000${metric}\u0000${budget}\u0000${state.tracks ?? ""}`;
   if (answered && "nodes" in answered) lastTree.current = { base: treeBase, tree: answered };
   const applying = answered === null && lastTree.current?.base === treeBase;
   const flame = answered ?? (applying ? lastTree.current!.tree : null);
-  const hot = useHotspots({ runId: treeRun, commitId: props.commitId, metric, transforms });
+  const hot = useHotspots({ runId: treeRun, commitId: props.commitId, metric, tracks, transforms });
   // The untransformed functions name the chips' frames (a merged or dropped function is gone from `hot`).
-  const plainHot = useHotspots({ runId: transforms.length ? treeRun : null, commitId: props.commitId, metric });
+  const plainHot = useHotspots({ runId: transforms.length ? treeRun : null, commitId: props.commitId, metric, tracks });
   const sel = state.sel;
-  const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" && !transformed ? sel : null });
+  const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" && !transformed ? sel : null, tracks });
   const flameNodes = flame && "nodes" in flame ? flame.nodes : null;
   // Under transforms the direct callers and callees come from the transformed tree (the server's lists read the stacks as stored).
   const transformedNeighbours = useMemo(() => {
@@ -98,13 +101,25 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     return (key: string) => names.get(key);
   }, [plainHot, hot, flameNodes]);
 
-  const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order" });
+  const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order", tracks });
 
   const functionTotals = useMemo(() => {
     const map = new Map<string, FunctionTotals>();
     if (hot && "rows" in hot) for (const r of hot.rows) map.set(r.frame_key, { self: r.self, total: r.total });
     return map;
   }, [hot]);
+
+  const trackSelector =
+    flame && "nodes" in flame ? (
+      <TrackSelector
+        choices={flame.track_choices}
+        covered={flame.tracks.covered.map((t) => t.track_key)}
+        selection={tracks}
+        onChange={(next) => patch({ tracks: formatTrackSelection(next), zoom: null })}
+        unit={flame.unit}
+        metric={flame.metric}
+      />
+    ) : null;
 
   const metricPicker = props.metrics.length ? (
     <label className="field">
@@ -127,7 +142,9 @@ export function RunWorkbench(props: RunWorkbenchProps) {
 
   /** The view as a notebook cell: its kind's content (analysis/notebook/cells) from the view state, at the page's commit. */
   const viewAsCell = (): CellDraft => {
-    const run = { run_id: props.runId, ...(metric ? { metric } : {}) };
+    // The page's track selection travels with the cell when the run has tracks to choose from (absent in a cell: every track merged).
+    const several = flame !== null && "nodes" in flame && flame.track_choices.length > 1;
+    const run = { run_id: props.runId, ...(metric ? { metric } : {}), ...(several ? { tracks } : {}) };
     const commit_id = props.commitId;
     if (view === "sandwich") return { kind: "sandwich", content: { ...run, selected: sel && FRAME_KEY.test(sel) ? sel : null }, commit_id };
     if (view === "calltree") return { kind: "calltree", content: run, commit_id };
@@ -216,7 +233,12 @@ export function RunWorkbench(props: RunWorkbenchProps) {
             onModeChange={(mode) => patch({ mode, zoom: null })}
             timeOrder={timeOrder}
             functionTotals={functionTotals}
-            toolbar={metricPicker}
+            toolbar={
+              <>
+                {metricPicker}
+                {trackSelector}
+              </>
+            }
             onOpenFunction={(frameKey) => patch({ view: "sandwich", sel: frameKey })}
             onFrameContextMenu={state.mode === "time-order" ? undefined : transformMenu.onTreeContextMenu}
             onFrameKey={state.mode === "time-order" ? undefined : transformMenu.onTreeKey}
@@ -229,7 +251,10 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     if (view === "calltree") {
       return (
         <>
-          <div className="flame-toolbar">{metricPicker}</div>
+          <div className="flame-toolbar">
+            {metricPicker}
+            {trackSelector}
+          </div>
           <CallTreeCell
             key={state.tf ?? ""}
             nodes={flame.nodes}
@@ -248,7 +273,10 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     if ("code" in hot) return <ErrorPanel error={hot} />;
     return (
       <>
-        <div className="flame-toolbar">{metricPicker}</div>
+        <div className="flame-toolbar">
+          {metricPicker}
+          {trackSelector}
+        </div>
         <SandwichCell
           functions={hot.rows}
           grandTotal={hot.grand_total}

@@ -26,6 +26,8 @@ export const RUN_URL_STATE = {
   whatif: null,
   trace: null,
   cp: null,
+  /** Flame graph, sandwich, call tree: the tracks shown — absent: the busiest; `all`; or track keys joined by commas. */
+  tracks: null,
 } as const satisfies Record<string, string | null>;
 
 export type RunUrlState = UrlState<typeof RUN_URL_STATE>;

@@ -1,6 +1,7 @@
 "use client";
 
 import { FlameGraphCell } from "../../flame/FlameGraphCell";
+import { TrackSelector } from "../../flame/TrackSelector";
 import { useTimeOrder } from "../../flame/use-time-order";
 import { useFlameTree } from "../../evidence/use-evidence";
 import type { CellViewProps } from "../context";
@@ -9,28 +10,44 @@ import { evidencePending } from "./evidence-state";
 /** A run's flame graph at the cell's commit; zoom, search, orientation and mode live in the cell. */
 export function FlameCellView({ cell, content, onContent }: CellViewProps<"flame">) {
   const commitId = cell.server.commit_id!;
-  const flame = useFlameTree({ runId: content.run_id, commitId, metric: content.metric ?? null });
+  const tracks = content.tracks ?? "all";
+  const flame = useFlameTree({ runId: content.run_id, commitId, metric: content.metric ?? null, tracks });
   const mode = content.mode ?? "left-heavy";
-  const timeOrder = useTimeOrder({ runId: content.run_id, commitId, metric: content.metric ?? null, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: mode === "time-order" });
+  const timeOrder = useTimeOrder({ runId: content.run_id, commitId, metric: content.metric ?? null, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: mode === "time-order", tracks });
   const pending = evidencePending(flame, `the flame graph of ${content.run_id}`);
   if (pending || !flame || !("nodes" in flame)) return pending;
+  // A compact flame cell has no toolbar: the track selector stands above it, when there are tracks to choose.
   return (
-    <FlameGraphCell
-      nodes={flame.nodes}
-      unit={flame.unit}
-      metric={flame.metric}
-      zoom={content.zoom ?? null}
-      onZoomChange={(zoom) => onContent({ ...content, zoom })}
-      search={content.search ?? ""}
-      onSearchChange={(search) => onContent({ ...content, search: search || undefined })}
-      orientation={content.orientation ?? "icicle"}
-      onOrientationChange={(orientation) => onContent({ ...content, orientation })}
-      mode={mode}
-      onModeChange={(next) => onContent({ ...content, mode: next, zoom: null })}
-      timeOrder={timeOrder}
-      compact
-      maxHeight={360}
-      testId={`flame-${cell.server.cell_id}`}
-    />
+    <>
+      {flame.track_choices.length > 1 ? (
+        <div className="flame-toolbar">
+          <TrackSelector
+            choices={flame.track_choices}
+            covered={flame.tracks.covered.map((t) => t.track_key)}
+            selection={tracks}
+            onChange={(next) => onContent({ ...content, tracks: next, zoom: null })}
+            unit={flame.unit}
+            metric={flame.metric}
+          />
+        </div>
+      ) : null}
+      <FlameGraphCell
+        nodes={flame.nodes}
+        unit={flame.unit}
+        metric={flame.metric}
+        zoom={content.zoom ?? null}
+        onZoomChange={(zoom) => onContent({ ...content, zoom })}
+        search={content.search ?? ""}
+        onSearchChange={(search) => onContent({ ...content, search: search || undefined })}
+        orientation={content.orientation ?? "icicle"}
+        onOrientationChange={(orientation) => onContent({ ...content, orientation })}
+        mode={mode}
+        onModeChange={(next) => onContent({ ...content, mode: next, zoom: null })}
+        timeOrder={timeOrder}
+        compact
+        maxHeight={360}
+        testId={`flame-${cell.server.cell_id}`}
+      />
+    </>
   );
 }

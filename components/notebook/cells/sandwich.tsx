@@ -9,10 +9,11 @@ import { evidencePending } from "./evidence-state";
 export function SandwichCellView({ cell, content, onContent }: CellViewProps<"sandwich">) {
   const commitId = cell.server.commit_id!;
   const metric = content.metric ?? null;
-  const flame = useFlameTree({ runId: content.run_id, commitId, metric });
-  const hot = useHotspots({ runId: content.run_id, commitId, metric });
+  const tracks = content.tracks ?? "all";
+  const flame = useFlameTree({ runId: content.run_id, commitId, metric, tracks });
+  const hot = useHotspots({ runId: content.run_id, commitId, metric, tracks });
   const selected = content.selected ?? null;
-  const neighbours = useNeighbours({ runId: content.run_id, commitId, metric, frameKey: selected });
+  const neighbours = useNeighbours({ runId: content.run_id, commitId, metric, frameKey: selected, tracks });
   const pending = evidencePending(flame, `the functions of ${content.run_id}`) ?? evidencePending(hot, "the function table");
   if (pending || !flame || !("nodes" in flame) || !hot || !("rows" in hot)) return pending;
   return (

@@ -35,10 +35,11 @@ export const perfAdapter: CaptureAdapter = {
     const data = path.join(outDir, "perf.data");
     if (!existsSync(data)) return [];
     const script = path.join(outDir, "perf.script.txt");
+    // +pid: each sample says its process (`comm pid/tid`), so a process's threads group together.
     const out = openSync(script, "w");
     try {
       const code = await new Promise<number | null>((resolve) => {
-        const child = spawn("perf", ["script", "-i", data], { stdio: ["ignore", out, "ignore"] });
+        const child = spawn("perf", ["script", "-F", "+pid", "-i", data], { stdio: ["ignore", out, "ignore"] });
         child.on("error", () => resolve(null));
         child.on("close", (c) => resolve(c));
       });

@@ -1,0 +1,94 @@
+import { z } from "zod";
+import { TrackKeyList, TrackTotalRow, trackLabel, trackTotalsQuery } from "../../analysis/queries/tracks";
+import { EmberscopeError } from "../domain/errors";
+import type { RunEvidence } from "./evidence";
+
+/**
+ * Which threads, processes or profiles an evidence answer reads (the track filter of every
+ * sample view, in the UI's URL and the agent's tools), and the coverage it reports back.
+ */
+
+/** Most tracks an answer lists (a system-wide perf capture has hundreds of threads). */
+const LISTED_TRACKS = 50;
+/** Most tracks a selector is offered. */
+const TRACK_CHOICES = 1000;
+
+/** "all", "busiest" or track keys. */
+export const TrackSelection = z.union([z.enum(["all", "busiest"]), TrackKeyList.min(1)]);
+
+export const TracksArg = TrackSelection.default("all")
+  .describe('Which threads/processes/profiles to read: "all" (default, merged), "busiest" (the track with the most of the metric), or a list of track_key values from summarize_run\'s sampled_tracks.');
+export type TracksArg = z.infer<typeof TracksArg>;
+
+export const TrackEntry = TrackTotalRow.extend({ label: z.string().describe("Thread (or profile) name and id, and its process.") });
+export type TrackEntry = z.infer<typeof TrackEntry>;
+
+export const TrackCoverage = z
+  .object({
+    selection: z.enum(["all", "busiest", "chosen"]),
+    covered: z.array(TrackEntry).describe(`The tracks whose samples the answer reads, heaviest first (at most ${LISTED_TRACKS}).`),
+    covered_count: z.number().int().describe("How many tracks the answer reads."),
+    sampled_tracks: z.number().int().describe("How many tracks of the run have samples of the metric."),
+    value: z.number().describe("The metric's value on the covered tracks."),
+  })
+  .describe("Which tracks (threads, processes, profiles) the answer covers.");
+export type TrackCoverage = z.infer<typeof TrackCoverage>;
+
+export interface ResolvedTracks {
+  /** Track keys to scope the queries to, or null to read the whole run (the derived totals). */
+  filter: string[] | null;
+  coverage: TrackCoverage;
+  /** Every sampled track of the metric, heaviest first (for a selector; bounded). */
+  choices: TrackEntry[];
+}
+
+const NO_TRACK = "(none)";
+
+/** The run's tracks with samples of the metric, heaviest first, labelled. */
+export async function sampledTracks(evidence: RunEvidence, metric: string): Promise<TrackEntry[]> {
+  if (!evidence.generations.length) return [];
+  const rows = await evidence.reader.runShared(trackTotalsQuery, { generations: evidence.generations, metric });
+  return rows.map((r) => ({ ...r, label: trackLabel(r) }));
+}
+
+/**
+ * The tracks an answer reads. The whole run (no filter: the derived totals answer) when every
+ * track is asked for, or the only one there is; else the chosen keys, each of which must be a
+ * sampled track of the metric (INVALID_ARGUMENTS names the ones there are).
+ */
+export async function resolveTracks(evidence: RunEvidence, metric: string | null, requested: TracksArg): Promise<ResolvedTracks> {
+  const rows = metric ? await sampledTracks(evidence, metric) : [];
+  const real = rows.filter((r) => r.track_key !== NO_TRACK);
+  const hasTrackless = real.length < rows.length;
+  const cover = (selection: TrackCoverage["selection"], covered: TrackEntry[]): TrackCoverage => ({
+    selection,
+    covered: covered.slice(0, LISTED_TRACKS),
+    covered_count: covered.length,
+    sampled_tracks: real.length,
+    value: covered.reduce((sum, r) => sum + r.value, 0),
+  });
+  const choices = real.slice(0, TRACK_CHOICES);
+  if (requested === "all") return { filter: null, coverage: cover("all", rows), choices };
+  if (requested === "busiest") {
+    if (real.length === 0 || (real.length === 1 && !hasTrackless)) return { filter: null, coverage: cover("busiest", rows), choices };
+    return { filter: [real[0].track_key], coverage: cover("busiest", [real[0]]), choices };
+  }
+  const byKey = new Map(real.map((r) => [r.track_key, r]));
+  const unknown = requested.filter((k) => !byKey.has(k));
+  if (unknown.length) {
+    throw new EmberscopeError("INVALID_ARGUMENTS", `The run has no track ${unknown[0]} with samples of ${metric ?? "any metric"}.`, {
+      details: { argument: "tracks", unknown: unknown.slice(0, 20), available: real.slice(0, 20).map((r) => ({ track_key: r.track_key, label: r.label })) },
+    });
+  }
+  const chosen = real.filter((r) => requested.includes(r.track_key));
+  if (chosen.length === real.length && !hasTrackless) return { filter: null, coverage: cover("chosen", chosen), choices };
+  return { filter: chosen.map((r) => r.track_key), coverage: cover("chosen", chosen), choices };
+}
+
+/** One line saying which tracks an answer covers (MCP summaries, CLI). */
+export function coverageNote(coverage: TrackCoverage): string {
+  if (coverage.sampled_tracks <= 1) return "";
+  if (coverage.covered_count >= coverage.sampled_tracks) return ` All ${coverage.sampled_tracks} tracks merged.`;
+  const names = coverage.covered.slice(0, 3).map((t) => t.label).join(", ");
+  return ` ${coverage.covered_count} of ${coverage.sampled_tracks} tracks: ${names}${coverage.covered_count > 3 ? ", …" : ""}.`;
+}
