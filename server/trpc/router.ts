@@ -12,6 +12,7 @@ import { findingsRouter } from "./findings";
 import { hypothesesRouter } from "./hypotheses";
 import { investigationsRouter } from "./investigations";
 import { runsRouter } from "./runs";
+import { sqlRouter } from "./sql";
 import { criticalPathRouter, toolsRouter, workflowsRouter } from "./workflows";
 import { workspaceRouter } from "./workspace";
 
@@ -22,6 +23,7 @@ export const appRouter = router({
   artifacts: artifactsRouter,
   commits: commitsRouter,
   corpus: corpusRouter,
+  sql: sqlRouter,
   imports: importsRouter,
   evidence: evidenceRouter,
   workloads: workloadsRouter,
