@@ -14,7 +14,7 @@ function one(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** /sql?commit=ID|HEAD&run=RUN: the SQL console over one pinned commit (HEAD by default). */
+/** /sql?commit=ID|HEAD&run=RUN&sql=TEXT: the SQL console over one pinned commit (HEAD by default), running TEXT first. */
 export default async function SqlPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const params = await searchParams;
   const ctx = webServiceContext();
@@ -48,7 +48,7 @@ export default async function SqlPage({ searchParams }: { searchParams: Promise<
             <span className="command mono">npx emberscope import PATH</span>), then come back: the new commit&apos;s Parquet files become the views here.
           </div>
         ) : null}
-        <SqlWorkbench key={`${commit.commit_id}/${runId ?? ""}`} commitId={commit.commit_id} runId={runId} initialPreset={one(params.preset)} />
+        <SqlWorkbench key={`${commit.commit_id}/${runId ?? ""}`} commitId={commit.commit_id} runId={runId} initialPreset={one(params.preset)} initialSql={one(params.sql) ?? null} />
       </AppShell>
     );
   } catch (thrown) {

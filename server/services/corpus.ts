@@ -46,9 +46,6 @@ export const CommitRun = z.object({
 });
 export type CommitRun = z.infer<typeof CommitRun>;
 
-/** The columns of the SQL consoles' `runs` table, in order (every one text, on both engines). */
-export const COMMIT_RUN_COLUMNS = ["run_id", "title", "kind", "source", "status", "created_at", "generation_id"] as const;
-
 /** The runs of a pinned commit's generations (a generation's artifact may be registered by several runs), oldest first. */
 export function commitRuns(ws: Workspace, commit: PinnedCommit): CommitRun[] {
   const visible = new Set(commit.generations.map((g) => g.generation_id));

@@ -3,17 +3,12 @@ import { z } from "zod";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { loadDuckDb, sqlString } from "../evidence/duckdb";
 import { openEvidence } from "../evidence/engine";
-import { COMMIT_RUN_COLUMNS, commitRuns, runGenerationIds, type CommitRun } from "./corpus";
+import { RUNS_TABLE_COLUMNS, SERVER_SQL_MAX_CHARS } from "../../analysis/evidence/sql-console";
+import { commitRuns, runGenerationIds, type CommitRun } from "./corpus";
 import { defineService } from "./service";
 
 /** Rows a console answer carries at most (the console shows 1,000; the rest is reported as truncated). */
 export const SQL_MAX_ROWS = 5000;
-
-/**
- * The longest SQL the server engine takes: a query travels in the URL of a GET (tRPC queries),
- * which Node bounds at 16 KB of request head. Longer text runs in the browser's engine only.
- */
-export const SQL_MAX_CHARS = 6000;
 
 /** The name the console shows for this engine. */
 export const SERVER_ENGINE = "server" as const;
@@ -30,10 +25,10 @@ function scopeAndRuns(generations: string[] | null, runs: CommitRun[]) {
         await connection.run(`CREATE TEMP VIEW "${table}" AS SELECT * FROM memory.main."${table}" WHERE ${list ? `generation_id IN (${list})` : "false"}`);
       }
     }
-    await connection.run(`CREATE TEMP TABLE runs (${COMMIT_RUN_COLUMNS.map((c) => `"${c}" VARCHAR`).join(", ")})`);
+    await connection.run(`CREATE TEMP TABLE runs (${RUNS_TABLE_COLUMNS.map((c) => `"${c}" VARCHAR`).join(", ")})`);
     const appender = await connection.createAppender("runs", "main", "temp");
     for (const run of runs) {
-      for (const column of COMMIT_RUN_COLUMNS) appender.appendVarchar(run[column]);
+      for (const column of RUNS_TABLE_COLUMNS) appender.appendVarchar(run[column]);
       appender.endRow();
     }
     appender.closeSync();
@@ -49,7 +44,7 @@ export const runSql = defineService({
     .object({
       commit_id: z.string().min(1).max(128).default("HEAD").describe('The commit to read; "HEAD" by default.'),
       run_id: z.string().min(1).max(128).optional().describe("Scope the evidence tables to this run's generations in the commit, as the run page's SQL tab does."),
-      sql: z.string().min(1).max(SQL_MAX_CHARS).describe("One or more SELECT or EXPLAIN statements; the last one's rows are returned."),
+      sql: z.string().min(1).max(SERVER_SQL_MAX_CHARS).describe("One or more SELECT or EXPLAIN statements; the last one's rows are returned."),
     })
     .strict(),
   output: z.object({

@@ -28,10 +28,13 @@ export function OtherView(props: {
   traceSelection?: TimeRange | null;
   onTraceViewChange?: (visible: TimeRange | null, selection: TimeRange | null) => void;
   onSqlChange?: (sql: string) => void;
+  /** The query the URL carries (run first), and where each query run goes. */
+  sql?: string | null;
+  onSqlRun?: (sql: string) => void;
   criticalPath: CriticalPathState;
 }) {
   const { available, marks, onMarks, ...dag } = props.criticalPath;
-  if (props.view === "sql") return <SqlCell runId={props.runId} commitId={props.commitId} onSqlChange={props.onSqlChange} />;
+  if (props.view === "sql") return <SqlCell runId={props.runId} commitId={props.commitId} initialSql={props.sql} onSqlChange={props.onSqlChange} onRun={props.onSqlRun} />;
   if (props.view === "dag") return <CriticalPathView runId={props.runId} commitId={props.commitId} {...dag} />;
   return (
     <TraceWindowCell

@@ -132,6 +132,8 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           traceSelection={parseTimeRange(state.range)}
           onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) })}
           onSqlChange={onSqlChange}
+          sql={state.sql}
+          onSqlRun={(sql) => patch({ sql })}
           criticalPath={{
             available: props.hasSpans,
             contracts: props.toolContracts,
