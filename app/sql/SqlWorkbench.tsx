@@ -3,6 +3,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { AddToInvestigation } from "../../components/notebook/AddToInvestigation";
 import { SqlConsole } from "../../components/sql/SqlConsole";
+import type { FirstSqlAnswer } from "../../components/sql/first-answer";
 
 /**
  * The query a person runs goes into the address (`sql=`) as a history entry: a copied link runs it
@@ -17,7 +18,7 @@ function keepInUrl(sql: string) {
 }
 
 /** The /sql page's console, whose current SQL can be added to an investigation as a SQL cell pinned to the page's commit. */
-export function SqlWorkbench(props: { commitId: string; runId: string | null; initialPreset?: string; initialSql: string | null }) {
+export function SqlWorkbench(props: { commitId: string; runId: string | null; initialPreset?: string; initialSql: string | null; first: FirstSqlAnswer | null }) {
   const sqlText = useRef("");
   const onSqlChange = useCallback((sql: string) => {
     sqlText.current = sql;
@@ -36,6 +37,7 @@ export function SqlWorkbench(props: { commitId: string; runId: string | null; in
       runId={props.runId}
       initialPreset={props.initialPreset}
       initialSql={shown.sql}
+      first={shown.visit === 0 ? props.first : null}
       onSqlChange={onSqlChange}
       onRun={keepInUrl}
       actions={<AddToInvestigation cell={() => ({ kind: "sql", content: { sql: sqlText.current }, commit_id: props.commitId })} />}

@@ -10,7 +10,8 @@ const WIDTH = 720;
 const MAX_BARS = 30;
 
 /** A simple chart of a result: bars of one numeric column by a label column, or a line over rows. */
-export function ResultChart({ result }: { result: QueryResult }) {
+/** `metric`: the metric the query reads, when known (a preset's), for the unit of its value columns. */
+export function ResultChart({ result, metric }: { result: QueryResult; metric?: string | null }) {
   const numeric = useMemo(() => result.columns.filter((c) => result.rows.some((r) => typeof r[c.name] === "number")).map((c) => c.name), [result]);
   const labels = useMemo(() => result.columns.map((c) => c.name).filter((n) => !numeric.includes(n)), [result, numeric]);
   const [kind, setKind] = useState<"bar" | "line">("bar");
@@ -19,7 +20,7 @@ export function ResultChart({ result }: { result: QueryResult }) {
   if (!y || result.rows.length === 0) return null;
   const label = labels.includes("name") ? "name" : (labels[0] ?? null);
   const rows = result.rows.filter((r) => typeof r[y] === "number");
-  const unit = measureUnit(y, result.rows);
+  const unit = measureUnit(y, result.rows, metric);
 
   return (
     <figure className="sql-chart" data-testid="sql-chart">

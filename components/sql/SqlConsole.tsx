@@ -9,6 +9,7 @@ import { buildPresets, presetContext, STARTER_SQL, type Preset } from "./presets
 import { ResultChart } from "./ResultChart";
 import { ResultTable } from "./ResultTable";
 import { SERVER_SQL_MAX_CHARS, serverQuery } from "./server-engine";
+import type { FirstSqlAnswer } from "./first-answer";
 
 type WasmState = { phase: "starting" } | { phase: "ready"; session: CommitSession } | { phase: "failed"; message: string };
 
@@ -16,6 +17,23 @@ type Engine = "server" | "duckdb-wasm";
 
 /** A shown answer: the rows, which engine gave them, and whether they match a preset's row schema. */
 type Answer = QueryResult & { validated: string | null; truncated: boolean };
+
+/** The preset a first answer was filled from (its rows are checked against that query's row schema). */
+function presets0(first: FirstSqlAnswer): Preset | null {
+  return first.preset ? (buildPresets(first.context).find((p) => p.name === first.preset && p.sql === first.sql) ?? null) : null;
+}
+
+function firstResult(first: FirstSqlAnswer, preset: Preset | null): Answer | null {
+  if ("error" in first.answer) return null;
+  const rows = preset ? first.answer.rows.map((r) => preset.query.row.parse(r) as Record<string, unknown>) : first.answer.rows;
+  return { ...first.answer, rows, commit_id: first.commit_id, validated: preset?.name ?? null };
+}
+
+/** When the page first painted (the first answer came with its HTML), else now. */
+function firstPaintMs(): number {
+  const paint = performance.getEntriesByName("first-contentful-paint")[0];
+  return Math.round(paint ? paint.startTime : performance.now());
+}
 
 /** How the console names an engine to the person. */
 export function engineLabel(engine: string): string {
@@ -41,25 +59,28 @@ export function SqlConsole(props: {
   onSqlChange?: (sql: string) => void;
   onRun?: (sql: string) => void;
   actions?: ReactNode;
+  /** The server engine's answer to the first query, rendered with the page (firstSqlAnswer in app/sql). */
+  first?: FirstSqlAnswer | null;
 }) {
+  const first = props.first ?? null;
   const runId = props.runId ?? null;
   // The engine's wasm is the long pole of a cold start: a <link rel=preload> in the page's head starts
   // downloading it while the page's scripts load and hydrate; the worker's fetch then reads it from the
   // HTTP cache (immutable, versioned URL). eh is the bundle every current browser picks.
   preload(engineUrls().eh.mainModule, { as: "fetch", crossOrigin: "anonymous", fetchPriority: "high" });
   const [wasm, setWasm] = useState<WasmState>({ phase: "starting" });
-  const [scope, setScope] = useState<{ commitId: string; seq: number; generations: string[] } | null>(null);
-  const [presetsReady, setPresetsReady] = useState(false);
-  const [presets, setPresets] = useState<Preset[]>([]);
-  const [presetName, setPresetName] = useState<string>("");
-  const [sql, setSql] = useState(props.initialSql || STARTER_SQL);
-  const [result, setResult] = useState<Answer | null>(null);
-  const [error, setError] = useState<{ message: string; engine: Engine } | null>(null);
+  const [scope, setScope] = useState<{ commitId: string; seq: number; generations: string[] } | null>(first ? { commitId: first.commit_id, seq: first.seq, generations: first.generations } : null);
+  const [presetsReady, setPresetsReady] = useState(first !== null);
+  const [presets, setPresets] = useState<Preset[]>(() => (first ? buildPresets(first.context) : []));
+  const [presetName, setPresetName] = useState<string>(first?.preset ?? "");
+  const [sql, setSql] = useState(first?.sql ?? (props.initialSql || STARTER_SQL));
+  const [result, setResult] = useState<Answer | null>(() => (first ? firstResult(first, presets0(first)) : null));
+  const [error, setError] = useState<{ message: string; engine: Engine } | null>(first && "error" in first.answer ? { message: first.answer.error, engine: "server" } : null);
   const [running, setRunning] = useState<Engine | "waiting" | null>(null);
   const [firstResultMs, setFirstResultMs] = useState<number | null>(null);
   const [wasmResultMs, setWasmResultMs] = useState<number | null>(null);
   // The last query shown and who answered it: rerun in the page once DuckDB-WASM is up.
-  const shown = useRef<{ sql: string; engine: Engine; preset: Preset | null } | null>(null);
+  const shown = useRef<{ sql: string; engine: Engine; preset: Preset | null } | null>(first ? { sql: first.sql, engine: "server", preset: presets0(first) } : null);
   const runSeq = useRef(0);
   const session = wasm.phase === "ready" ? wasm.session : null;
 
@@ -104,6 +125,14 @@ export function SqlConsole(props: {
         (e: unknown) => !cancelled && setWasm({ phase: "failed", message: e instanceof Error ? e.message : String(e) }),
       );
     };
+    if (first) {
+      // The page brought the server engine's first answer (rows already painted): the page's own engine starts now.
+      setFirstResultMs((ms) => ms ?? firstPaintMs());
+      startWasm();
+      return () => {
+        cancelled = true;
+      };
+    }
     (async () => {
       let serverOk = true;
       let runner: (q: string) => Promise<Record<string, unknown>[]>;
@@ -283,7 +312,7 @@ export function SqlConsole(props: {
             </p>
           ) : (
             <>
-              <ResultChart result={result} />
+              <ResultChart result={result} metric={typeof preset?.params?.metric === "string" && preset.sql === sql ? preset.params.metric : null} />
               <ResultTable result={result} />
             </>
           )}

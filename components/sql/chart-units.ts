@@ -17,12 +17,20 @@ const SUFFIXES: [RegExp, string][] = [
 
 const COUNTS = /^(n|count|samples|rows|calls|hits)$|_count$|^count_|_samples$/i;
 
-export function measureUnit(column: string, rows: readonly Record<string, unknown>[]): MeasureUnit {
+const suffixUnit = (name: string) => SUFFIXES.find(([pattern]) => pattern.test(name))?.[1] ?? null;
+
+/**
+ * `metric`: the metric a preset's query reads (cpu_ns, samples, alloc_bytes…), which gives the unit
+ * of its value columns (self, total…) when their names do not.
+ */
+export function measureUnit(column: string, rows: readonly Record<string, unknown>[], metric?: string | null): MeasureUnit {
   const plain = (v: number) => (Number.isInteger(v) ? v.toLocaleString("en-US") : v.toLocaleString("en-US", { maximumFractionDigits: 4 }));
+  if (/(^|_)pct$|percent/i.test(column)) return { unit: "%", format: (v) => `${v.toLocaleString("en-US", { maximumFractionDigits: 2 })} %` };
   const units = new Set(rows.map((r) => r.unit).filter((u): u is string => typeof u === "string" && u.length > 0));
-  const named = units.size === 1 ? [...units][0] : (SUFFIXES.find(([pattern]) => pattern.test(column))?.[1] ?? null);
+  const fromMetric = metric ? (suffixUnit(metric) ?? (COUNTS.test(metric) ? "count" : null)) : null;
+  const named = units.size === 1 ? [...units][0] : (suffixUnit(column) ?? (COUNTS.test(column) ? "count" : fromMetric));
   if (named && named !== "count") return { unit: named, format: (v) => formatValue(v, named === "µs" ? "us" : named) };
-  if (named === "count" || COUNTS.test(column)) return { unit: "count", format: plain };
+  if (named === "count") return { unit: metric && fromMetric === "count" && !COUNTS.test(column) ? metric : "count", format: plain };
   return { unit: null, format: plain };
 }
 

@@ -14,6 +14,7 @@ import { formatTimeRange, formatWhatIf, parseTimeRange, parseWhatIf } from "../.
 import type { ReviewedTool } from "../../../components/dag/run-critical-path";
 import { RUN_URL_STATE, type RunUrlState } from "./url-state";
 import { OtherView } from "./OtherView";
+import type { FirstSqlAnswer } from "../../../components/sql/first-answer";
 
 export const VIEWS = [
   { id: "flame", label: "Flame graph" },
@@ -47,6 +48,8 @@ export interface RunWorkbenchProps {
   toolContracts: readonly ReviewedTool[];
   /** The importer's metadata of the run (its trace id and runtime inputs). */
   metadata: Readonly<Record<string, string>>;
+  /** The SQL view's first answer by the server engine, when the page opened on it. */
+  sqlFirst?: FirstSqlAnswer | null;
 }
 
 const DEFAULT_BUDGET = 20_000;
@@ -134,6 +137,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           onSqlChange={onSqlChange}
           sql={state.sql}
           onSqlRun={(sql) => patch({ sql })}
+          sqlFirst={props.sqlFirst}
           criticalPath={{
             available: props.hasSpans,
             contracts: props.toolContracts,

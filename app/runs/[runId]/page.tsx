@@ -7,6 +7,7 @@ import { CommitPicker } from "./CommitPicker";
 import { RunWorkbench } from "./RunWorkbench";
 import { firstParam, readUrlState, type SearchParams } from "../../../components/url-state";
 import { RUN_URL_STATE } from "./url-state";
+import { firstSqlAnswer } from "../../sql/first-answer";
 
 export const dynamic = "force-dynamic";
 
@@ -27,6 +28,9 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
     // The DAG view compiles tool calls with the tools a person reviewed.
     const contracts = hasSpans ? (await callService(listToolContracts, ctx, {})).tools.map((t) => ({ tool: t.tool, side_effect: t.side_effect })) : [];
     const headId = commits.items[0]?.commit_id ?? null;
+    const initial = readUrlState(RUN_URL_STATE, search);
+    // The SQL tab's first answer comes with the HTML (the server engine), before DuckDB-WASM starts.
+    const sqlFirst = initial.view === "sql" ? await firstSqlAnswer(ctx, summary.commit_id, runId, initial.sql, "hotspots") : null;
     const pinned = commits.items.find((c) => c.commit_id === summary.commit_id);
     const options = commits.items.some((c) => c.commit_id === summary.commit_id) ? commits.items : [...commits.items, { commit_id: summary.commit_id, seq: -1, message: "" }];
     return (
@@ -61,7 +65,8 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           commitId={summary.commit_id}
           metrics={summary.metrics.filter((m) => m.samples > 0).map((m) => ({ name: m.name, unit: m.unit, total: m.total }))}
           primaryMetric={summary.primary_metric}
-          initial={readUrlState(RUN_URL_STATE, search)}
+          initial={initial}
+          sqlFirst={sqlFirst}
           hasSpans={hasSpans}
           toolContracts={contracts}
           metadata={summary.metadata}
