@@ -61,7 +61,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const [state, patch] = useUrlState(RUN_URL_STATE, { ...props.initial, metric: props.initial.metric ?? props.primaryMetric });
   const views = VIEWS.filter((v) => props.hasSpans || !SPAN_VIEWS.has(v.id));
   const view = views.some((v) => v.id === state.view) ? state.view! : "flame";
-  const metric = state.metric;
+  const metric = state.metric ?? props.primaryMetric;
   const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
   const needsTree = view === "flame" || view === "sandwich" || view === "calltree";
   const treeRun = needsTree ? props.runId : null;
@@ -133,7 +133,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           commitId={props.commitId}
           traceView={parseTimeRange(state.window)}
           traceSelection={parseTimeRange(state.range)}
-          onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) })}
+          onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) }, { transient: true })}
           onSqlChange={onSqlChange}
           sql={state.sql}
           onSqlRun={(sql) => patch({ sql })}
@@ -184,7 +184,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
             zoom={state.zoom}
             onZoomChange={(zoom) => patch({ zoom })}
             search={state.q ?? ""}
-            onSearchChange={(q) => patch({ q })}
+            onSearchChange={(q) => patch({ q }, { transient: true })}
             orientation={state.orient === "flame" ? "flame" : "icicle"}
             onOrientationChange={(orient) => patch({ orient })}
             mode={state.mode === "time-order" ? "time-order" : "left-heavy"}

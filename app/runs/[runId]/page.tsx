@@ -1,6 +1,6 @@
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../../components/AppShell";
-import { callService, listCommits, listToolContracts, showRun, summarizeRun } from "../../../server/services";
+import { callService, listCommits, listToolContracts, showHead, showRun, summarizeRun } from "../../../server/services";
 import { webServiceContext } from "../../../server/trpc/context";
 import "../../../components/flame/workbench.css";
 import { CommitPicker } from "./CommitPicker";
@@ -23,11 +23,13 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
   try {
     const run = await callService(showRun, ctx, { run_id: runId });
     const summary = await callService(summarizeRun, ctx, { run_id: runId, commit_id: commit });
-    const commits = await callService(listCommits, ctx, { limit: 50 });
+    // The picker offers only the commits that hold this run's evidence.
+    const commits = await callService(listCommits, ctx, { limit: 50, run_id: runId });
+    const head = await callService(showHead, ctx, {});
     const hasSpans = (summary.spans?.spans ?? 0) > 0;
     // The DAG view compiles tool calls with the tools a person reviewed.
     const contracts = hasSpans ? (await callService(listToolContracts, ctx, {})).tools.map((t) => ({ tool: t.tool, side_effect: t.side_effect })) : [];
-    const headId = commits.items[0]?.commit_id ?? null;
+    const headId = head.commit_id;
     const initial = readUrlState(RUN_URL_STATE, search);
     // The SQL tab's first answer comes with the HTML (the server engine), before DuckDB-WASM starts.
     const sqlFirst = initial.view === "sql" ? await firstSqlAnswer(ctx, summary.commit_id, runId, initial.sql, "hotspots") : null;
