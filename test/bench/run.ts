@@ -10,6 +10,7 @@ import { mcpBenchmark } from "./mcp.bench";
 import { notebookBenchmark } from "./notebook.bench";
 import { redactionBenchmark } from "./redaction.bench";
 import { runsLibraryBenchmark } from "./runs-library.bench";
+import { sqlConsoleBenchmark } from "./sql-console.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { uiBenchmark } from "./ui.bench";
 import { uiDataBenchmark } from "./ui-data.bench";
@@ -27,6 +28,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "critical-path": criticalPathBenchmark,
   "dag-view": dagViewBenchmark,
   "runs-library": runsLibraryBenchmark,
+  "sql-console": sqlConsoleBenchmark,
 };
 
 const only = process.argv.slice(2);

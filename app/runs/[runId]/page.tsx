@@ -21,6 +21,9 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
   const ctx = webServiceContext();
   const commit = firstParam(search.commit) ?? "HEAD";
   try {
+    const initial = readUrlState(RUN_URL_STATE, search);
+    // The SQL tab's first answer comes with the HTML (the server engine), before DuckDB-WASM starts; asked alongside the summary.
+    const sqlFirstAsked = initial.view === "sql" ? firstSqlAnswer(ctx, commit, runId, initial.sql, "hotspots") : Promise.resolve(null);
     const run = await callService(showRun, ctx, { run_id: runId });
     const summary = await callService(summarizeRun, ctx, { run_id: runId, commit_id: commit });
     // The picker offers only the commits that hold this run's evidence.
@@ -30,9 +33,7 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
     // The DAG view compiles tool calls with the tools a person reviewed.
     const contracts = hasSpans ? (await callService(listToolContracts, ctx, {})).tools.map((t) => ({ tool: t.tool, side_effect: t.side_effect })) : [];
     const headId = head.commit_id;
-    const initial = readUrlState(RUN_URL_STATE, search);
-    // The SQL tab's first answer comes with the HTML (the server engine), before DuckDB-WASM starts.
-    const sqlFirst = initial.view === "sql" ? await firstSqlAnswer(ctx, summary.commit_id, runId, initial.sql, "hotspots") : null;
+    const sqlFirst = await sqlFirstAsked;
     const pinned = commits.items.find((c) => c.commit_id === summary.commit_id);
     const options = commits.items.some((c) => c.commit_id === summary.commit_id) ? commits.items : [...commits.items, { commit_id: summary.commit_id, seq: -1, message: "" }];
     return (
