@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
@@ -5,7 +7,6 @@ import { callService, importArtifact } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { cpuprofileFile } from "../bench/generators";
 import { launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
-import { tempProject } from "../helpers/project";
 import { startServer } from "../helpers/server";
 
 /** The result table as rows of exact values (each cell keeps its value in data-value). */
@@ -50,7 +51,8 @@ describe("the SQL console answers from the server's engine first, then from Duck
   let sampleRows: number;
   beforeAll(async () => {
     browser = await launchChromium();
-    root = tempProject();
+    // One project for the whole file (tempProject() is removed after each test).
+    root = mkdtempSync(path.join(tmpdir(), "emberscope-sql-console-"));
     initWorkspace(root).close();
     const file = path.join(root, "busy.cpuprofile");
     await cpuprofileFile(file, 20_000, 400);
@@ -65,6 +67,7 @@ describe("the SQL console answers from the server's engine first, then from Duck
   afterAll(async () => {
     await server?.stop();
     await browser?.close();
+    rmSync(root, { recursive: true, force: true });
   });
 
   it("on /sql: the server's answer first (within the 2 s goal), then DuckDB-WASM's with the same rows; runs has titles; the query is in the URL and Back brings the previous one", async () => {
