@@ -17,7 +17,7 @@ const DEEP = Array.from({ length: 40 }, (_, i) => `f${i}`).join(";");
 const FOLDED = `main;parse;tokenize 30
 main;render;layout;measureText 40
 main;render;paint 15
-main;${DEEP} 60
+main;${DEEP} 200
 idle 6
 `;
 
@@ -150,7 +150,7 @@ describe("workbench views: history, layout, theme and the trace window", () => {
         await page.waitForTimeout(300);
         const [scrollWidth, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
         if (scrollWidth > inner) overflow.push(`${url} at ${width}: ${scrollWidth} > ${inner}`);
-        const name = url === "/" ? "home" : url.slice(1).replace(/[^a-z0-9]+/gi, "-").replace(profileRun, "run").replace(traceRun, "trace-run").replace(investigationId, "inv");
+        const name = url === "/" ? "home" : url.slice(1).replace(profileRun, "run").replace(traceRun, "trace-run").replace(investigationId, "inv").replace(/[^a-z0-9]+/gi, "-");
         await page.screenshot({ path: screenshotPath(`page-${name}-${width}`), fullPage: true });
       }
       await context.close();
