@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { callService, importArtifact, listCorpusFiles, renameRun, runSql, showRun } from "../../server/services";
+import { callService, importArtifact, listCommits, listCorpusFiles, renameRun, runSql, showRun } from "../../server/services";
 import { EmberscopeError } from "../../server/domain/errors";
 import { initWorkspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
@@ -117,6 +117,15 @@ describe("sql.query: a person's read-only SQL on the server's DuckDB, with the b
     await expect(callService(runSql, ctx, { sql: "SELECT 1", extra: true } as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
     await expect(callService(runSql, ctx, { sql: "SELECT 1", commit_id: "c_nope" })).rejects.toMatchObject({ code: "COMMIT_NOT_FOUND" });
     await expect(callService(runSql, ctx, { sql: "SELECT 1", run_id: "r_nope" })).rejects.toMatchObject({ code: "RUN_NOT_FOUND" });
+  });
+
+  it("commits.list with run_id offers only the commits that hold the run (the run page's commit picker)", async () => {
+    const { ctx, first, second } = await twoRuns();
+    const all = await callService(listCommits, ctx, { limit: 50 });
+    expect(all.items.length).toBe(3);
+    expect((await callService(listCommits, ctx, { limit: 50, run_id: first.run_id })).items.map((c) => c.commit_id)).toEqual([second.commit_id, first.commit_id]);
+    expect((await callService(listCommits, ctx, { limit: 50, run_id: second.run_id })).items.map((c) => c.commit_id)).toEqual([second.commit_id]);
+    await expect(callService(listCommits, ctx, { limit: 50, run_id: "run_nope" })).rejects.toMatchObject({ code: "RUN_NOT_FOUND" });
   });
 
   it("returns at most 5,000 rows and says so", async () => {
