@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { ShellControls } from "./ShellControls";
 
 export interface RailLink {
   href: string;
@@ -31,6 +32,7 @@ export function AppShell(props: { pinnedCommitId: string | null; pinnedSeq?: num
   return (
     <div className="shell">
       <header className="topbar">
+        <ShellControls part="rail" />
         <a className="brand" href="/">
           <span className="brand-mark" aria-hidden="true" />
           Emberscope
@@ -48,6 +50,7 @@ export function AppShell(props: { pinnedCommitId: string | null; pinnedSeq?: num
             <code>none</code>
           )}
         </span>
+        <ShellControls part="theme" />
       </header>
       <aside className="rail">
         <nav aria-label="Main">

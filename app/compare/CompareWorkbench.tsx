@@ -76,7 +76,7 @@ export function CompareWorkbench(props: CompareWorkbenchProps) {
         zoom={state.zoom}
         onZoomChange={(zoom) => patch({ zoom })}
         search={state.q ?? ""}
-        onSearchChange={(q) => patch({ q })}
+        onSearchChange={(q) => patch({ q }, { transient: true })}
       />
     </>
   );

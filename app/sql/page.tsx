@@ -5,6 +5,7 @@ import "../../components/runs/runs.css";
 import { callService, listCommits, showCommit, showRun } from "../../server/services";
 import { webServiceContext } from "../../server/trpc/context";
 import { SqlWorkbench } from "./SqlWorkbench";
+import { firstSqlAnswer } from "./first-answer";
 
 export const dynamic = "force-dynamic";
 
@@ -14,7 +15,7 @@ function one(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** /sql?commit=ID|HEAD&run=RUN: the SQL console over one pinned commit (HEAD by default). */
+/** /sql?commit=ID|HEAD&run=RUN&sql=TEXT: the SQL console over one pinned commit (HEAD by default), running TEXT first. */
 export default async function SqlPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const params = await searchParams;
   const ctx = webServiceContext();
@@ -23,6 +24,8 @@ export default async function SqlPage({ searchParams }: { searchParams: Promise<
     const commits = await callService(listCommits, ctx, { limit: 50 });
     const runId = one(params.run) || null;
     const run = runId ? await callService(showRun, ctx, { run_id: runId }) : null;
+    // The server engine answers the first query now, so its rows come with the HTML.
+    const first = commit.generations.length ? await firstSqlAnswer(ctx, commit.commit_id, runId, one(params.sql) ?? null, one(params.preset) ?? null) : null;
     return (
       <AppShell pinnedCommitId={commit.commit_id} pinnedSeq={commit.seq} rail={RAIL}>
         <h1>SQL</h1>
@@ -48,7 +51,7 @@ export default async function SqlPage({ searchParams }: { searchParams: Promise<
             <span className="command mono">npx emberscope import PATH</span>), then come back: the new commit&apos;s Parquet files become the views here.
           </div>
         ) : null}
-        <SqlWorkbench key={`${commit.commit_id}/${runId ?? ""}`} commitId={commit.commit_id} runId={runId} initialPreset={one(params.preset)} />
+        <SqlWorkbench key={`${commit.commit_id}/${runId ?? ""}`} commitId={commit.commit_id} runId={runId} initialPreset={one(params.preset)} initialSql={one(params.sql) ?? null} first={first} />
       </AppShell>
     );
   } catch (thrown) {

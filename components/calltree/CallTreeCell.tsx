@@ -19,10 +19,19 @@ export interface CallTreeCellProps {
   maxRows?: number;
 }
 
-/** Expands the heaviest path down while a child holds at least half of its parent. */
-function initialExpansion(tree: FlameTree, selected: number): Set<number> {
+/**
+ * How deep the heaviest path opens by itself: as many rows as fit in the window below the toolbar
+ * (a 30-level path opened off-screen hid the rest of the tree), never fewer than 4.
+ */
+function depthThatFits(): number {
+  if (typeof window === "undefined") return 8;
+  return Math.max(4, Math.floor((window.innerHeight - 320) / 26));
+}
+
+/** Expands the heaviest path down while a child holds at least half of its parent, as deep as fits. */
+function initialExpansion(tree: FlameTree, selected: number, maxDepth: number): Set<number> {
   const open = new Set<number>([0]);
-  for (let at = 0; ; ) {
+  for (let at = 0; tree.depth[at] < maxDepth; ) {
     const kids = childrenOf(tree, at);
     if (!kids.length || tree.total[kids[0]] < 0.5 * tree.total[at]) break;
     open.add(kids[0]);
@@ -36,7 +45,7 @@ function initialExpansion(tree: FlameTree, selected: number): Set<number> {
 export function CallTreeCell(props: CallTreeCellProps) {
   const tree = useMemo(() => buildFlameTree(props.nodes), [props.nodes]);
   const selectedIndex = props.selected ? (tree.indexById.get(props.selected) ?? -1) : -1;
-  const [open, setOpen] = useState(() => initialExpansion(tree, selectedIndex));
+  const [open, setOpen] = useState(() => initialExpansion(tree, selectedIndex, depthThatFits()));
   const [focused, setFocused] = useState(selectedIndex > 0 ? selectedIndex : 0);
   const maxRows = props.maxRows ?? 2000;
   const rows = useMemo(() => {
@@ -125,7 +134,7 @@ export function CallTreeCell(props: CallTreeCellProps) {
                 }}
               >
                 <td className="wide">
-                  <span style={{ paddingLeft: tree.depth[i] * 14 }} className="tree-indent">
+                  <span style={{ paddingLeft: `min(${tree.depth[i] * 14}px, 28vw)` }} className="tree-indent" title={`depth ${tree.depth[i]}`}>
                     {hasKids ? (
                       <button type="button" className="twisty" tabIndex={-1} aria-label={open.has(i) ? "Collapse" : "Expand"} onClick={() => toggle(i)}>
                         {open.has(i) ? "▾" : "▸"}

@@ -162,6 +162,16 @@ export function FlameCanvas(props: FlameCanvasProps) {
   // Props changed (data, search, focus, a zoom from the keyboard or breadcrumb): draw before paint.
   useLayoutEffect(() => paintRef.current());
 
+  // Where the pointer rests over the canvas: a zoom from the keyboard moves the frames under it, and the tooltip follows.
+  const pointer = useRef<{ x: number; y: number } | null>(null);
+  const onHoverRef = useRef(props.onHover);
+  onHoverRef.current = props.onHover;
+  const hitRef = useRef<(x: number, y: number) => number>(() => -1);
+  useEffect(() => {
+    const at = pointer.current;
+    if (at && canvasRef.current) onHoverRef.current(hitRef.current(at.x, at.y), at.x, at.y);
+  }, [props.viewport, props.layout, props.orientation]);
+
   const hit = (clientX: number, clientY: number): number => {
     const canvas = canvasRef.current!;
     const rect = canvas.getBoundingClientRect();
@@ -172,6 +182,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
     const fx = view.current.x0 + (px / rect.width) * (view.current.x1 - view.current.x0);
     return nodeAt(props.layout, depth, fx);
   };
+  hitRef.current = hit;
 
   return (
     <div
@@ -197,9 +208,11 @@ export function FlameCanvas(props: FlameCanvasProps) {
             if (drag.current.moved) moveTo(panViewport(drag.current.v, -dx / Math.max(1, width)));
             return;
           }
+          pointer.current = { x: e.clientX, y: e.clientY };
           props.onHover(hit(e.clientX, e.clientY), e.clientX, e.clientY);
         }}
         onMouseLeave={() => {
+          pointer.current = null;
           drag.current = null;
           props.onHover(-1, 0, 0);
         }}

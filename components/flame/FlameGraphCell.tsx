@@ -324,11 +324,14 @@ function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode:
               aria-describedby="flame-search-status"
             />
           </label>
-          {search ? (
-            <span className="search-status num" id="flame-search-status" data-testid="flame-search-status" aria-live="polite">
-              {search.count} {search.count === 1 ? "frame" : "frames"} · {valueText(search.matchedTotal)} · <strong data-testid="flame-search-share">{formatPercent(search.matchedTotal, rootTotal)}</strong> of total
-            </span>
-          ) : null}
+          {/* Always there, of a fixed width: typing a search does not move the controls after it. */}
+          <span className="search-status num" id="flame-search-status" data-testid={search ? "flame-search-status" : undefined} aria-live="polite">
+            {search ? (
+              <>
+                {search.count} {search.count === 1 ? "frame" : "frames"} · {valueText(search.matchedTotal)} · <strong data-testid="flame-search-share">{formatPercent(search.matchedTotal, rootTotal)}</strong> of total
+              </>
+            ) : null}
+          </span>
           <span className="spacer" />
           {props.timeOrder ? (
             <div className="segmented" role="group" aria-label="Layout">

@@ -2,6 +2,7 @@
 
 import { loadEngine, mark } from "./engine";
 import { TABLES, TABLE_NAMES, type ColumnSpec } from "../../analysis/evidence/schema";
+import { RUNS_TABLE_COLUMNS, type RunsTableRow } from "../../analysis/evidence/sql-console";
 import { parquetFileToArrowIpc } from "./parquet-to-arrow";
 import type { listCorpusFiles } from "../../server/services/corpus";
 import { callQuery } from "../home/trpc-client";
@@ -66,6 +67,16 @@ const PREFETCH_BYTES = 256 * 1024;
 
 type TableName = (typeof TABLE_NAMES)[number];
 
+/** The commit's runs with their titles as the `runs` table, as the server engine has it (titles as of the session's start). */
+async function createRunsTable(connection: { query(sql: string): Promise<unknown> }, schema: string, runs: readonly RunsTableRow[]): Promise<void> {
+  const text = (value: string) => `'${value.replaceAll("'", "''")}'`;
+  await connection.query(`CREATE TABLE IF NOT EXISTS ${schema}.runs (${RUNS_TABLE_COLUMNS.map((c) => `"${c}" VARCHAR`).join(", ")})`);
+  for (let i = 0; i < runs.length; i += 500) {
+    const values = runs.slice(i, i + 500).map((run) => `(${RUNS_TABLE_COLUMNS.map((c) => text(run[c])).join(", ")})`);
+    await connection.query(`INSERT INTO ${schema}.runs VALUES ${values.join(", ")}`);
+  }
+}
+
 async function createSession(commitRef: string, runId: string | null, wanted: readonly string[]): Promise<CommitSession> {
   const engineReady = loadEngine();
   const listing = await callQuery<typeof listCorpusFiles>("corpus.files", { commit_id: commitRef, ...(runId ? { run_id: runId } : {}) });
@@ -110,6 +121,7 @@ async function createSession(commitRef: string, runId: string | null, wanted: re
   await connection.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   await connection.query(`CREATE SCHEMA IF NOT EXISTS ${NOTEBOOK_SCHEMA}`);
   await connection.query(`SET search_path = '${schema},${NOTEBOOK_SCHEMA}'`);
+  await createRunsTable(connection, schema, listing.runs);
   mark("session-connected");
   // Tables are materialized on first use: a query reading only frames never downloads samples.
   const loaded = new Map<string, Promise<void>>();

@@ -10,10 +10,12 @@ import { AXIS, layoutTracks, ROW, TRACK_HEADER } from "./layout";
 import { RangeFlame } from "./RangeFlame";
 import { colourFor, formatNs } from "./time-format";
 import { loadFlows, loadSummary, loadWindow, type Flow, type LoadedWindow, type Span, type Summary } from "./trace-data";
-import { hiDpiContext, prefersDark } from "../canvas";
+import { fitText, hiDpiContext, prefersDark } from "../canvas";
 import { useElementWidth } from "../use-element-width";
 
 const GUTTER = 190;
+/** The pin control at the right of a track's header in the gutter. */
+const PIN_BOX = 44;
 const BUDGET = 60_000;
 const MAX_CANVAS_HEIGHT = 6000;
 
@@ -61,6 +63,13 @@ export function TraceWindow(props: {
   const drag = useRef<{ x0: number; t0: number; moved: boolean } | null>(null);
   const [dragNow, setDragNow] = useState<View | null>(null);
   const opened = useRef(performance.now());
+  // Tracks the person collapsed or pinned, the search and its current match, and where the pointer rests (W/S zoom around it).
+  const [collapsed, setCollapsed] = useState<ReadonlySet<number>>(new Set());
+  const [pinned, setPinned] = useState<ReadonlySet<number>>(new Set());
+  const [query, setQuery] = useState("");
+  const [matchIndex, setMatchIndex] = useState(-1);
+  const pointerPx = useRef<number | null>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
 
   const full = useMemo<View | null>(() => {
     const s = summary?.spans;
@@ -143,7 +152,15 @@ export function TraceWindow(props: {
     return () => clearTimeout(timer);
   }, [view, selection, full]);
 
-  const layout = useMemo(() => layoutTracks(summary?.tracks ?? [], data?.spans ?? []), [summary, data]);
+  const layout = useMemo(() => layoutTracks(summary?.tracks ?? [], data?.spans ?? [], { collapsed, pinned }), [summary, data, collapsed, pinned]);
+  // Search: loaded spans whose name or category holds the text, in time order, and tracks whose label does.
+  const search = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    if (!q || !data) return null;
+    const spans = data.spans.filter((sp) => sp.name.toLowerCase().includes(q) || (sp.category ?? "").toLowerCase().includes(q)).sort((a, b) => a.start_ns - b.start_ns || a.track_id - b.track_id || a.depth - b.depth);
+    const tracks = new Set(layout.tracks.filter((t) => t.label.toLowerCase().includes(q)).map((t) => t.track.track_id));
+    return { spans, keys: new Set(spans.map((sp) => `${sp.generation_id}:${sp.span_id}`)), tracks };
+  }, [query, data, layout]);
   const x = useMemo(() => scaleLinear().domain(view ? [view.start, view.end] : [0, 1]).range([GUTTER, width]), [view, width]);
   // Draw the tracks, spans, flows, selection and axis.
   const drawnRef = useRef(0);
@@ -167,14 +184,20 @@ export function TraceWindow(props: {
     const marked = props.marked;
     const colours = new Map<string, string>();
     for (const row of layout.tracks) {
-      ctx.fillStyle = bgRail;
+      ctx.fillStyle = search?.tracks.has(row.track.track_id) ? accent : bgRail;
+      ctx.globalAlpha = search?.tracks.has(row.track.track_id) ? 0.25 : 1;
       ctx.fillRect(0, row.y, width, TRACK_HEADER);
+      ctx.globalAlpha = 1;
       ctx.fillStyle = fg;
+      // ▸/▾ collapses (click the header), the pin on the right of the gutter keeps the track on top.
+      ctx.fillText(row.collapsed ? "▸" : "▾", 6, row.y + TRACK_HEADER / 2);
       ctx.font = "600 11px system-ui, sans-serif";
-      ctx.fillText(`${row.label}`, 8, row.y + TRACK_HEADER / 2, GUTTER - 16);
+      ctx.fillText(fitText(ctx, row.label, GUTTER - PIN_BOX - 22), 18, row.y + TRACK_HEADER / 2);
       ctx.font = "11px system-ui, sans-serif";
+      ctx.fillStyle = row.pinned ? accent : muted;
+      ctx.fillText(row.pinned ? "● pin" : "○ pin", GUTTER - PIN_BOX, row.y + TRACK_HEADER / 2);
       ctx.fillStyle = muted;
-      ctx.fillText(`${row.track.spans.toLocaleString("en-US")} spans`, 8, row.y + TRACK_HEADER + 9, GUTTER - 16);
+      if (!row.collapsed) ctx.fillText(fitText(ctx, `${row.track.spans.toLocaleString("en-US")} spans`, GUTTER - 16), 8, row.y + TRACK_HEADER + 9);
       ctx.strokeStyle = border;
       ctx.beginPath();
       ctx.moveTo(0, row.y + row.height - 0.5);
@@ -186,7 +209,7 @@ export function TraceWindow(props: {
       ctx.clip();
       // Per depth, the last pixel filled: spans narrower than a pixel merge into one mark.
       const lastPx = new Float64Array(row.depth).fill(-1);
-      for (const s of row.spans) {
+      for (const s of row.collapsed ? [] : row.spans) {
         const x0 = x(s.start_ns);
         const x1 = x(s.start_ns + s.dur_ns);
         if (x1 < GUTTER || x0 > width) continue;
@@ -202,7 +225,10 @@ export function TraceWindow(props: {
         if (!colour) colours.set(s.name, (colour = colourFor(s.name, dark)));
         ctx.fillStyle = colour;
         const selected = picked && picked.span_id === s.span_id && picked.generation_id === s.generation_id;
+        // A search dims what does not match, as the flame graph does.
+        ctx.globalAlpha = search && !search.keys.has(`${s.generation_id}:${s.span_id}`) ? 0.2 : 1;
         ctx.fillRect(Math.max(GUTTER, x0), y, Math.max(1, Math.min(x1, width) - Math.max(GUTTER, x0) - (w > 3 ? 1 : 0)), ROW - 2);
+        ctx.globalAlpha = 1;
         if (critical) {
           // The critical path: an outline and a bar under the span.
           const left = Math.max(GUTTER, x0);
@@ -224,7 +250,7 @@ export function TraceWindow(props: {
         if (w > 28) {
           ctx.fillStyle = dark ? "#f3f4f6" : "#111827";
           const left = Math.max(GUTTER, x0) + 3;
-          ctx.fillText(s.name, left, y + (ROW - 2) / 2, Math.min(x1, width) - left - 3);
+          ctx.fillText(fitText(ctx, s.name, Math.min(x1, width) - left - 3), left, y + (ROW - 2) / 2);
         }
       }
       ctx.restore();
@@ -295,7 +321,7 @@ export function TraceWindow(props: {
     }
     ctx.fillStyle = fg;
     ctx.fillText(`${formatNs(view.end - view.start)} visible`, 8, AXIS / 2);
-  }, [layout, view, width, x, flows, selection, dragNow, picked, full, props.marked]);
+  }, [layout, view, width, x, flows, selection, dragNow, picked, full, props.marked, search]);
 
   // Minimap: span density of the whole run per track, with the visible window.
   useEffect(() => {
@@ -386,16 +412,35 @@ export function TraceWindow(props: {
     return best;
   };
 
+  /** A click on a track's header: the pin toggles pinning, elsewhere it collapses or expands the track. */
+  const onHeader = (px: number, py: number): boolean => {
+    const row = layout.tracks.find((t) => py >= t.y && py < t.y + TRACK_HEADER);
+    if (!row || px >= GUTTER) return false;
+    const id = row.track.track_id;
+    const flip = (set: ReadonlySet<number>) => {
+      const next = new Set(set);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    };
+    if (px >= GUTTER - PIN_BOX - 4) setPinned(flip);
+    else setCollapsed(flip);
+    return true;
+  };
+
   const onMouseDown = (e: React.MouseEvent<HTMLCanvasElement>) => {
     const rect = e.currentTarget.getBoundingClientRect();
     const px = e.clientX - rect.left;
-    if (px < GUTTER) return;
+    if (px < GUTTER) {
+      onHeader(px, e.clientY - rect.top);
+      return;
+    }
     drag.current = { x0: px, t0: x.invert(px), moved: false };
   };
   const onMouseMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
     const rect = e.currentTarget.getBoundingClientRect();
     const px = e.clientX - rect.left;
     const py = e.clientY - rect.top;
+    pointerPx.current = px >= GUTTER ? px : null;
     if (drag.current) {
       if (Math.abs(px - drag.current.x0) > 3) drag.current.moved = true;
       if (drag.current.moved) {
@@ -422,8 +467,9 @@ export function TraceWindow(props: {
 
   const onKeyDown = (e: React.KeyboardEvent) => {
     const k = e.key.toLowerCase();
-    if (k === "w" || k === "+" || k === "=") zoom(0.7);
-    else if (k === "s" || k === "-") zoom(1 / 0.7);
+    // W/S zoom around the pointer when it rests on the timeline (Perfetto's keys), else around the middle.
+    if (k === "w" || k === "+" || k === "=") zoom(0.7, pointerPx.current ?? undefined);
+    else if (k === "s" || k === "-") zoom(1 / 0.7, pointerPx.current ?? undefined);
     else if (k === "a" || e.key === "ArrowLeft") pan(-0.2);
     else if (k === "d" || e.key === "ArrowRight") pan(0.2);
     else if (k === "z" && selection) setView(clampView(selection));
@@ -432,6 +478,29 @@ export function TraceWindow(props: {
       else if (full) setView(full);
     } else return;
     e.preventDefault();
+  };
+
+  /** Steps to the next (+1) or previous (−1) match: selects it, brings it into view (zoom kept unless it is wider) and scrolls its track to it. */
+  const stepMatch = (direction: 1 | -1) => {
+    if (!search || search.spans.length === 0) return;
+    const n = search.spans.length;
+    const next = matchIndex < 0 ? (direction > 0 ? 0 : n - 1) : (matchIndex + direction + n) % n;
+    const s = search.spans[next];
+    setMatchIndex(next);
+    setPicked(s);
+    setView((v) => {
+      if (!v) return v;
+      const visible = Math.max(v.end - v.start, s.dur_ns * 1.2);
+      if (s.start_ns >= v.start && s.start_ns + s.dur_ns <= v.end) return v;
+      const mid = s.start_ns + s.dur_ns / 2;
+      return clampView({ start: mid - visible / 2, end: mid + visible / 2 });
+    });
+    const row = layout.tracks.find((t) => t.track.track_id === s.track_id);
+    const box = scrollRef.current;
+    if (row && box) {
+      const y = row.y + TRACK_HEADER + s.depth * ROW;
+      if (y < box.scrollTop || y > box.scrollTop + box.clientHeight - ROW) box.scrollTop = Math.max(0, y - box.clientHeight / 3);
+    }
   };
 
   const onMinimap = (e: React.MouseEvent<HTMLCanvasElement>) => {
@@ -464,6 +533,9 @@ export function TraceWindow(props: {
       data-opened-ms={openedMs !== null ? Math.round(openedMs) : undefined}
       data-view={view ? `${Math.round(view.start)}..${Math.round(view.end)}` : undefined}
       data-selection={selection ? `${Math.round(selection.start)}..${Math.round(selection.end)}` : undefined}
+      data-picked={picked ? `${picked.generation_id}:${picked.span_id}` : undefined}
+      data-pinned={[...pinned].join(",") || undefined}
+      data-collapsed={[...collapsed].join(",") || undefined}
     >
       <div className="trace-toolbar">
         <span className="muted">
@@ -478,6 +550,36 @@ export function TraceWindow(props: {
         ) : null}
         {loading && summary ? <span className="muted">loading spans…</span> : null}
         {props.toolbar}
+        {summary && totalSpans > 0 ? (
+          <span className="trace-search" role="search">
+            <input
+              type="search"
+              value={query}
+              placeholder="Search spans and tracks"
+              aria-label="Search spans and tracks"
+              onChange={(e) => {
+                setQuery(e.target.value);
+                setMatchIndex(-1);
+              }}
+              onKeyDown={(e) => {
+                if (e.key === "Enter") {
+                  e.preventDefault();
+                  stepMatch(e.shiftKey ? -1 : 1);
+                }
+              }}
+              data-testid="trace-search"
+            />
+            <button type="button" onClick={() => stepMatch(-1)} disabled={!search?.spans.length} aria-label="Previous match" data-testid="trace-search-prev">
+              ‹
+            </button>
+            <button type="button" onClick={() => stepMatch(1)} disabled={!search?.spans.length} aria-label="Next match" data-testid="trace-search-next">
+              ›
+            </button>
+            <span className="muted num trace-search-count" data-testid="trace-search-count" aria-live="polite">
+              {search ? `${matchIndex >= 0 ? matchIndex + 1 : 0} / ${search.spans.length.toLocaleString("en-US")}${search.tracks.size ? ` · ${search.tracks.size} track${search.tracks.size === 1 ? "" : "s"}` : ""}` : ""}
+            </span>
+          </span>
+        ) : null}
         <span className="spacer" />
         {view ? (
           <span className="trace-buttons">
@@ -508,9 +610,10 @@ export function TraceWindow(props: {
       ) : null}
       {state === "loading" ? <p className="muted" data-testid="trace-loading">Loading the run&apos;s tracks and spans…</p> : null}
       {summary && totalSpans > 0 ? (
+        <div className={`trace-dock-layout${picked || selection ? " has-details" : ""}`}>
         <div className="trace-body" ref={wrapRef}>
           <canvas ref={miniRef} className="trace-minimap" data-testid="trace-minimap" onMouseDown={onMinimap} onMouseMove={onMinimap} aria-label="Overview: click or drag to move the visible window" />
-          <div className="trace-scroll">
+          <div className="trace-scroll" ref={scrollRef}>
             <canvas
               ref={canvasRef}
               className="trace-canvas"
@@ -522,6 +625,7 @@ export function TraceWindow(props: {
               onMouseMove={onMouseMove}
               onMouseUp={onMouseUp}
               onMouseLeave={() => {
+                pointerPx.current = null;
                 setHover(null);
                 if (drag.current?.moved && dragNow) setSelection(dragNow);
                 drag.current = null;
@@ -542,7 +646,11 @@ export function TraceWindow(props: {
               </div>
             ) : null}
           </div>
-          <p className="muted trace-help">Drag across the timeline to select a range · wheel or W/S to zoom · shift+wheel, A/D or the overview to pan · Z zooms to the selection · Esc resets</p>
+          <p className="muted trace-help">Drag across the timeline to select a range · wheel or W/S to zoom around the pointer · shift+wheel, A/D or the overview to pan · Z zooms to the selection · Esc resets · click a track&apos;s header to collapse it, its pin to keep it on top · Enter in the search steps through matches</p>
+        </div>
+        {/* The details dock beside the timeline on wide screens, right under it on narrow ones: never below all the tracks. */}
+        {picked || selection ? (
+          <aside className="trace-details" data-testid="trace-details" aria-label="Details">
           {picked ? (
             <div className="trace-picked" data-testid="trace-picked">
               <strong>{picked.name}</strong> <span className="num">{formatNs(picked.dur_ns)}</span> at <span className="num">{formatNs(picked.start_ns - origin)}</span> on {trackName(picked.track_id)}
@@ -595,6 +703,8 @@ export function TraceWindow(props: {
               </div>
             </div>
           ) : null}
+          </aside>
+        ) : null}
         </div>
       ) : null}
     </section>

@@ -34,6 +34,11 @@ export const ERROR_CATALOG = {
     description:
       "A finding cannot be assessed `supported` without at least one `supports` reference to pinned evidence, nor while an experiment it cites as `supports` has no meaningful decision in the claimed direction (`details.decisions` names them); add evidence, or assess it otherwise.",
   },
+  QUERY_INVALID: {
+    family: "usage",
+    retryable: false,
+    description: "The SQL does not parse or bind (an unknown table, column or function), fails while running (a conversion), or is not read-only (only SELECT and EXPLAIN run); the message is DuckDB's own, its line breaks kept, and `details.reason` says which.",
+  },
   CONFIG_INVALID: { family: "usage", retryable: false, description: "emberscope.toml is malformed or has an unknown key; `details.path` names it." },
   WORKLOAD_NOT_FOUND: { family: "not_found", retryable: false, description: "No workload of that name is declared in emberscope.toml." },
   WORKSPACE_NOT_FOUND: { family: "workspace", retryable: false, description: "No `.emberscope/` workspace was found; run `emberscope init`." },

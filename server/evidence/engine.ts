@@ -9,7 +9,7 @@ import type { PinnedCommit } from "../domain/models";
 import { pin, type CommitRef } from "../store/corpus";
 import type { ObjectId } from "../store/object-store";
 import type { Workspace } from "../store/workspace";
-import { confineToFiles, openDuckDb, sqlString } from "./duckdb";
+import { confineToFiles, loadDuckDb, openDuckDb, sqlString } from "./duckdb";
 
 export const QUERY_BUDGET_MS = 15_000;
 
@@ -103,6 +103,47 @@ export interface EvidenceReader {
    * bigint. `onChunk` returning false stops the scan.
    */
   scan<P extends z.ZodType, R extends z.ZodType>(query: EvidenceQuery<P, R>, params: z.input<P>, onChunk: (columns: unknown[][], rows: number) => boolean | void): Promise<void>;
+  /**
+   * A person's own SQL, read-only: every statement must be a SELECT or EXPLAIN (checked after
+   * parsing, before any runs), on a connection of its own where `prelude` runs first (temporary
+   * views and tables: they shadow the commit's views for this connection only). The last
+   * statement's rows, at most `maxRows` of them; values as plain JSON (64-bit integers as numbers).
+   */
+  adHoc(sql: string, prelude: (connection: DuckDBConnection) => Promise<void>, maxRows: number): Promise<AdHocResult>;
+}
+
+export interface AdHocResult {
+  columns: { name: string; type: string }[];
+  rows: Record<string, unknown>[];
+  truncated: boolean;
+}
+
+/**
+ * DuckDB's refusal of a person's SQL as a typed error, its message kept whole (line breaks and the
+ * caret under the offending spot) with the workspace's own paths hidden.
+ */
+async function refusedAsTyped<T>(ws: Workspace, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof EmberscopeError) throw error;
+    const message = (error instanceof Error ? error.message : String(error)).replaceAll(ws.layout.dir, "<workspace>").slice(0, 4000);
+    if (/^Out of Memory/i.test(message)) throw new EmberscopeError("QUERY_BUDGET_EXCEEDED", "The query exceeded its memory budget.", { details: { query: "sql", reason: message } });
+    throw new EmberscopeError("QUERY_INVALID", message, { details: { reason: "refused_by_duckdb" } });
+  }
+}
+
+/** Statement types a person's SQL may contain: reads only (the reader is shared, its views must not change). */
+const READ_ONLY_STATEMENTS = new Set(["SELECT", "EXPLAIN"]);
+
+/** A DuckDB value as JSON: dates as ISO text, bytes as hex, 64-bit integers as numbers (as DuckDB-WASM gives them). */
+function jsonValue(value: unknown): unknown {
+  if (typeof value === "bigint") return Number(value);
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Uint8Array) return Buffer.from(value).toString("hex");
+  if (Array.isArray(value)) return value.map(jsonValue);
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonValue(v)]));
+  return value;
 }
 
 export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<EvidenceReader> {
@@ -164,6 +205,34 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
           if (onChunk(columns, chunk.rowCount) === false) return;
         }
       });
+    },
+    async adHoc(sql, prelude, maxRows) {
+      const { StatementType } = (await loadDuckDb()).api;
+      return budgeted("sql", (connection) => refusedAsTyped(ws, async () => {
+        await prelude(connection);
+        const extracted = await connection.extractStatements(sql);
+        if (extracted.count === 0) throw new EmberscopeError("QUERY_INVALID", "The SQL holds no statement.", { details: { reason: "empty" } });
+        const prepared = [];
+        for (let i = 0; i < extracted.count; i++) {
+          const statement = await extracted.prepare(i);
+          const type = StatementType[statement.statementType];
+          if (!READ_ONLY_STATEMENTS.has(type)) {
+            throw new EmberscopeError("QUERY_INVALID", `Statement ${i + 1} is ${type}: only SELECT and EXPLAIN run here (the evidence is read-only).`, { details: { reason: "not_read_only", statement: i + 1, type } });
+          }
+          prepared.push(statement);
+        }
+        for (const statement of prepared.slice(0, -1)) await statement.run();
+        const reader = await prepared[prepared.length - 1].streamAndReadUntil(maxRows + 1);
+        const names = reader.columnNames();
+        const types = reader.columnTypes().map(String);
+        const rows = reader.getRowObjectsJS();
+        const truncated = rows.length > maxRows || !reader.done;
+        return {
+          columns: names.map((name, i) => ({ name, type: types[i] })),
+          rows: rows.slice(0, maxRows).map((row) => Object.fromEntries(names.map((n) => [n, jsonValue(row[n]) ?? null]))),
+          truncated,
+        };
+      }));
     },
   };
 }

@@ -34,6 +34,31 @@ export function runGenerationIds(ws: Workspace, commit: PinnedCommit, runId: str
   return rows.map((r) => r.id).filter((id) => visible.has(id));
 }
 
+/** A run whose evidence a commit holds: one row per (run, visible generation), with the run's title. */
+export const CommitRun = z.object({
+  run_id: z.string(),
+  title: z.string(),
+  kind: z.string(),
+  source: z.string(),
+  status: z.string(),
+  created_at: z.string(),
+  generation_id: z.string(),
+});
+export type CommitRun = z.infer<typeof CommitRun>;
+
+/** The runs of a pinned commit's generations (a generation's artifact may be registered by several runs), oldest first. */
+export function commitRuns(ws: Workspace, commit: PinnedCommit): CommitRun[] {
+  const visible = new Set(commit.generations.map((g) => g.generation_id));
+  const rows = ws.db
+    .prepare(
+      `SELECT DISTINCT r.id AS run_id, r.title, r.kind, r.source, r.status, r.created_at, g.id AS generation_id
+       FROM generations g JOIN registrations reg ON reg.artifact_id = g.artifact_id JOIN runs r ON r.id = reg.run_id
+       ORDER BY r.created_at, r.id, g.id`,
+    )
+    .all() as CommitRun[];
+  return rows.filter((r) => visible.has(r.generation_id));
+}
+
 export const listCorpusFiles = defineService({
   name: "corpus.files",
   summary: "The Parquet files of a pinned commit per evidence table, with their content-addressed URLs (for DuckDB-WASM).",
@@ -51,6 +76,7 @@ export const listCorpusFiles = defineService({
     files: z.array(CorpusFile),
     generations: z.array(z.object({ generation_id: z.string(), run_id: z.string().nullable(), extractor: z.string() })),
     run_generations: z.array(z.string()).nullable(),
+    runs: z.array(CommitRun).describe("The runs whose evidence the commit holds, with their titles: the SQL console's `runs` table."),
   }),
   handler: (input, { ws }) => {
     const commit = pin(ws.db, input.commit_id);
@@ -66,6 +92,7 @@ export const listCorpusFiles = defineService({
       files,
       generations: commit.generations.map((g) => ({ generation_id: g.generation_id, run_id: g.run_id, extractor: g.extractor })),
       run_generations: input.run_id ? runGenerationIds(ws, commit, input.run_id) : null,
+      runs: commitRuns(ws, commit),
     };
   },
 });

@@ -6,6 +6,7 @@ import { listRuns, renameRun, listRunFacets, showRun } from "./runs";
 import { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, stackExamples, summarizeRun, traceWindow } from "./evidence";
 import { importArtifact } from "./imports";
 import { listCorpusFiles } from "./corpus";
+import { runSql } from "./sql";
 import { traceFlows } from "./trace-flows";
 import { captureOptions, executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 import { cancelOperation, listOperations, showOperation } from "./operations";
@@ -30,6 +31,7 @@ export { listRuns, renameRun, listRunFacets, showRun } from "./runs";
 export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, stackExamples, summarizeRun, traceWindow } from "./evidence";
 export { importArtifact, importUploadedFile } from "./imports";
 export { listCorpusFiles, readCorpusObject } from "./corpus";
+export { runSql } from "./sql";
 export { traceFlows } from "./trace-flows";
 export { captureOptions, executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";
 export { cancelOperation, listOperations, reconcileOperations, showOperation } from "./operations";
@@ -76,6 +78,7 @@ export const SERVICES: readonly ServiceDef[] = [
   traceFlows,
   compareRuns,
   listCorpusFiles,
+  runSql,
   listWorkloads,
   showWorkload,
   listCapabilities,

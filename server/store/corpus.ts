@@ -54,10 +54,17 @@ export function getCommit(db: SqliteDatabase, ref: CommitRef): Commit {
   return commitFromRow(row);
 }
 
-export function listCommitRows(db: SqliteDatabase, beforeSeq: number | null, limit: number): Commit[] {
+/** Commits newest first; with `runId`, only those that hold some generation of that run's artifacts. */
+export function listCommitRows(db: SqliteDatabase, beforeSeq: number | null, limit: number, runId: string | null = null): Commit[] {
   const rows = db
-    .prepare(`SELECT ${COMMIT_COLUMNS} FROM commits c WHERE (? IS NULL OR c.seq < ?) ORDER BY c.seq DESC LIMIT ?`)
-    .all(beforeSeq, beforeSeq, limit) as CommitRow[];
+    .prepare(
+      `SELECT ${COMMIT_COLUMNS} FROM commits c WHERE (? IS NULL OR c.seq < ?)
+         AND (? IS NULL OR EXISTS (SELECT 1 FROM commit_generations cg JOIN generations g ON g.id = cg.generation_id
+                                     JOIN registrations r ON r.artifact_id = g.artifact_id
+                                   WHERE cg.commit_id = c.id AND r.run_id = ?))
+       ORDER BY c.seq DESC LIMIT ?`,
+    )
+    .all(beforeSeq, beforeSeq, runId, runId, limit) as CommitRow[];
   return rows.map(commitFromRow);
 }
 

@@ -13,6 +13,7 @@ import { findingsRouter } from "./findings";
 import { hypothesesRouter } from "./hypotheses";
 import { investigationsRouter } from "./investigations";
 import { runsRouter } from "./runs";
+import { sqlRouter } from "./sql";
 import { criticalPathRouter, toolsRouter, workflowsRouter } from "./workflows";
 import { workspaceRouter } from "./workspace";
 
@@ -23,6 +24,7 @@ export const appRouter = router({
   artifacts: artifactsRouter,
   commits: commitsRouter,
   corpus: corpusRouter,
+  sql: sqlRouter,
   imports: importsRouter,
   evidence: evidenceRouter,
   workloads: workloadsRouter,

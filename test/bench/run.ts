@@ -13,6 +13,7 @@ import { mcpBenchmark } from "./mcp.bench";
 import { notebookBenchmark } from "./notebook.bench";
 import { redactionBenchmark } from "./redaction.bench";
 import { runsLibraryBenchmark } from "./runs-library.bench";
+import { sqlConsoleBenchmark } from "./sql-console.bench";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { transformsBenchmark } from "./transforms.bench";
 import { tracksBenchmark } from "./tracks.bench";
@@ -39,6 +40,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "workflow-runtime": workflowRuntimeBenchmark,
   export: exportBenchmark,
   transforms: transformsBenchmark,
+  "sql-console": sqlConsoleBenchmark,
 };
 
 const only = process.argv.slice(2);

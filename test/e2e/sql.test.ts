@@ -64,7 +64,7 @@ describe("SQL over a pinned commit with DuckDB-WASM in the browser", () => {
       await page.locator("[data-testid=sql-result]").waitFor({ timeout: 30_000 });
 
       const meta = await page.locator("[data-testid=sql-result-meta]").innerText();
-      expect(meta).toContain("duckdb-wasm");
+      expect(meta).toContain("DuckDB-WASM");
       expect(meta).toContain(imported.commit_id);
       expect(meta).toContain("rows match the hotspots row schema");
 

@@ -6,7 +6,7 @@ export interface CommitOption {
   message: string;
 }
 
-/** Pins another commit: reloads the page with `commit=` changed and everything else kept. */
+/** Pins another commit (one that holds the run, each labelled with its own message): reloads the page with `commit=` changed and everything else kept. */
 export function CommitPicker(props: { commits: CommitOption[]; current: string; headId: string | null }) {
   return (
     <label className="field commit-picker">
@@ -23,9 +23,9 @@ export function CommitPicker(props: { commits: CommitOption[]; current: string; 
         }}
       >
         {props.commits.map((c) => (
-          <option key={c.commit_id} value={c.commit_id}>
-            #{c.seq} {c.commit_id === props.headId ? "HEAD " : ""}
-            {c.commit_id.slice(0, 14)} {c.message.slice(0, 40)}
+          <option key={c.commit_id} value={c.commit_id} title={c.commit_id}>
+            #{c.seq}
+            {c.commit_id === props.headId ? " HEAD" : ""} · {c.message ? (c.message.length > 48 ? `${c.message.slice(0, 47)}…` : c.message) : c.commit_id}
           </option>
         ))}
       </select>

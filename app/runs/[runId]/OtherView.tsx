@@ -4,6 +4,7 @@ import { CriticalPathView } from "../../../components/dag/CriticalPathView";
 import { SqlCell } from "../../../components/run-views/SqlCell";
 import { TraceWindowCell } from "../../../components/run-views/TraceWindowCell";
 import type { TimeRange } from "../../../components/url-state";
+import type { FirstSqlAnswer } from "../../../components/sql/first-answer";
 import type { ComponentProps } from "react";
 
 /** The DAG view's state (from the URL) and what it compiles with; `marks`: the trace window marks the critical-path spans. */
@@ -28,10 +29,14 @@ export function OtherView(props: {
   traceSelection?: TimeRange | null;
   onTraceViewChange?: (visible: TimeRange | null, selection: TimeRange | null) => void;
   onSqlChange?: (sql: string) => void;
+  /** The query the URL carries (run first), and where each query run goes. */
+  sql?: string | null;
+  onSqlRun?: (sql: string) => void;
+  sqlFirst?: FirstSqlAnswer | null;
   criticalPath: CriticalPathState;
 }) {
   const { available, marks, onMarks, ...dag } = props.criticalPath;
-  if (props.view === "sql") return <SqlCell runId={props.runId} commitId={props.commitId} onSqlChange={props.onSqlChange} />;
+  if (props.view === "sql") return <SqlCell runId={props.runId} commitId={props.commitId} initialSql={props.sql} onSqlChange={props.onSqlChange} onRun={props.onSqlRun} first={props.sqlFirst} />;
   if (props.view === "dag") return <CriticalPathView runId={props.runId} commitId={props.commitId} {...dag} />;
   return (
     <TraceWindowCell

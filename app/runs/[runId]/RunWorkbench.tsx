@@ -21,6 +21,7 @@ import { callersTree, calleesTree } from "../../../analysis/flame/sandwich";
 import { buildFlameTree } from "../../../analysis/flame/tree";
 import { TrackSelector, formatTrackSelection, parseTrackSelection } from "../../../components/flame/TrackSelector";
 import { OtherView } from "./OtherView";
+import type { FirstSqlAnswer } from "../../../components/sql/first-answer";
 
 export const VIEWS = [
   { id: "flame", label: "Flame graph" },
@@ -54,6 +55,8 @@ export interface RunWorkbenchProps {
   toolContracts: readonly ReviewedTool[];
   /** The importer's metadata of the run (its trace id and runtime inputs). */
   metadata: Readonly<Record<string, string>>;
+  /** The SQL view's first answer by the server engine, when the page opened on it. */
+  sqlFirst?: FirstSqlAnswer | null;
 }
 
 const DEFAULT_BUDGET = 20_000;
@@ -65,7 +68,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const [state, patch] = useUrlState(RUN_URL_STATE, { ...props.initial, metric: props.initial.metric ?? props.primaryMetric });
   const views = VIEWS.filter((v) => props.hasSpans || !SPAN_VIEWS.has(v.id));
   const view = views.some((v) => v.id === state.view) ? state.view! : "flame";
-  const metric = state.metric;
+  const metric = state.metric ?? props.primaryMetric;
   const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
   const needsTree = view === "flame" || view === "sandwich" || view === "calltree";
   const treeRun = needsTree ? props.runId : null;
@@ -178,8 +181,11 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           commitId={props.commitId}
           traceView={parseTimeRange(state.window)}
           traceSelection={parseTimeRange(state.range)}
-          onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) })}
+          onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) }, { transient: true })}
           onSqlChange={onSqlChange}
+          sql={state.sql}
+          onSqlRun={(sql) => patch({ sql })}
+          sqlFirst={props.sqlFirst}
           criticalPath={{
             available: props.hasSpans,
             contracts: props.toolContracts,
@@ -226,7 +232,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
             zoom={state.zoom}
             onZoomChange={(zoom) => patch({ zoom })}
             search={state.q ?? ""}
-            onSearchChange={(q) => patch({ q })}
+            onSearchChange={(q) => patch({ q }, { transient: true })}
             orientation={state.orient === "flame" ? "flame" : "icicle"}
             onOrientationChange={(orient) => patch({ orient })}
             mode={state.mode === "time-order" ? "time-order" : "left-heavy"}

@@ -1,12 +1,13 @@
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../../components/AppShell";
-import { callService, listCommits, listToolContracts, showRun, summarizeRun } from "../../../server/services";
+import { callService, listCommits, listToolContracts, showHead, showRun, summarizeRun } from "../../../server/services";
 import { webServiceContext } from "../../../server/trpc/context";
 import "../../../components/flame/workbench.css";
 import { CommitPicker } from "./CommitPicker";
 import { RunWorkbench } from "./RunWorkbench";
 import { firstParam, readUrlState, type SearchParams } from "../../../components/url-state";
 import { RUN_URL_STATE } from "./url-state";
+import { firstSqlAnswer } from "../../sql/first-answer";
 
 export const dynamic = "force-dynamic";
 
@@ -20,13 +21,19 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
   const ctx = webServiceContext();
   const commit = firstParam(search.commit) ?? "HEAD";
   try {
+    const initial = readUrlState(RUN_URL_STATE, search);
+    // The SQL tab's first answer comes with the HTML (the server engine), before DuckDB-WASM starts; asked alongside the summary.
+    const sqlFirstAsked = initial.view === "sql" ? firstSqlAnswer(ctx, commit, runId, initial.sql, "hotspots") : Promise.resolve(null);
     const run = await callService(showRun, ctx, { run_id: runId });
     const summary = await callService(summarizeRun, ctx, { run_id: runId, commit_id: commit });
-    const commits = await callService(listCommits, ctx, { limit: 50 });
+    // The picker offers only the commits that hold this run's evidence.
+    const commits = await callService(listCommits, ctx, { limit: 50, run_id: runId });
+    const head = await callService(showHead, ctx, {});
     const hasSpans = (summary.spans?.spans ?? 0) > 0;
     // The DAG view compiles tool calls with the tools a person reviewed.
     const contracts = hasSpans ? (await callService(listToolContracts, ctx, {})).tools.map((t) => ({ tool: t.tool, side_effect: t.side_effect })) : [];
-    const headId = commits.items[0]?.commit_id ?? null;
+    const headId = head.commit_id;
+    const sqlFirst = await sqlFirstAsked;
     const pinned = commits.items.find((c) => c.commit_id === summary.commit_id);
     const options = commits.items.some((c) => c.commit_id === summary.commit_id) ? commits.items : [...commits.items, { commit_id: summary.commit_id, seq: -1, message: "" }];
     return (
@@ -61,7 +68,8 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           commitId={summary.commit_id}
           metrics={summary.metrics.filter((m) => m.samples > 0).map((m) => ({ name: m.name, unit: m.unit, total: m.total }))}
           primaryMetric={summary.primary_metric}
-          initial={readUrlState(RUN_URL_STATE, search)}
+          initial={initial}
+          sqlFirst={sqlFirst}
           hasSpans={hasSpans}
           toolContracts={contracts}
           metadata={summary.metadata}

@@ -5,7 +5,7 @@ import type { UrlState } from "../../../components/url-state";
  * itself (CommitPicker changes it with a reload). Trace window: `window` is the visible time range and
  * `range` the selected one, both `START..END` in nanoseconds. DAG view: `node` is the selected node,
  * `whatif` a what-if as `NODE:MS`, `trace` the span trace shown; `cp=off` hides the trace window's
- * critical-path marks.
+ * critical-path marks. SQL view: `sql` is the query last run.
  */
 export const RUN_URL_STATE = {
   view: "flame",
@@ -28,6 +28,8 @@ export const RUN_URL_STATE = {
   cp: null,
   /** Flame graph, sandwich, call tree: the tracks shown — absent: the busiest; `all`; or track keys joined by commas. */
   tracks: null,
+  /** SQL view: the query last run. */
+  sql: null,
 } as const satisfies Record<string, string | null>;
 
 export type RunUrlState = UrlState<typeof RUN_URL_STATE>;
