@@ -3,6 +3,8 @@
 import { useEffect, useState } from "react";
 import type { listOperations } from "../../server/services/operations";
 import type { Operation } from "../../server/store/operations";
+import { CancelOperation } from "./CancelOperation";
+import { CaptureClock } from "./CaptureClock";
 import { OperationProgress } from "./OperationProgress";
 import { callQuery } from "./trpc-client";
 
@@ -28,7 +30,7 @@ export function LiveOperations(props: { initial: Operation[] }) {
   }, []);
   if (ops.length === 0) return <p className="muted" data-testid="operations-idle">No operations running.</p>;
   return (
-    <table className="data" data-testid="operations-table">
+    <table className="data" data-testid="operations-table" data-count={ops.length}>
       <thead>
         <tr>
           <th>Operation</th>
@@ -36,6 +38,8 @@ export function LiveOperations(props: { initial: Operation[] }) {
           <th>Progress</th>
           <th>Run</th>
           <th>Started</th>
+          <th>Running for</th>
+          <th></th>
         </tr>
       </thead>
       <tbody>
@@ -48,6 +52,10 @@ export function LiveOperations(props: { initial: Operation[] }) {
             </td>
             <td className="mono">{op.run_id ? <a href={`/runs/${op.run_id}`}>{op.run_id}</a> : "—"}</td>
             <td className="num">{op.created_at.replace("T", " ").slice(0, 19)}</td>
+            <td>
+              <CaptureClock since={op.created_at} />
+            </td>
+            <td>{op.state === "running" || op.state === "queued" || op.state === "cancelling" ? <CancelOperation operationId={op.operation_id} requested={op.cancel_requested} /> : null}</td>
           </tr>
         ))}
       </tbody>

@@ -27,6 +27,7 @@ export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 export { listRuns, renameRun, listRunFacets, showRun } from "./runs";
 export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, stackExamples, summarizeRun, traceWindow } from "./evidence";
 export { importArtifact, importUploadedFile } from "./imports";
+export { exportSpeedscope, readRunArtifact } from "./exports";
 export { listCorpusFiles, readCorpusObject } from "./corpus";
 export { traceFlows } from "./trace-flows";
 export { captureOptions, executeCapturePlan, listCapabilities, listWorkloads, planCapture, runCapture, showWorkload, startCapture } from "./captures";

@@ -14,6 +14,7 @@ import { formatTimeRange, formatWhatIf, parseTimeRange, parseWhatIf } from "../.
 import type { ReviewedTool } from "../../../components/dag/run-critical-path";
 import { RUN_URL_STATE, type RunUrlState } from "./url-state";
 import { OtherView } from "./OtherView";
+import { FlameExport } from "../../../components/share/FlameExport";
 
 export const VIEWS = [
   { id: "flame", label: "Flame graph" },
@@ -47,6 +48,8 @@ export interface RunWorkbenchProps {
   toolContracts: readonly ReviewedTool[];
   /** The importer's metadata of the run (its trace id and runtime inputs). */
   metadata: Readonly<Record<string, string>>;
+  /** The run's title (names exported images). */
+  title?: string;
 }
 
 const DEFAULT_BUDGET = 20_000;
@@ -185,7 +188,12 @@ export function RunWorkbench(props: RunWorkbenchProps) {
             onModeChange={(mode) => patch({ mode, zoom: null })}
             timeOrder={timeOrder}
             functionTotals={functionTotals}
-            toolbar={metricPicker}
+            toolbar={
+              <>
+                {metricPicker}
+                <FlameExport nodes={flame.nodes} title={props.title ?? props.runId} commitId={props.commitId} unit={flame.unit} metric={flame.metric} zoom={state.zoom} orientation={state.orient === "flame" ? "flame" : "icicle"} />
+              </>
+            }
             onOpenFunction={(frameKey) => patch({ view: "sandwich", sel: frameKey })}
             globalShortcuts
           />
