@@ -223,7 +223,19 @@ export function CapturePanel(props: { workloads: Workload[]; adapters: Adapter[]
           Capture {step.outcome.status} · run <a href={`/runs/${step.outcome.run_id}`}>{step.outcome.run_id}</a> · opening it…
         </p>
       ) : null}
-      {step.step === "failed" ? <ErrorPanel error={step.error} command={`npx emberscope capture run ${adapter} --workload ${workload}`} /> : null}
+      {step.step === "failed" ? (
+        <>
+          <ErrorPanel error={step.error} command={`npx emberscope capture run ${adapter} --workload ${workload}`} />
+          {typeof step.error.details?.run_id === "string" ? (
+            <p>
+              <a href={`/runs/${step.error.details.run_id}`} data-testid="capture-failed-run">
+                Open the {step.error.code === "CANCELLED" ? "cancelled" : "failed"} run
+              </a>{" "}
+              <span className="muted">for why it ended and the end of the workload&apos;s stderr.</span>
+            </p>
+          ) : null}
+        </>
+      ) : null}
     </section>
   );
 }

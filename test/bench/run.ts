@@ -4,6 +4,7 @@ import path from "node:path";
 import { captureBenchmark } from "./capture.bench";
 import { criticalPathBenchmark } from "./critical-path.bench";
 import { dagViewBenchmark } from "./dag-view.bench";
+import { dailyBenchmark } from "./daily.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { mcpBenchmark } from "./mcp.bench";
@@ -27,6 +28,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "critical-path": criticalPathBenchmark,
   "dag-view": dagViewBenchmark,
   "runs-library": runsLibraryBenchmark,
+  daily: dailyBenchmark,
 };
 
 const only = process.argv.slice(2);
