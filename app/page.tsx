@@ -6,7 +6,8 @@ import { CapturePanel, type Adapter, type Workload } from "../components/home/Ca
 import "../components/home/home.css";
 import { ImportPanel } from "../components/home/ImportPanel";
 import { LiveOperations } from "../components/home/LiveOperations";
-import { LiveRefresh, statusSignature } from "../components/home/LiveRefresh";
+import { LiveRefresh } from "../components/home/LiveRefresh";
+import { statusSignature } from "../components/home/status-signature";
 import { InvestigationsTable } from "../components/InvestigationsTable";
 import { NoRunsYet, RunsTable } from "../components/RunsTable";
 import { WorkspaceFacts } from "../components/WorkspaceFacts";

@@ -3,6 +3,7 @@
 import { useRouter } from "next/navigation";
 import { useEffect, useRef } from "react";
 import type { workspaceStatus } from "../../server/services/workspace";
+import { statusSignature } from "./status-signature";
 import { callQuery } from "./trpc-client";
 
 /** How often the home page asks whether the workspace changed. */
@@ -41,9 +42,4 @@ export function LiveRefresh(props: { signature: string }) {
     };
   }, [router]);
   return null;
-}
-
-/** What must change for the page to re-render: counts and HEAD. */
-export function statusSignature(status: { head_commit_id: string; counts: { runs: number; operations_active: number; commits: number } }): string {
-  return `${status.head_commit_id}|${status.counts.runs}|${status.counts.operations_active}|${status.counts.commits}`;
 }
