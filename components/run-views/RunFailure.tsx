@@ -1,6 +1,7 @@
 import type { ErrorDocument } from "../../server/domain/errors";
 import type { Run } from "../../server/domain/models";
 import { ErrorPanel } from "../ErrorPanel";
+import "./run-failure.css";
 
 interface StderrTail {
   text: string;

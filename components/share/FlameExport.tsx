@@ -1,6 +1,7 @@
 "use client";
 
 import { useState } from "react";
+import "./share.css";
 import { flameSvg, type SvgFlameNode } from "../../analysis/export/flame-svg";
 import { downloadBlob, fileNameOf, svgToPng } from "./download";
 

@@ -1,6 +1,7 @@
 "use client";
 
 import { useState } from "react";
+import "./share.css";
 
 /** The page's address with the commit it reads pinned, so the link shows the same evidence later. */
 export function pinnedLink(href: string, commitId: string): string {
