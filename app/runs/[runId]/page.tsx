@@ -63,6 +63,8 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
             </ul>
           </details>
         ) : null}
+        {/* A run that ended before it produced evidence has nothing to explore: its failure above says why. */}
+        {run.status !== "succeeded" && summary.metrics.length === 0 && !hasSpans ? null : (
         <RunWorkbench
           runId={runId}
           commitId={summary.commit_id}
@@ -74,6 +76,7 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           metadata={summary.metadata}
           title={run.title}
         />
+        )}
       </AppShell>
     );
   } catch (thrown) {
