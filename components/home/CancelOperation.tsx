@@ -23,7 +23,7 @@ export function CancelOperation(props: { operationId: string; requested?: boolea
   };
   return (
     <span className="cancel-operation">
-      <button type="button" className="plain-button danger" onClick={() => void cancel()} disabled={state.busy || state.done} data-testid="cancel-operation">
+      <button type="button" className="plain-button" onClick={() => void cancel()} disabled={state.busy || state.done} data-testid="cancel-operation">
         {state.done ? "Cancelling…" : state.busy ? "Cancelling…" : "Cancel"}
       </button>
       {state.error ? <span className="error-inline"> {state.error.code}: {state.error.message}</span> : null}

@@ -38,8 +38,6 @@ export function LiveOperations(props: { initial: Operation[] }) {
           <th>Progress</th>
           <th>Run</th>
           <th>Started</th>
-          <th>Running for</th>
-          <th></th>
         </tr>
       </thead>
       <tbody>
@@ -48,14 +46,11 @@ export function LiveOperations(props: { initial: Operation[] }) {
             <td className="mono">{op.operation_id}</td>
             <td>{op.kind}</td>
             <td>
-              <OperationProgress op={op} />
+              <OperationProgress op={op} /> <CaptureClock since={op.created_at} />{" "}
+              {op.state === "running" || op.state === "queued" || op.state === "cancelling" ? <CancelOperation operationId={op.operation_id} requested={op.cancel_requested} /> : null}
             </td>
             <td className="mono">{op.run_id ? <a href={`/runs/${op.run_id}`}>{op.run_id}</a> : "—"}</td>
             <td className="num">{op.created_at.replace("T", " ").slice(0, 19)}</td>
-            <td>
-              <CaptureClock since={op.created_at} />
-            </td>
-            <td>{op.state === "running" || op.state === "queued" || op.state === "cancelling" ? <CancelOperation operationId={op.operation_id} requested={op.cancel_requested} /> : null}</td>
           </tr>
         ))}
       </tbody>
