@@ -27,7 +27,7 @@ import { WORKFLOW_COMMANDS } from "./workflow-commands";
 import { requirePositionals, serviceCommand, type CliCommand } from "./service-command";
 import { formatBytes, keyValues, pageFooter, table } from "./render";
 import { serveCommand } from "./serve";
-import { openCommand } from "./open-command";
+import { exportSpeedscopeCommand, openCommand } from "./open-command";
 
 export type { CliCommand, CliEnv, CliOutcome, PositionalSpec } from "./service-command";
 
@@ -213,6 +213,7 @@ export const COMMANDS: CliCommand[] = [
   ...MCP_COMMANDS,
   serveCommand,
   openCommand,
+  exportSpeedscopeCommand,
 ];
 
 /** The command named by the longest matching prefix of the positionals. */

@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import { EmberscopeError } from "../domain/errors";
-import { callService, importArtifact, type ServiceDef } from "../services";
+import { writeFile } from "node:fs/promises";
+import { callService, exportSpeedscope, importArtifact, type ServiceDef } from "../services";
 import { CLI_ENTRY, isAppBuilt } from "../package-root";
 import { displayPath, locateWorkspace, projectRootForInit } from "../store/layout";
 import { liveServers, type ServerRegistration } from "../store/servers";
@@ -125,6 +126,30 @@ export const openCommand: CliCommand = {
         timings_ms: { import: importedMs, to_url: Date.now() - started },
       },
       human: url,
+      exitCode: 0,
+    };
+  },
+};
+
+export const exportSpeedscopeCommand: CliCommand = {
+  path: ["export", "speedscope"],
+  summary: "Write a run's samples as a speedscope file (one sampled profile per track), to open in speedscope.app and the tools that read its format.",
+  options: {
+    metric: { type: "string", valueName: "METRIC", description: "Metric to export (the run's time metric by default)." },
+    commit: { type: "string", valueName: "COMMIT", field: "commit_id", description: 'The commit to read (default "HEAD").' },
+    out: { type: "string", valueName: "FILE", description: "Where to write it (default: the run's title + .speedscope.json, in the current directory)." },
+  },
+  positionals: [{ name: "RUN_ID", description: "The run." }],
+  services: [exportSpeedscope as unknown as ServiceDef],
+  execute: async (args, env) => {
+    const [runId] = requirePositionals(args, exportSpeedscopeCommand.positionals);
+    const result = await callService(exportSpeedscope, env.ctx, { run_id: runId, metric: stringFlag(args.values, "metric"), commit_id: stringFlag(args.values, "commit") });
+    const out = path.resolve(env.ctx.locator.cwd, stringFlag(args.values, "out") ?? result.file_name);
+    await writeFile(out, JSON.stringify(result.document));
+    const profiles = (result.document.profiles as unknown[]).length;
+    return {
+      document: { file: out, run_id: runId, commit_id: result.commit_id, metric: result.metric, profiles },
+      human: `Wrote ${displayPath(out, env.ctx.locator.cwd)}: ${result.metric} of run ${runId} at ${result.commit_id}, ${profiles} profile(s).`,
       exitCode: 0,
     };
   },

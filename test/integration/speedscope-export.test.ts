@@ -4,7 +4,7 @@ import Ajv from "ajv";
 import { describe, expect, it } from "vitest";
 import { callService, exportSpeedscope, importArtifact, summarizeRun, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { REPO_ROOT } from "../helpers/cli";
+import { REPO_ROOT, runCli } from "../helpers/cli";
 import { failure } from "../helpers/failure";
 import { tempProject } from "../helpers/project";
 
@@ -108,6 +108,22 @@ describe("speedscope export (evidence.export_speedscope)", () => {
     const again = await callService(importArtifact, ctx, { path: out });
     const back = await callService(summarizeRun, ctx, { run_id: again.run_id });
     expect(back.metrics.find((m) => m.name === "wall_ns")?.total).toBe(metric.total);
+  });
+
+  it("is written by `emberscope export speedscope` to a file that validates, and the validator refuses a file that breaks the format", async () => {
+    const { root, ctx } = setup();
+    writeFileSync(path.join(root, "cli.folded"), "main;a 3\nmain;b 4\n");
+    const { run_id } = await callService(importArtifact, ctx, { path: path.join(root, "cli.folded") });
+    const result = await runCli(["export", "speedscope", run_id, "--out", "out.json", "--json"], { cwd: root });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json).toMatchObject({ run_id, metric: "samples", profiles: 1 });
+    const file = JSON.parse(readFileSync(path.join(root, "out.json"), "utf8")) as File;
+    expect(validate(file)).toBe(true);
+    expect(stacksOf(file)).toEqual(new Map([["main;a", 3], ["main;b", 4]]));
+    // The checks can fail: a unit speedscope does not know, and a sample without its weight.
+    expect(validate({ ...file, profiles: [{ ...file.profiles[0], unit: "ticks" }] })).toBe(false);
+    expect(formatRuleProblems({ ...file, profiles: [{ ...file.profiles[0], weights: [3] }] })).toEqual(["profile 0: 2 samples, 1 weights"]);
+    expect((await runCli(["export", "speedscope", "run_missing", "--json"], { cwd: root })).json.code).toBe("RUN_NOT_FOUND");
   });
 
   it("refuses a metric the run does not have, and a run with no samples, with typed errors", async () => {
