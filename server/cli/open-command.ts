@@ -105,11 +105,14 @@ export const openCommand: CliCommand = {
     const started = Date.now();
     const { projectRoot, created } = workspaceRoot(env);
     const ctx = { ...env.ctx, locator: { cwd: env.ctx.locator.cwd, projectRoot } };
+    // The server starts while the file is imported (it needs only the workspace): the slower of the two sets the wait.
+    const running = runningServer(projectRoot);
+    const reused = running !== null;
+    const serverReady = running ? Promise.resolve(running) : startServer(projectRoot, integerFlag(args.values, "port") ?? 0, env);
+    serverReady.catch(() => undefined); // awaited below; an import failure must not leave it unhandled
     const imported = await callService(importArtifact, ctx, { path: path.resolve(env.ctx.locator.cwd, file), format: stringFlag(args.values, "format") });
     const importedMs = Date.now() - started;
-    let server = runningServer(projectRoot);
-    const reused = server !== null;
-    if (!server) server = await startServer(projectRoot, integerFlag(args.values, "port") ?? 0, env);
+    const server = await serverReady;
     const url = `${server.url}/runs/${encodeURIComponent(imported.run_id)}`;
     const quietBrowser = args.values["no-browser"] === true || !["", "0", undefined].includes(process.env[NO_BROWSER_ENV]);
     const opened = quietBrowser ? false : await openBrowser(url);
