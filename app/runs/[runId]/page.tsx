@@ -1,3 +1,4 @@
+import { after } from "next/server";
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../../components/AppShell";
 import { analyzeHotspots, callService, flameTree, listArtifacts, listCommits, listToolContracts, showRun, summarizeRun } from "../../../server/services";
@@ -17,16 +18,21 @@ const RUN_RAIL = (runId: string) => mainRail(null, [{ href: `/runs/${encodeURICo
 
 /**
  * Starts the flame views' two questions (flame tree and hotspots, with the arguments the page's
- * client will send) while the page renders and its scripts load, without waiting for them: the
+ * client will send) once the page is sent, while its scripts load, without waiting for them: the
  * evidence engine keeps their answers, so the browser's own requests, a second or so later, are
  * answered from memory instead of by DuckDB (drop-to-flame, issue 21).
  */
 function warmFlameViews(ctx: ReturnType<typeof webServiceContext>, runId: string, commitId: string, metric: string | null, search: SearchParams): void {
   const view = firstParam(search.view) ?? "flame";
-  if (!metric || !["flame", "sandwich", "calltree"].includes(view)) return;
+  if (!metric || !["flame", "sandwich", "calltree"].includes(view) || process.env.EMBERSCOPE_WARM_FLAME === "0") return;
   const budget = Math.min(200_000, Math.max(10, Number(firstParam(search.budget)) || 20_000));
-  void callService(flameTree, ctx, { run_id: runId, metric, commit_id: commitId, budget }).catch(() => undefined);
-  void callService(analyzeHotspots, ctx, { run_id: runId, metric, commit_id: commitId, limit: 1000 }).catch(() => undefined);
+  // After the page is sent: reading 20 k rows would otherwise hold up its rendering.
+  after(async () => {
+    await Promise.all([
+      callService(flameTree, ctx, { run_id: runId, metric, commit_id: commitId, budget }).catch(() => undefined),
+      callService(analyzeHotspots, ctx, { run_id: runId, metric, commit_id: commitId, limit: 1000 }).catch(() => undefined),
+    ]);
+  });
 }
 
 /** /runs/[runId]?view=flame|sandwich|calltree|trace|dag|sql&commit=&metric=&zoom=&q=&sel=&orient=&mode=&window=&range= (RUN_URL_STATE) */
