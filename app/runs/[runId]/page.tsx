@@ -1,7 +1,6 @@
-import { after } from "next/server";
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../../components/AppShell";
-import { analyzeHotspots, callService, flameTree, listArtifacts, listCommits, listToolContracts, showRun, summarizeRun } from "../../../server/services";
+import { callService, listArtifacts, listCommits, listToolContracts, showRun, summarizeRun } from "../../../server/services";
 import { RunShareMenu } from "../../../components/share/RunShareMenu";
 import { webServiceContext } from "../../../server/trpc/context";
 import "../../../components/flame/workbench.css";
@@ -16,25 +15,6 @@ export const dynamic = "force-dynamic";
 
 const RUN_RAIL = (runId: string) => mainRail(null, [{ href: `/runs/${encodeURIComponent(runId)}`, label: "This run", current: true }]);
 
-/**
- * Starts the flame views' two questions (flame tree and hotspots, with the arguments the page's
- * client will send) once the page is sent, while its scripts load, without waiting for them: the
- * evidence engine keeps their answers, so the browser's own requests, a second or so later, are
- * answered from memory instead of by DuckDB (drop-to-flame, issue 21).
- */
-function warmFlameViews(ctx: ReturnType<typeof webServiceContext>, runId: string, commitId: string, metric: string | null, search: SearchParams): void {
-  const view = firstParam(search.view) ?? "flame";
-  if (!metric || !["flame", "sandwich", "calltree"].includes(view) || process.env.EMBERSCOPE_WARM_FLAME === "0") return;
-  const budget = Math.min(200_000, Math.max(10, Number(firstParam(search.budget)) || 20_000));
-  // After the page is sent: reading 20 k rows would otherwise hold up its rendering.
-  after(async () => {
-    await Promise.all([
-      callService(flameTree, ctx, { run_id: runId, metric, commit_id: commitId, budget }).catch(() => undefined),
-      callService(analyzeHotspots, ctx, { run_id: runId, metric, commit_id: commitId, limit: 1000 }).catch(() => undefined),
-    ]);
-  });
-}
-
 /** /runs/[runId]?view=flame|sandwich|calltree|trace|dag|sql&commit=&metric=&zoom=&q=&sel=&orient=&mode=&window=&range= (RUN_URL_STATE) */
 export default async function RunPage(props: { params: Promise<{ runId: string }>; searchParams: Promise<SearchParams> }) {
   const { runId } = await props.params;
@@ -44,7 +24,6 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
   try {
     const run = await callService(showRun, ctx, { run_id: runId });
     const summary = await callService(summarizeRun, ctx, { run_id: runId, commit_id: commit });
-    warmFlameViews(ctx, runId, summary.commit_id, firstParam(search.metric) ?? summary.primary_metric, search);
     const commits = await callService(listCommits, ctx, { limit: 50 });
     const hasSpans = (summary.spans?.spans ?? 0) > 0;
     // The DAG view compiles tool calls with the tools a person reviewed.
