@@ -34,7 +34,6 @@ export function LiveOperations(props: { initial: Operation[] }) {
       <thead>
         <tr>
           <th>Operation</th>
-          <th>Kind</th>
           <th>Progress</th>
           <th>Run</th>
           <th>Started</th>
@@ -43,13 +42,17 @@ export function LiveOperations(props: { initial: Operation[] }) {
       <tbody>
         {ops.map((op) => (
           <tr key={op.operation_id}>
-            <td className="mono">{op.operation_id}</td>
-            <td>{op.kind}</td>
             <td>
-              <OperationProgress op={op} /> <CaptureClock since={op.created_at} />{" "}
-              {op.state === "running" || op.state === "queued" || op.state === "cancelling" ? <CancelOperation operationId={op.operation_id} requested={op.cancel_requested} /> : null}
+              {op.kind}
+              <div className="mono muted live-op-id">{op.operation_id}</div>
             </td>
-            <td className="mono">{op.run_id ? <a href={`/runs/${op.run_id}`}>{op.run_id}</a> : "—"}</td>
+            <td>
+              <div className="live-op-progress">
+                <OperationProgress op={op} /> <CaptureClock since={op.created_at} />
+                {op.state === "running" || op.state === "queued" || op.state === "cancelling" ? <CancelOperation operationId={op.operation_id} requested={op.cancel_requested} /> : null}
+              </div>
+            </td>
+            <td className="mono live-op-id">{op.run_id ? <a href={`/runs/${op.run_id}`}>{op.run_id}</a> : "—"}</td>
             <td className="num">{op.created_at.replace("T", " ").slice(0, 19)}</td>
           </tr>
         ))}
