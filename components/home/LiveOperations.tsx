@@ -36,7 +36,7 @@ export function LiveOperations(props: { initial: Operation[] }) {
           <th>Operation</th>
           <th>Progress</th>
           <th>Run</th>
-          <th>Started</th>
+          <th>Started (UTC)</th>
         </tr>
       </thead>
       <tbody>
@@ -53,7 +53,9 @@ export function LiveOperations(props: { initial: Operation[] }) {
               </div>
             </td>
             <td className="mono live-op-id">{op.run_id ? <a href={`/runs/${op.run_id}`}>{op.run_id}</a> : "—"}</td>
-            <td className="num">{op.created_at.replace("T", " ").slice(0, 19)}</td>
+            <td className="num" title={`${op.created_at.replace("T", " ").slice(0, 19)} UTC`}>
+              {op.created_at.slice(11, 19)}
+            </td>
           </tr>
         ))}
       </tbody>
