@@ -35,7 +35,6 @@ export function LiveOperations(props: { initial: Operation[] }) {
         <tr>
           <th>Operation</th>
           <th>Progress</th>
-          <th>Run</th>
           <th>Started (UTC)</th>
         </tr>
       </thead>
@@ -45,6 +44,11 @@ export function LiveOperations(props: { initial: Operation[] }) {
             <td>
               {op.kind}
               <div className="mono muted live-op-id">{op.operation_id}</div>
+              {op.run_id ? (
+                <div className="mono live-op-id">
+                  run <a href={`/runs/${op.run_id}`}>{op.run_id}</a>
+                </div>
+              ) : null}
             </td>
             <td>
               <div className="live-op-progress">
@@ -52,7 +56,6 @@ export function LiveOperations(props: { initial: Operation[] }) {
                 {op.state === "running" || op.state === "queued" || op.state === "cancelling" ? <CancelOperation operationId={op.operation_id} requested={op.cancel_requested} /> : null}
               </div>
             </td>
-            <td className="mono live-op-id">{op.run_id ? <a href={`/runs/${op.run_id}`}>{op.run_id}</a> : "—"}</td>
             <td className="num" title={`${op.created_at.replace("T", " ").slice(0, 19)} UTC`}>
               {op.created_at.slice(11, 19)}
             </td>
