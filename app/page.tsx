@@ -6,6 +6,8 @@ import { CapturePanel, type Adapter, type Workload } from "../components/home/Ca
 import "../components/home/home.css";
 import { ImportPanel } from "../components/home/ImportPanel";
 import { LiveOperations } from "../components/home/LiveOperations";
+import { LiveRefresh } from "../components/home/LiveRefresh";
+import { statusSignature } from "../components/home/status-signature";
 import { InvestigationsTable } from "../components/InvestigationsTable";
 import { NoRunsYet, RunsTable } from "../components/RunsTable";
 import { WorkspaceFacts } from "../components/WorkspaceFacts";
@@ -36,8 +38,12 @@ async function captureChoices(ctx: ServiceContext): Promise<{ workloads: Workloa
   }
 }
 
-export default async function HomePage() {
+export default async function HomePage(props: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const ctx = webServiceContext();
+  // A failed run's "Capture again" opens this page with its workload and adapter chosen.
+  const search = await props.searchParams;
+  const askedWorkload = typeof search.workload === "string" ? search.workload : undefined;
+  const askedAdapter = typeof search.adapter === "string" ? search.adapter : undefined;
   try {
     const status = await callService(workspaceStatus, ctx, {});
     const runs = await callService(listRuns, ctx, { limit: RECENT_RUNS });
@@ -56,13 +62,15 @@ export default async function HomePage() {
       <CapturePanel
         workloads={choices.workloads}
         adapters={choices.adapters}
-        initialWorkload={firstRun && demoDeclared ? DEMO_WORKLOAD : undefined}
+        initialWorkload={askedWorkload ?? (firstRun && demoDeclared ? DEMO_WORKLOAD : undefined)}
+        initialAdapter={askedAdapter}
         title={firstRun && demoDeclared ? "Capture the bundled demo" : undefined}
       />
     );
     return (
       <AppShell pinnedCommitId={status.head_commit_id} pinnedSeq={status.head.seq} rail={RAIL}>
         <h1>Workspace</h1>
+        <LiveRefresh signature={statusSignature(status)} />
         <WorkspaceFacts status={status} />
         {/* One structure for both states, so an import in progress keeps its state when the page refreshes. */}
         <section className={firstRun ? "first-run" : "start-panels"} data-testid={firstRun ? "first-run" : "start-panels"}>

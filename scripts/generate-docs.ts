@@ -338,7 +338,10 @@ start\` starts a detached worker that exits when idle (log: \`.emberscope/logs/w
 Operations move through named phases (queued, planning, running, collecting, extracting,
 publishing) with monotonic completed/total where known: \`emberscope ops list|show|cancel\`.
 Cancel is recorded durably and answers within 250 ms (\`cancelling\` while cleanup runs); the
-workload's whole process group gets SIGTERM, then SIGKILL after a grace period. A worker that dies
+workload's whole process tree gets SIGTERM, then SIGKILL after a grace period: its process group,
+and the descendants that left it (a helper that called \`setsid()\`), found by their parent pids
+while the workload runs. In the browser, the capture panel and the home page's live operations
+have a Cancel button, and show how long the capture has run against its timeout. A worker that dies
 loses its lease: on start-up (\`serve\`, \`mcp serve\`, workers), by \`validate\` and \`gc\`, and
 whenever operations are read, expired leases are reconciled — the operation ends \`failed\` with
 \`INTERRUPTED\` (or \`cancelled\`), its run too, and a workload process group left behind is killed.
@@ -352,7 +355,11 @@ extracts the same bytes); \`ops cancel\` stops one at its next chunk.
 A capture run keeps separate execution, capture and extraction states; the exit code or signal,
 timings, the workload's pid; limitations (e.g. \`OUTPUT_TRUNCATED\`); and the child's stdout and
 stderr as artifacts of sensitivity \`internal\`. A non-zero exit is \`PROCESS_FAILED\`, a timeout
-\`PROCESS_TIMEOUT\` — the run is kept either way.
+\`PROCESS_TIMEOUT\` — the run is kept either way, with the typed error and its recovery (plan the
+same capture again). A failed, timed-out or cancelled capture also keeps the last 30 lines (at most
+4,000 characters) of the workload's stderr with its run (\`details.stderr_tail\`), redacted with the
+workspace's redactor — paths outside the project, user and host names and secret-looking values
+become typed tokens — and the run's page shows them under the error.
 `;
 }
 

@@ -1,5 +1,6 @@
 import { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 import { compareQuery } from "./compare";
+import { exportSamplesQuery, exportTracksQuery } from "./export";
 import { criticalPathEdgesQuery, criticalPathSpansQuery } from "./critical-path";
 import type { EvidenceQuery } from "./define";
 import { timelineFramesQuery, timelineMetricIdsQuery, timelineSamplesQuery, timelineStacksQuery } from "./flame-timeline";
@@ -14,6 +15,7 @@ export { timelineCells, timelineFramesQuery, timelineMetricIdsQuery, timelineRem
 export { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "./flame-tree";
 export { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
 export { compareQuery } from "./compare";
+export { exportSamplesQuery, exportTracksQuery } from "./export";
 export { criticalPathEdgesQuery, criticalPathSpansQuery } from "./critical-path";
 export { renderSql, type EvidenceQuery } from "./define";
 export { hotspotsQuery, type HotspotRow } from "./hotspots";
@@ -46,4 +48,6 @@ export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   measurementTotalsQuery,
   criticalPathSpansQuery,
   criticalPathEdgesQuery,
+  exportSamplesQuery,
+  exportTracksQuery,
 ];

@@ -7,6 +7,8 @@ import type { executeCapturePlan, listCapabilities, listWorkloads, planCapture }
 import type { listOperations, showOperation } from "../../server/services/operations";
 import type { Operation } from "../../server/store/operations";
 import { ErrorPanel } from "../ErrorPanel";
+import { CancelOperation } from "./CancelOperation";
+import { CaptureClock } from "./CaptureClock";
 import { OperationProgress } from "./OperationProgress";
 import { callMutation, callQuery, errorDocumentOf } from "./trpc-client";
 
@@ -206,7 +208,12 @@ export function CapturePanel(props: { workloads: Workload[]; adapters: Adapter[]
             </button>
           ) : (
             <div className="progress-line" data-testid="capture-progress" aria-live="polite">
-              Capturing… {step.op ? <OperationProgress op={step.op} /> : <span className="muted">starting</span>}
+              Capturing… {step.op ? <OperationProgress op={step.op} /> : <span className="muted">starting</span>}{" "}
+              {step.op ? (
+                <>
+                  · <CaptureClock since={step.op.created_at} timeoutS={intent.timeout_s} /> <CancelOperation operationId={step.op.operation_id} requested={step.op.cancel_requested} />
+                </>
+              ) : null}
             </div>
           )}
         </div>
@@ -216,7 +223,19 @@ export function CapturePanel(props: { workloads: Workload[]; adapters: Adapter[]
           Capture {step.outcome.status} · run <a href={`/runs/${step.outcome.run_id}`}>{step.outcome.run_id}</a> · opening it…
         </p>
       ) : null}
-      {step.step === "failed" ? <ErrorPanel error={step.error} command={`npx emberscope capture run ${adapter} --workload ${workload}`} /> : null}
+      {step.step === "failed" ? (
+        <>
+          <ErrorPanel error={step.error} command={`npx emberscope capture run ${adapter} --workload ${workload}`} />
+          {typeof step.error.details?.run_id === "string" ? (
+            <p>
+              <a href={`/runs/${step.error.details.run_id}`} data-testid="capture-failed-run">
+                Open the {step.error.code === "CANCELLED" ? "cancelled" : "failed"} run
+              </a>{" "}
+              <span className="muted">for why it ended and the end of the workload&apos;s stderr.</span>
+            </p>
+          ) : null}
+        </>
+      ) : null}
     </section>
   );
 }

@@ -3,6 +3,8 @@
 import { useEffect, useState } from "react";
 import type { listOperations } from "../../server/services/operations";
 import type { Operation } from "../../server/store/operations";
+import { CancelOperation } from "./CancelOperation";
+import { CaptureClock } from "./CaptureClock";
 import { OperationProgress } from "./OperationProgress";
 import { callQuery } from "./trpc-client";
 
@@ -28,26 +30,35 @@ export function LiveOperations(props: { initial: Operation[] }) {
   }, []);
   if (ops.length === 0) return <p className="muted" data-testid="operations-idle">No operations running.</p>;
   return (
-    <table className="data" data-testid="operations-table">
+    <table className="data" data-testid="operations-table" data-count={ops.length}>
       <thead>
         <tr>
           <th>Operation</th>
-          <th>Kind</th>
           <th>Progress</th>
-          <th>Run</th>
-          <th>Started</th>
+          <th>Started (UTC)</th>
         </tr>
       </thead>
       <tbody>
         {ops.map((op) => (
           <tr key={op.operation_id}>
-            <td className="mono">{op.operation_id}</td>
-            <td>{op.kind}</td>
             <td>
-              <OperationProgress op={op} />
+              {op.kind}
+              <div className="mono muted live-op-id">{op.operation_id}</div>
+              {op.run_id ? (
+                <div className="mono live-op-id">
+                  run <a href={`/runs/${op.run_id}`}>{op.run_id}</a>
+                </div>
+              ) : null}
             </td>
-            <td className="mono">{op.run_id ? <a href={`/runs/${op.run_id}`}>{op.run_id}</a> : "—"}</td>
-            <td className="num">{op.created_at.replace("T", " ").slice(0, 19)}</td>
+            <td>
+              <div className="live-op-progress">
+                <OperationProgress op={op} /> <CaptureClock since={op.created_at} />
+                {op.state === "running" || op.state === "queued" || op.state === "cancelling" ? <CancelOperation operationId={op.operation_id} requested={op.cancel_requested} /> : null}
+              </div>
+            </td>
+            <td className="num" title={`${op.created_at.replace("T", " ").slice(0, 19)} UTC`}>
+              {op.created_at.slice(11, 19)}
+            </td>
           </tr>
         ))}
       </tbody>

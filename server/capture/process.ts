@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 
 export interface ProcessRequest {
   argv: string[];
@@ -64,13 +65,66 @@ export function processGroupAlive(pgid: number): boolean {
   }
 }
 
-/** Kills a whole process group at once (used when its supervising worker is gone). */
+/** The parent pid of every live process (Linux /proc); empty where /proc is not there. */
+function parentsOfAll(): Map<number, number> {
+  const parents = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return parents;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name (field 2) is in parentheses and may hold spaces: read after its last ")".
+      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      parents.set(Number(entry), ppid);
+    } catch {
+      // exited while we looked
+    }
+  }
+  return parents;
+}
+
+/**
+ * Every live descendant of `pid`. A workload's children normally stay in its process group, but
+ * one that calls setsid() (a daemonizing helper) leaves it: the tree is followed by parent pids.
+ */
+export function descendantPids(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const [child, parent] of parentsOfAll()) children.set(parent, [...(children.get(parent) ?? []), child]);
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length) {
+    for (const child of children.get(queue.pop()!) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+function signalEach(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Kills a whole process group at once, and its leader's descendants that left it (used when its supervising worker is gone). */
 export function killProcessGroup(pgid: number): void {
+  const strays = descendantPids(pgid);
   try {
     process.kill(-pgid, "SIGKILL");
   } catch {
     // already gone
   }
+  signalEach(strays, "SIGKILL");
 }
 
 /**
@@ -93,12 +147,17 @@ export function runProcess(request: ProcessRequest): Promise<ProcessResult> {
     });
     const pgid = child.pid ?? null;
     if (pgid !== null) request.onSpawn?.(pgid);
+    // Descendants seen while the leader lived: once it has exited, the ones that left its group
+    // (setsid) can no longer be found by their parent, so they are remembered at each kill.
+    const strays = new Set<number>();
     const killGroup = () => {
       if (pgid === null) return;
+      for (const pid of descendantPids(pgid)) strays.add(pid);
+      signalEach([...strays], "SIGTERM");
       try {
         process.kill(-pgid, "SIGTERM");
       } catch {
-        return;
+        if (strays.size === 0) return;
       }
       setTimeout(() => {
         try {
@@ -106,6 +165,7 @@ export function runProcess(request: ProcessRequest): Promise<ProcessResult> {
         } catch {
           // already gone
         }
+        signalEach([...strays], "SIGKILL");
       }, request.killGraceMs ?? 2000).unref();
     };
     const timer = setTimeout(() => {

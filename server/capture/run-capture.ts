@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import { importerFor } from "../../analysis/formats/index";
-import { EmberscopeError, toEmberscopeError, type ErrorDocument } from "../domain/errors";
+import { EmberscopeError, toEmberscopeError, type ErrorDocument, type Recovery } from "../domain/errors";
 import type { Limitation } from "../domain/models";
 import { extractAndPublish, extractionFailure, extractStoredArtifact, limitationsOf } from "../evidence/extract";
 import { DEFAULT_INPUT_BOUNDS } from "../evidence/input";
@@ -15,6 +15,7 @@ import { adapterNamed } from "./adapters";
 import type { CollectedArtifact } from "./adapters/types";
 import type { CaptureIntent } from "./plan";
 import { runProcess, type ProcessResult } from "./process";
+import { stderrTail } from "./stderr-tail";
 
 /**
  * What a capture operation stores: the reviewed intent and the child's environment as resolved
@@ -46,13 +47,30 @@ async function keepOutput(ws: Workspace, runId: string, name: "stdout" | "stderr
   registerArtifact(ws.db, stored, { runId, kind: name, producer: "capture", mediaType: "text/plain", fileName: `${name}.txt`, sensitivity: "internal" });
 }
 
-function processFailure(result: ProcessResult, timeoutS: number): EmberscopeError | null {
-  if (result.cancelled) return new EmberscopeError("CANCELLED", "The capture was cancelled; its process group was killed.");
-  if (result.timedOut) return new EmberscopeError("PROCESS_TIMEOUT", `The workload ran longer than its ${timeoutS} s timeout and was killed.`, { details: { timeout_s: timeoutS } });
-  if (result.spawnError) return new EmberscopeError("PROCESS_FAILED", "The workload could not be started.", { details: { reason: result.spawnError } });
+/** Capturing again: planning the same request anew (a plan is single-use). */
+function planAgain(intent: CaptureIntent): Recovery {
+  return {
+    operation: "captures.plan",
+    arguments: { workload: intent.workload.name, adapter: intent.adapter.name, parameters: intent.workload.parameters, options: intent.adapter.options },
+    safe_to_repeat: true,
+  };
+}
+
+function processFailure(result: ProcessResult, intent: CaptureIntent): EmberscopeError | null {
+  const timeoutS = intent.timeout_s;
+  const recovery = planAgain(intent);
+  if (result.cancelled) return new EmberscopeError("CANCELLED", "The capture was cancelled; its process tree was killed.", { recovery });
+  if (result.timedOut) {
+    return new EmberscopeError("PROCESS_TIMEOUT", `The workload ran longer than its ${timeoutS} s timeout and was killed. Raise \`timeout\` in emberscope.toml or make the run shorter, then capture again.`, {
+      details: { timeout_s: timeoutS },
+      recovery,
+    });
+  }
+  if (result.spawnError) return new EmberscopeError("PROCESS_FAILED", "The workload could not be started.", { details: { reason: result.spawnError }, recovery });
   if (result.exitCode !== 0) {
-    return new EmberscopeError("PROCESS_FAILED", `The workload exited with ${result.exitCode === null ? `signal ${result.signal}` : `code ${result.exitCode}`}.`, {
+    return new EmberscopeError("PROCESS_FAILED", `The workload exited with ${result.exitCode === null ? `signal ${result.signal}` : `code ${result.exitCode}`}; the end of its stderr is kept with the run.`, {
       details: { exit_code: result.exitCode, signal: result.signal },
+      recovery,
     });
   }
   return null;
@@ -103,7 +121,7 @@ export async function runCaptureOperation(ws: Workspace, operationId: string, wo
       });
       results.push(result);
       reportProgress(ws.db, operationId, "running", index + 1, runs);
-      const problem = processFailure(result, intent.timeout_s);
+      const problem = processFailure(result, intent);
       if (index === runs - 1 || problem) {
         await keepOutput(ws, runId, "stdout", result.stdout);
         await keepOutput(ws, runId, "stderr", result.stderr);
@@ -115,6 +133,9 @@ export async function runCaptureOperation(ws: Workspace, operationId: string, wo
         details: { ...details, exit_code: result.exitCode, signal: result.signal, started_at: new Date(results[0].startedAt).toISOString(), ended_at: new Date(result.endedAt).toISOString(), wall_ms: result.endedAt - result.startedAt, runs: index + 1, warmups },
       }));
       if (problem) {
+        // What the page shows of why: the end of stderr, redacted (the whole of it is the stderr artifact).
+        const tail = stderrTail(ws, result.stderr);
+        if (tail) patchRun(ws, runId, (details) => ({ details: { ...details, stderr_tail: tail } }));
         patchRun(ws, runId, { execution_state: problem.code === "CANCELLED" ? "cancelled" : "failed", capture_state: "failed", extraction_state: "not_applicable" });
         return fail(problem);
       }

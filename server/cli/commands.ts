@@ -29,6 +29,7 @@ import { WORKFLOW_RUN_COMMANDS } from "./workflow-run-commands";
 import { requirePositionals, serviceCommand, type CliCommand } from "./service-command";
 import { formatBytes, keyValues, pageFooter, table } from "./render";
 import { serveCommand } from "./serve";
+import { exportSpeedscopeCommand, openCommand } from "./open-command";
 
 export type { CliCommand, CliEnv, CliOutcome, PositionalSpec } from "./service-command";
 
@@ -215,6 +216,8 @@ export const COMMANDS: CliCommand[] = [
   ...MCP_COMMANDS,
   ...EXPORT_COMMANDS,
   serveCommand,
+  openCommand,
+  exportSpeedscopeCommand,
 ];
 
 /** The command named by the longest matching prefix of the positionals. */

@@ -1,26 +1,12 @@
-import { createHmac, randomBytes } from "node:crypto";
-import os from "node:os";
-import { agentView, type AgentDetail, type AgentViewReport, type MemoEntry, type ProjectionMemo, type TokenKind } from "../../analysis/redaction";
+import { randomBytes } from "node:crypto";
+import { agentView, type AgentDetail, type AgentViewReport, type MemoEntry, type ProjectionMemo } from "../../analysis/redaction";
 import type { Workspace } from "../store/workspace";
+import { redactionContext } from "../store/redaction-context";
 import { MCP_TOOL_NAMES } from "./tools";
 
 /** Without a workspace there is no workspace key; tokens are then keyed per process. */
 const PROCESS_KEY = randomBytes(32);
 
-function localNames(): { users: string[]; hosts: string[] } {
-  const users = new Set<string>();
-  try {
-    users.add(os.userInfo().username);
-  } catch {
-    // no passwd entry for this uid
-  }
-  for (const v of [process.env.USER, process.env.LOGNAME, process.env.SUDO_USER]) if (v) users.add(v);
-  return { users: [...users], hosts: [os.hostname()] };
-}
-
-/** The local user and machine names redaction replaces wherever they stand as words (exports use them too). */
-export const LOCAL_NAMES = localNames();
-const NAMES = LOCAL_NAMES;
 
 /**
  * Projections of observed strings, kept across calls per (workspace key, detail, project root):
@@ -58,11 +44,10 @@ function memoFor(key: Buffer, detail: AgentDetail, projectRoot: string): Project
  */
 export function viewForAgent<T>(value: T, options: { ws: Workspace | null; projectRoot: string; detail: AgentDetail }): { value: T; report: AgentViewReport } {
   const key = options.ws?.secret ?? PROCESS_KEY;
-  const tokenFor = (kind: TokenKind, text: string) => createHmac("sha256", key).update(`emberscope-redact\0${kind}\0${text}`).digest("hex");
   return agentView(value, {
     detail: options.detail,
     toolNames: MCP_TOOL_NAMES,
-    redaction: { projectRoot: options.projectRoot, userNames: NAMES.users, hostNames: NAMES.hosts, tokenFor },
+    redaction: redactionContext(key, options.projectRoot),
     memo: memoFor(key, options.detail, options.projectRoot),
   });
 }

@@ -9,7 +9,7 @@ import { EmberscopeError } from "../domain/errors";
 import { newId, nowIso } from "../domain/ids";
 import { NOTEBOOK_FORMAT, NOTEBOOK_VERSION, type NotebookDocument } from "../domain/notebook-document";
 import { openDuckDb } from "../evidence/duckdb";
-import { LOCAL_NAMES } from "../mcp/view";
+import { LOCAL_NAMES } from "../store/redaction-context";
 import { PACKAGE_ROOT } from "../package-root";
 import { writeTransaction } from "../store/control-store";
 import { getCommit, headCommit, pin } from "../store/corpus";

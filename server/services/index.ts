@@ -30,6 +30,7 @@ export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 export { listRuns, renameRun, listRunFacets, showRun } from "./runs";
 export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, stackExamples, summarizeRun, traceWindow } from "./evidence";
 export { importArtifact, importUploadedFile } from "./imports";
+export { exportSpeedscope, readRunArtifact } from "./run-downloads";
 export { listCorpusFiles, readCorpusObject } from "./corpus";
 export { runSql } from "./sql";
 export { traceFlows } from "./trace-flows";

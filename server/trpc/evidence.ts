@@ -1,4 +1,5 @@
 import { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, stackExamples, summarizeRun, traceWindow } from "../services/evidence";
+import { exportSpeedscope } from "../services/run-downloads";
 import { traceFlows } from "../services/trace-flows";
 import { procedureFor, router } from "./init";
 
@@ -13,4 +14,5 @@ export const evidenceRouter = router({
   trace_window: procedureFor(traceWindow),
   trace_flows: procedureFor(traceFlows),
   compare: procedureFor(compareRuns),
+  export_speedscope: procedureFor(exportSpeedscope),
 });

@@ -4,6 +4,7 @@ import path from "node:path";
 import { captureBenchmark } from "./capture.bench";
 import { criticalPathBenchmark } from "./critical-path.bench";
 import { dagViewBenchmark } from "./dag-view.bench";
+import { dailyBenchmark } from "./daily.bench";
 import { evidenceBenchmark } from "./evidence.bench";
 import { experimentsBenchmark } from "./experiments.bench";
 import { exportBenchmark } from "./export.bench";
@@ -41,6 +42,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   export: exportBenchmark,
   transforms: transformsBenchmark,
   "sql-console": sqlConsoleBenchmark,
+  daily: dailyBenchmark,
 };
 
 const only = process.argv.slice(2);

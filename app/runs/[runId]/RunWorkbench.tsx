@@ -22,6 +22,7 @@ import { buildFlameTree } from "../../../analysis/flame/tree";
 import { TrackSelector, formatTrackSelection, parseTrackSelection } from "../../../components/flame/TrackSelector";
 import { OtherView } from "./OtherView";
 import type { FirstSqlAnswer } from "../../../components/sql/first-answer";
+import { FlameExport } from "../../../components/share/FlameExport";
 
 export const VIEWS = [
   { id: "flame", label: "Flame graph" },
@@ -57,6 +58,8 @@ export interface RunWorkbenchProps {
   metadata: Readonly<Record<string, string>>;
   /** The SQL view's first answer by the server engine, when the page opened on it. */
   sqlFirst?: FirstSqlAnswer | null;
+  /** The run's title (names exported images). */
+  title?: string;
 }
 
 const DEFAULT_BUDGET = 20_000;
@@ -243,6 +246,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
               <>
                 {metricPicker}
                 {trackSelector}
+                <FlameExport nodes={flame.nodes} title={props.title ?? props.runId} commitId={props.commitId} unit={flame.unit} metric={flame.metric} zoom={state.zoom} orientation={state.orient === "flame" ? "flame" : "icicle"} />
               </>
             }
             onOpenFunction={(frameKey) => patch({ view: "sandwich", sel: frameKey })}

@@ -1,6 +1,7 @@
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../../components/AppShell";
-import { callService, listCommits, listToolContracts, showHead, showRun, summarizeRun } from "../../../server/services";
+import { callService, listArtifacts, listCommits, listToolContracts, showHead, showRun, summarizeRun } from "../../../server/services";
+import { RunShareMenu } from "../../../components/share/RunShareMenu";
 import { webServiceContext } from "../../../server/trpc/context";
 import "../../../components/flame/workbench.css";
 import { CommitPicker } from "./CommitPicker";
@@ -8,6 +9,7 @@ import { RunWorkbench } from "./RunWorkbench";
 import { firstParam, readUrlState, type SearchParams } from "../../../components/url-state";
 import { RUN_URL_STATE } from "./url-state";
 import { firstSqlAnswer } from "../../sql/first-answer";
+import { LimitationLine, RunFailure } from "../../../components/run-views/RunFailure";
 
 export const dynamic = "force-dynamic";
 
@@ -32,6 +34,9 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
     const hasSpans = (summary.spans?.spans ?? 0) > 0;
     // The DAG view compiles tool calls with the tools a person reviewed.
     const contracts = hasSpans ? (await callService(listToolContracts, ctx, {})).tools.map((t) => ({ tool: t.tool, side_effect: t.side_effect })) : [];
+    const artifacts = await callService(listArtifacts, ctx, { run_id: runId, limit: 20 });
+    // The console output a capture keeps is not "the original file"; a profile or trace is.
+    const hasArtifact = artifacts.items.some((a) => a.registrations.some((r) => r.run_id === runId && r.kind !== "stdout" && r.kind !== "stderr"));
     const headId = head.commit_id;
     const sqlFirst = await sqlFirstAsked;
     const pinned = commits.items.find((c) => c.commit_id === summary.commit_id);
@@ -52,17 +57,21 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           <a className="plain-button" href={`/compare?base=${encodeURIComponent(runId)}`}>
             Compare with…
           </a>
+          <RunShareMenu runId={runId} commitId={summary.commit_id} metric={firstParam(search.metric) ?? summary.primary_metric} hasSamples={summary.metrics.some((m) => m.samples > 0)} hasArtifact={hasArtifact} />
         </div>
+        <RunFailure run={run} />
         {summary.limitations.length ? (
           <details className="limitations">
             <summary>{summary.limitations.length} limitation(s) recorded by the importer</summary>
             <ul>
               {summary.limitations.map((l, i) => (
-                <li key={i}>{JSON.stringify(l)}</li>
+                <LimitationLine key={i} limitation={l} />
               ))}
             </ul>
           </details>
         ) : null}
+        {/* A run that ended before it produced evidence has nothing to explore: its failure above says why. */}
+        {run.status !== "succeeded" && summary.metrics.length === 0 && !hasSpans ? null : (
         <RunWorkbench
           runId={runId}
           commitId={summary.commit_id}
@@ -73,7 +82,9 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           hasSpans={hasSpans}
           toolContracts={contracts}
           metadata={summary.metadata}
+          title={run.title}
         />
+        )}
       </AppShell>
     );
   } catch (thrown) {

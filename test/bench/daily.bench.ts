@@ -1,0 +1,120 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { initWorkspace } from "../../server/store/workspace";
+import { launchChromium } from "../helpers/browser";
+import { runCli } from "../helpers/cli";
+import { startServer } from "../helpers/server";
+import { cpuprofileFile } from "./generators";
+import { summarize } from "./stats";
+
+const ROUNDS = Number(process.env.EMBERSCOPE_BENCH_DAILY_ROUNDS ?? 3);
+
+/** A cpuprofile of about 1 MB (the size people drop): 60 k samples over 2,500 call-tree nodes. */
+async function oneMegabyteProfile(file: string): Promise<number> {
+  await cpuprofileFile(file, 60_000, 2_500);
+  return statSync(file).size;
+}
+
+/**
+ * Daily use (issue 21): drop-to-flame-graph for a 1 MB profile in headless Chromium — dropped on
+ * the home page, imported, the run opened, its flame graph painted — with where the time went;
+ * and `emberscope open` of the same file: to the URL printed, and on to the painted flame graph.
+ * Needs `npm run build`. Each round uses a fresh workspace and server.
+ */
+export async function dailyBenchmark(): Promise<Record<string, unknown>> {
+  const dir = mkdtempSync(path.join(tmpdir(), "emberscope-bench-daily-"));
+  const browser = await launchChromium();
+  try {
+    const file = path.join(dir, "dropped.cpuprofile");
+    const bytes = await oneMegabyteProfile(file);
+    const text = readFileSync(file, "utf8");
+    const drop: Record<string, number>[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const root = mkdtempSync(path.join(dir, `drop-${round}-`));
+      initWorkspace(root).close();
+      const server = await startServer(root);
+      try {
+        const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+        await page.goto(server.url);
+        await page.locator("[data-testid=import-dropzone]").waitFor();
+        // The drop (the import answers with a mark), in the page's clock.
+        const marks = (await page.evaluate(`(async () => {
+          const text = ${JSON.stringify(text)};
+          const zone = document.querySelector("[data-testid=import-dropzone]");
+          const transfer = new DataTransfer();
+          transfer.items.add(new File([text], "dropped.cpuprofile", { type: "application/json" }));
+          sessionStorage.setItem("bench:drop", String(performance.timeOrigin + performance.now()));
+          zone.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+          return true;
+        })()`)) as boolean;
+        if (!marks) throw new Error("drop failed");
+        await page.locator("[data-testid=import-open-run]").waitFor({ timeout: 60_000 });
+        const imported = (await page.evaluate(`performance.timeOrigin + performance.getEntriesByName("emberscope:import-done")[0].startTime`)) as number;
+        const dropAt = (await page.evaluate(`Number(sessionStorage.getItem("bench:drop"))`)) as number;
+        // The person's click on "Open the run" is not timed: the next page starts at once.
+        await page.locator("[data-testid=import-open-run]").click();
+        await page.waitForURL(/\/runs\/run_/, { timeout: 60_000 });
+        await page.waitForFunction(() => performance.getEntriesByName("emberscope:flame-paint").length > 0, null, { timeout: 60_000 });
+        const t = (await page.evaluate(`(() => {
+          const origin = performance.timeOrigin;
+          const nav = performance.getEntriesByType("navigation")[0];
+          const at = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
+          return {
+            html_ms: nav.responseEnd,
+            html_to_data_ms: at("emberscope:flame-data") - nav.responseEnd,
+            data_to_paint_ms: at("emberscope:flame-paint") - at("emberscope:flame-data"),
+            open_to_paint_ms: at("emberscope:flame-paint"),
+          };
+        })()`)) as Record<string, number>;
+        Object.assign(t, { drop_to_imported_ms: imported - dropAt, drop_to_paint_ms: imported - dropAt + t.open_to_paint_ms });
+        drop.push(t);
+        await page.close();
+      } finally {
+        await server.stop();
+      }
+    }
+
+    const open: Record<string, number>[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const root = mkdtempSync(path.join(dir, `open-${round}-`));
+      const copy = path.join(root, "opened.cpuprofile");
+      await import("node:fs/promises").then((fs) => fs.copyFile(file, copy));
+      const started = performance.now();
+      const result = await runCli(["open", "opened.cpuprofile", "--json", "--no-browser"], { cwd: root });
+      const toUrl = performance.now() - started;
+      if (result.code !== 0) throw new Error(`emberscope open failed: ${result.stdout}${result.stderr}`);
+      const doc = result.json as { url: string; server: { pid: number }; timings_ms: { import: number } };
+      try {
+        const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+        await page.goto(doc.url);
+        await page.waitForFunction(() => performance.getEntriesByName("emberscope:flame-paint").length > 0, null, { timeout: 60_000 });
+        const painted = performance.now() - started;
+        open.push({ to_url_ms: toUrl, import_ms: doc.timings_ms.import, to_painted_flame_ms: painted });
+        await page.close();
+      } finally {
+        try {
+          process.kill(doc.server.pid, "SIGTERM");
+        } catch {
+          // already stopped
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+
+    const column = (rows: Record<string, number>[], key: string) => summarize(rows.map((r) => r[key]));
+    const keys = (rows: Record<string, number>[]) => Object.fromEntries(Object.keys(rows[0] ?? {}).map((k) => [k, column(rows, k)]));
+    return {
+      profile: { format: "cpuprofile", bytes, samples: 60_000, nodes: 2_500 },
+      rounds: ROUNDS,
+      goal_drop_to_paint_ms: 1000,
+      drop_to_flame: keys(drop),
+      drop_rounds: drop,
+      emberscope_open: keys(open),
+      open_rounds: open,
+    };
+  } finally {
+    await browser.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
