@@ -332,6 +332,11 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     expect(page.ok && page.value.next_cursor).toBeTruthy();
     const both = await agent.call("get_workflow", { workflow_id: compiled.value.workflow.workflow_id, run_id: imported.value.run_id });
     expect(!both.ok && both.error.code).toBe("INVALID_ARGUMENTS");
+    // The compiled workflow's tools are not registered here: the plan says a live run would not run, and nothing started (workflow-runs.test.ts runs one).
+    const live = await agent.call("run_workflow", { workflow_id: compiled.value.workflow.workflow_id, mode: "live" });
+    expect(live.ok && live.value).toMatchObject({ started: null, plan: { would_run: false } });
+    const noRun = await agent.call("get_workflow_run", { workflow_run_id: "wfr_missing" });
+    expect(!noRun.ok && noRun.error.code).toMatch(/WORKFLOW_RUN_NOT_FOUND|INVALID_ARGUMENTS/);
     const notAgent = await agent.call("get_workflow", { run_id: ids.capture });
     expect(!notAgent.ok && notAgent.error.code).toBe("NO_SPANS"); // a CPU profile holds samples, not spans
     const viaMcp = await agent.call("get_critical_path", { run_id: imported.value.run_id });
