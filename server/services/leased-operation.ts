@@ -59,7 +59,8 @@ function cancelledError(kind: string, operationId: string): EmberscopeError {
   return new EmberscopeError("CANCELLED", `The ${kind} was cancelled.`, { details: { operation_id: operationId } });
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const onAbort = () => {

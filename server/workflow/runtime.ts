@@ -5,6 +5,7 @@ import { scheduleByEvents, type NodeOutcome } from "../../analysis/workflow/sche
 import { EmberscopeError, toEmberscopeError, type ErrorDocument } from "../domain/errors";
 import type { ToolContract } from "../domain/workflow";
 import type { RegisteredTool, ToolRegistry } from "./registry";
+import { sleep } from "../services/leased-operation";
 
 /**
  * The workflow runtime: replays a verified workflow (integrity.ts) in one of three modes.
@@ -71,21 +72,6 @@ export interface RuntimeResult {
   reproduced: boolean | null;
   /** Each node's arguments as called and its result (undefined where it has none): what the replay's spans carry. */
   calls: { args: Json | undefined; result: Json | undefined }[];
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 function schemaIssues(error: { issues: { path: PropertyKey[]; message: string }[] }) {
