@@ -27,6 +27,8 @@ export interface ProcessResult {
   stderrDropped: number;
   startedAt: number;
   endedAt: number;
+  /** Monotonic nanoseconds from spawn to the leader's exit (not to its pipes' close); null when it never ran. */
+  elapsedNs: number | null;
   pid: number | null;
   spawnError: string | null;
 }
@@ -134,6 +136,8 @@ export function killProcessGroup(pgid: number): void {
 export function runProcess(request: ProcessRequest): Promise<ProcessResult> {
   return new Promise((resolve) => {
     const startedAt = Date.now();
+    const spawnedAt = process.hrtime.bigint();
+    let exitedAt: bigint | null = null;
     const stdout = new BoundedBuffer(request.outputBytes);
     const stderr = new BoundedBuffer(request.outputBytes);
     let timedOut = false;
@@ -198,11 +202,13 @@ export function runProcess(request: ProcessRequest): Promise<ProcessResult> {
         stderrDropped: stderr.dropped,
         startedAt,
         endedAt: Date.now(),
+        elapsedNs: exitedAt === null ? null : Number(exitedAt - spawnedAt),
         pid: pgid,
         spawnError,
       });
     };
     child.on("error", (error: NodeJS.ErrnoException) => finish(null, null, error.code ?? "spawn failed"));
+    child.on("exit", () => (exitedAt ??= process.hrtime.bigint()));
     child.on("close", (code, signal) => finish(code, signal, null));
   });
 }

@@ -11,6 +11,7 @@ import {
   listCapabilities,
   planCapture,
   runCapture,
+  runSql,
   showOperation,
   showRun,
   startCapture,
@@ -95,6 +96,12 @@ describe("captures of declared workloads", () => {
     expect(summary.spans!.measurements).toBe(4 * 4);
     const run = await callService(showRun, ctx, { run_id: result.run_id });
     expect(run.details).toMatchObject({ runs: 4, warmups: 1 });
+    // Wall time comes from a monotonic clock, not GNU time's hundredths of a second: each run took
+    // at least the 0.2 s it was asked to spin, and not all are whole multiples of 10 ms.
+    const walls = (await callService(runSql, ctx, { run_id: result.run_id, sql: "SELECT value FROM measurements WHERE name = 'wall_ns' ORDER BY value" })).rows.map((r) => Number(r.value));
+    expect(walls).toHaveLength(4);
+    expect(walls.every((ns) => ns >= 0.2e9 && ns < 30e9)).toBe(true);
+    expect(walls.some((ns) => ns % 10_000_000 !== 0)).toBe(true);
   }, 60_000);
 });
 
