@@ -167,12 +167,15 @@ export function consumePlan(ws: Workspace, token: string, expectedPlanId?: strin
 }
 
 /** consumePlan for plans of `kind`; `replan` is the recovery a used or expired token points at. */
+/** The operation that makes a plan of each kind (a lost token is planned again there). */
+const PLANNED_BY: Record<string, string> = { capture: "captures.plan", experiment: "experiments.plan", workflow_run: "workflows.run" };
+
 export function consumePlanOf<T>(ws: Workspace, kind: string, token: string, expectedPlanId: string | undefined, replan: (intent: T) => Recovery): { planId: string; intent: T; digest: string } {
   return writeTransaction(ws.db, () => {
     const plan = ws.db.prepare("SELECT id, intent, intent_digest, expires_at, consumed_at FROM plans WHERE token_hash = ? AND kind = ?").get(tokenHash(token), kind) as
       | { id: string; intent: string; intent_digest: string; expires_at: string; consumed_at: string | null }
       | undefined;
-    if (!plan) throw new EmberscopeError("PLAN_NOT_FOUND", `No ${kind} plan has that token.`, { details: { argument: "plan_token" }, recovery: { operation: kind === "capture" ? "captures.plan" : "experiments.plan", arguments: {}, safe_to_repeat: true } });
+    if (!plan) throw new EmberscopeError("PLAN_NOT_FOUND", `No ${kind} plan has that token.`, { details: { argument: "plan_token" }, recovery: { operation: PLANNED_BY[kind] ?? "captures.plan", arguments: {}, safe_to_repeat: true } });
     if (expectedPlanId !== undefined && plan.id !== expectedPlanId) {
       throw new EmberscopeError("PLAN_MISMATCH", "The token belongs to another plan than the one expected.", { details: { argument: "expected_plan_id", expected_plan_id: expectedPlanId } });
     }

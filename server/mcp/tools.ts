@@ -407,7 +407,15 @@ export const MCP_RESOURCES = [
 
 /** Service operation → tool, for recovery hints (service names never reach agents). */
 export function toolForOperation(operation: string): string | undefined {
-  return MCP_TOOLS.find((t) => t.service.name === operation)?.name;
+  return MCP_TOOLS.find((t) => t.service.name === operation)?.name ?? SERVED_BY[operation];
 }
+
+/** Operations a recovery may name that an agent reaches through another tool (their arguments fit it). */
+export const SERVED_BY: Readonly<Record<string, string>> = {
+  "workflows.get": "get_workflow",
+  "workflows.compile": "get_workflow",
+  "evidence.stack_examples": "get_frame_neighbours",
+  "experiments.get": "get_experiment",
+};
 
 export const MCP_TOOL_NAMES = MCP_TOOLS.map((t) => t.name);

@@ -27,7 +27,7 @@ describe("workflow runs over MCP and the CLI", () => {
       expect(planned.value).toMatchObject({ started: null, plan: { would_run: false, tools: [{ tool: "lookup", refusal: null }, { tool: "record", refusal: "APPROVAL_REQUIRED" }] } });
       expect(planned.text).toContain("would be refused: record (APPROVAL_REQUIRED)");
       // Unknown keys are refused (strict schema); a wrong token is a typed error.
-      expect(await agent.call("run_workflow", { workflow_id: wf, plan_token: "ept_not-a-real-token" })).toMatchObject({ ok: false, error: { code: "PLAN_NOT_FOUND" } });
+      expect(await agent.call("run_workflow", { workflow_id: wf, plan_token: "ept_not-a-real-token" })).toMatchObject({ ok: false, error: { code: "PLAN_NOT_FOUND", recovery: { tool: "run_workflow" } } });
       expect(await agent.call("run_workflow", { workflow_id: wf, approve: true })).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENTS" } });
 
       // The person approves on the CLI; the agent plans again and starts it.
