@@ -172,9 +172,8 @@ export const analyzeHotspots = defineService({
     const after = input.cursor
       ? (decodeCursor(ws.secret, input.cursor, binding, { operation: "evidence.hotspots", arguments: { ...filters, tracks: input.tracks, limit: input.limit, commit_id: commitId }, safe_to_repeat: true }) as [number, string])
       : null;
-    const scoped = transformed ? onTracks(transformedHotspotsQuery(input.transforms), tracks) : null;
-    const rows = scoped
-      ? await evidence.reader.run(scoped.query, { generations: evidence.generations, metric: metric.name, limit: input.limit + 1, after_self: after?.[0] ?? null, after_key: after?.[1] ?? null, ...scoped.extra })
+    const rows = transformed
+      ? await runOnTracks(evidence, transformedHotspotsQuery(input.transforms), { generations: evidence.generations, metric: metric.name, limit: input.limit + 1, after_self: after?.[0] ?? null, after_key: after?.[1] ?? null }, tracks)
       : await hotspotsPage(evidence, metric.name, input.limit + 1, after, tracks);
     const page = rows.slice(0, input.limit);
     // Transforms that drop samples (focus, drop) shrink the total the shares are of; so does a track filter.
