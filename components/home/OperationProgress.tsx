@@ -5,7 +5,7 @@ export function OperationProgress({ op }: { op: Operation }) {
   const { completed, total } = op.progress;
   return (
     <span className="op-progress" data-testid="operation-progress" data-state={op.state}>
-      <span className={`status status-${op.state}`}>{op.state}</span> {op.phase ? <span>{op.phase}</span> : null}
+      <span className={`status status-${op.state}`}>{op.state}</span> {op.phase && op.phase !== op.state ? <span>{op.phase}</span> : null}
       {total ? (
         <>
           {" "}
