@@ -1,7 +1,11 @@
+import { createHash } from "node:crypto";
+import { promises as fsp } from "node:fs";
 import { canonicalJson, sha256Digest } from "../../analysis/notebook/digest";
 import { templateReferences } from "../../analysis/workflow/arguments";
 import { WORKFLOW_FORMAT, type Workflow } from "../../analysis/workflow/compile";
 import { EmberscopeError } from "../domain/errors";
+import type { ObjectId } from "../store/object-store";
+import type { Workspace } from "../store/workspace";
 
 /**
  * A stored workflow verified before anything of it runs: the document's content hash is its
@@ -56,4 +60,40 @@ export async function verifyWorkflow(doc: Workflow, expectedDigest: string, work
     }
   });
   return deps;
+}
+
+/** A file's identity and state: what changes when its bytes are rewritten or replaced (ctime cannot be set back by a process). */
+async function fileState(file: string): Promise<string | null> {
+  const st = await fsp.stat(file, { bigint: true }).catch(() => null);
+  return st ? `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : null;
+}
+
+/**
+ * The integrity check made before every call of a run (and of an exposed workflow tool), after
+ * `verifyWorkflow` passed once at the start: the workflow's record still addresses the verified
+ * content (one indexed SQLite read), and its stored document is still the file that was verified
+ * (one stat: device, inode, size, mtime, ctime). Only a file whose state changed is read and
+ * hashed again. A workflow tampered with mid-run is refused at its next call
+ * (WORKFLOW_INTEGRITY_FAILED, `details.reason`), and nothing more of it runs.
+ */
+export async function integrityGuard(ws: Workspace, workflowId: string, digest: string): Promise<() => Promise<void>> {
+  const file = ws.objects.pathOf(digest as ObjectId);
+  const fail = (reason: string) =>
+    new EmberscopeError("WORKFLOW_INTEGRITY_FAILED", `The workflow ${workflowId} does not verify any more: ${reason}. The call did not run.`, {
+      details: { workflow_id: workflowId, reason, expected: digest },
+    });
+  const hashNow = async () => {
+    const bytes = await fsp.readFile(file).catch(() => null);
+    return bytes ? `sha256:${createHash("sha256").update(bytes).digest("hex")}` : null;
+  };
+  let verified = await fileState(file);
+  if ((await hashNow()) !== digest) throw fail("its stored document's hash differs from its address");
+  return async () => {
+    const row = ws.db.prepare("SELECT object_id FROM workflows WHERE id = ?").get(workflowId) as { object_id: string } | undefined;
+    if (!row || row.object_id !== digest) throw fail("its record now addresses other content");
+    const state = await fileState(file);
+    if (state !== null && state === verified) return;
+    if ((await hashNow()) !== digest) throw fail("its stored document changed during the run");
+    verified = state;
+  };
 }

@@ -8,7 +8,7 @@ import { finishOperation, heartbeatOperation, operationIntent, reportProgress, t
 import { approvedTools, patchWorkflowRun } from "../store/workflow-runs";
 import { getContractRow, getWorkflowRow } from "../store/workflows";
 import type { Workspace } from "../store/workspace";
-import { verifyWorkflow } from "./integrity";
+import { integrityGuard, verifyWorkflow } from "./integrity";
 import { loadToolRegistry } from "./registry";
 import { publishReplayRun } from "./replay-run";
 import { runWorkflowNodes, type NodeReport, type ReplayMode, type RuntimeResult } from "./runtime";
@@ -130,12 +130,10 @@ export async function runWorkflowOperation(ws: Workspace, operationId: string, w
     const doc = JSON.parse((await ws.objects.read(record.digest as ObjectId, record.size_bytes)).toString("utf8")) as Workflow;
     // The run replays the content that was planned: a workflow whose address changed is refused too.
     const deps = await verifyWorkflow(doc, job.digest, job.workflow_id);
+    const integrity = await integrityGuard(ws, job.workflow_id, job.digest);
     const registry = job.mode === "live" ? await loadToolRegistry(ws.layout.projectRoot) : null;
-    const contracts = new Map<string, ToolContract | null>();
-    const contract = (tool: string) => {
-      if (!contracts.has(tool)) contracts.set(tool, getContractRow(ws.db, tool));
-      return contracts.get(tool)!;
-    };
+    // Read per call (one indexed row): a review withdrawn or changed mid-run applies to the next call.
+    const contract = (tool: string): ToolContract | null => getContractRow(ws.db, tool);
     const approved = approvedTools(ws.db, job.workflow_id, job.digest);
     const total = doc.nodes.length * job.repetitions;
     reportProgress(ws.db, operationId, "nodes", 0, total);
@@ -150,6 +148,7 @@ export async function runWorkflowOperation(ws: Workspace, operationId: string, w
         inputs: job.inputs,
         registry,
         contract,
+        integrity,
         approved,
         concurrency: job.concurrency,
         onFailure: job.on_failure,

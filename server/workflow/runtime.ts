@@ -10,7 +10,9 @@ import { sleep } from "../services/leased-operation";
 /**
  * The workflow runtime: replays a verified workflow (integrity.ts) in one of three modes.
  *
- * - `live`: every call passes, in this order and never skipped: the exact handler (a tool
+ * - every mode: each call first passes the per-call integrity check (`integrity`, when given: the
+ *   workflow still is the content verified at the start).
+ * - `live`: every call then passes, in this order and never skipped: the exact handler (a tool
  *   registered by code under exactly this name) and a reviewed contract bound to that handler's
  *   digest → policy (a side effect — a contract saying `write` — runs only when a person approved
  *   that tool for this workflow) and the input schema, over the arguments with their references
@@ -38,6 +40,11 @@ export interface RuntimeRequest {
   inputs: Record<string, Json>;
   registry: ToolRegistry | null;
   contract: (tool: string) => ToolContract | null;
+  /**
+   * The per-call integrity check (integrity.ts `integrityGuard`): made before each call, first of
+   * the checks, so a workflow changed mid-run is refused at its next call.
+   */
+  integrity?: () => Promise<void>;
   /** Tools a person approved for this workflow (side effects allowed). */
   approved: ReadonlySet<string>;
   concurrency: number;
@@ -120,6 +127,7 @@ export async function runWorkflowNodes(req: RuntimeRequest): Promise<RuntimeResu
   const runNode = async (i: number, signal: AbortSignal): Promise<void> => {
     const node = doc.nodes[i];
     try {
+      await req.integrity?.();
       let args: Json;
       try {
         args = resolveArguments(node.arguments, inputs, (id) => outputs.get(id));
