@@ -1,5 +1,5 @@
 import { EmberscopeError, exitCodeFor, type ErrorCode } from "../domain/errors";
-import { approveWorkflowTool, benchmarkWorkflow, callService, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, showOperation } from "../services";
+import { approveWorkflowTool, benchmarkWorkflow, callService, codegenWorkflow, exposeWorkflow, getWorkflowRun, listExposedWorkflows, listWorkflowRuns, runWorkflow, showOperation } from "../services";
 import type { ServiceDef } from "../services/service";
 import { integerFlag, stringFlag, type OptionSpec } from "./args";
 import { keyValues, pageFooter, table } from "./render";
@@ -193,6 +193,35 @@ export const WORKFLOW_RUN_COMMANDS: CliCommand[] = [
     options: { note: { type: "string", valueName: "TEXT", description: "Why." }, revoke: { type: "boolean", description: "Withdraw the approval." } },
     input: (args, [workflow, tool]) => ({ workflow_id: workflow, tool, note: stringFlag(args.values, "note"), revoke: args.values.revoke === true }),
     human: (r) => `${r.approval.revoked_at ? "Revoked" : "Approved"} ${r.approval.tool} in ${r.approval.workflow_id}'s live runs (for its content ${r.approval.workflow_digest.slice(0, 19)}…).`,
+  }),
+  serviceCommand({
+    path: ["workflows", "expose"],
+    service: exposeWorkflow,
+    positionals: [{ name: "WORKFLOW", description: "The workflow (wf_…).", field: "workflow_id" }],
+    options: {
+      name: { type: "string", valueName: "NAME", description: "The MCP tool's name (workflow_…; default workflow_<id>)." },
+      note: { type: "string", valueName: "TEXT", description: "What you checked." },
+      withdraw: { type: "boolean", description: "Withdraw the exposure: the tool leaves agents' tool lists." },
+      "expected-revision": { type: "string", valueName: "N", description: "Compare-and-set: the exposure's revision you read (0: none yet)." },
+    },
+    input: (args, [id]) => ({ workflow_id: id, name: stringFlag(args.values, "name"), note: stringFlag(args.values, "note"), withdraw: args.values.withdraw === true, expected_revision: integerFlag(args.values, "expected-revision") }),
+    human: ({ exposure: e }) =>
+      e.state === "exposed"
+        ? `Exposed ${e.workflow_id} to agents as the MCP tool ${e.tool} (revision ${e.revision}; bound to its content ${e.workflow_digest.slice(0, 19)}… and ${e.contracts.length} reviewed read-only contract(s)). Agents see it at their next tools/list; withdraw it: emberscope workflows expose ${e.workflow_id} --withdraw`
+        : `Withdrew ${e.tool} (${e.workflow_id}, revision ${e.revision}): agents no longer see it and its calls are refused.`,
+  }),
+  serviceCommand({
+    path: ["workflows", "exposed"],
+    service: listExposedWorkflows,
+    options: { all: { type: "boolean", description: "Include withdrawn exposures." }, workflow: { type: "string", valueName: "WORKFLOW", description: "Only this workflow's exposure.", field: "workflow_id" } },
+    input: (args) => ({ all: args.values.all === true, workflow_id: stringFlag(args.values, "workflow") }),
+    human: (r) =>
+      r.exposures.length
+        ? table(
+            r.exposures.map((e) => ({ tool: e.tool, workflow: e.workflow_id, state: e.state, current: e.state !== "exposed" ? "" : e.current ? "yes" : `no (${e.stale_reason})`, revision: e.revision, by: e.changed_by, changed: e.updated_at })),
+            ["tool", "workflow", "state", "current", "revision", "by", "changed"],
+          )
+        : "No workflow is exposed to agents. Expose a reviewed read-only one: emberscope workflows expose WORKFLOW",
   }),
   serviceCommand({
     path: ["workflows", "codegen"],

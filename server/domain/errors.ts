@@ -54,6 +54,11 @@ export const ERROR_CATALOG = {
   INVESTIGATION_NOT_FOUND: { family: "not_found", retryable: false, description: "No investigation has that id." },
   CELL_NOT_FOUND: { family: "not_found", retryable: false, description: "No notebook cell has that id (in that investigation, where one is named)." },
   WORKFLOW_NOT_FOUND: { family: "not_found", retryable: false, description: "No workflow has that id; `workflows.list` lists them, `workflows.compile` makes one from a run." },
+  WORKFLOW_NOT_EXPOSED: {
+    family: "not_found",
+    retryable: false,
+    description: "No workflow is exposed as that MCP tool now (never exposed, or a person withdrew it); exposing a workflow is a person's act (`emberscope workflows expose ID`, or its page).",
+  },
   WORKFLOW_RUN_NOT_FOUND: { family: "not_found", retryable: false, description: "No workflow run has that id; `workflows.runs` lists a workflow's runs." },
   TOOL_NOT_REGISTERED: {
     family: "not_found",
@@ -81,6 +86,11 @@ export const ERROR_CATALOG = {
   TOOL_OUTPUT_INVALID: { family: "input", retryable: false, description: "A tool's result fails its output schema; `details.issues` gives the paths and messages. The result is not passed on." },
   WORKFLOW_INTEGRITY_FAILED: { family: "input", retryable: false, description: "A stored workflow does not verify: its document's hash differs from its address, or a reference names no node, input or dependency; `details.reason` says which. Nothing ran." },
   REPLAY_DIVERGED: { family: "input", retryable: false, description: "A frozen replay could not reproduce the recording: a reference does not resolve in the recorded results, or a result was cut at import; `details.nodes` names them." },
+  WORKFLOW_EXPOSURE_STALE: {
+    family: "conflict",
+    retryable: false,
+    description: "An exposed workflow tool no longer matches what a person exposed: the workflow's content hash, a tool's reviewed contract or its registered code changed since; `details.reason` says which. Refused until a person exposes it again.",
+  },
   ARTIFACT_CHANGED: { family: "conflict", retryable: true, description: "The file changed while it was being imported; import it again once it is complete." },
   REVISION_CONFLICT: { family: "conflict", retryable: true, description: "`expected_revision` no longer matches; re-read the record and retry." },
   STALE_CURSOR: { family: "conflict", retryable: false, description: "The cursor belongs to another query, filter, ordering or commit, or was altered." },
@@ -118,6 +128,11 @@ export const ERROR_CATALOG = {
     family: "access",
     retryable: false,
     description: "A workflow call would have a side effect (write) that the workflow's policy does not allow: a person approves that tool for that workflow (`emberscope workflows approve ID TOOL`); agents cannot.",
+  },
+  WORKFLOW_NOT_READ_ONLY: {
+    family: "access",
+    retryable: false,
+    description: "Only a workflow whose every tool has a reviewed read-only contract bound to its registered code can be exposed to agents; `details.tools` names the tools that write (approvals for live runs do not count).",
   },
   POLICY_DENIED: { family: "access", retryable: false, description: "Workspace policy forbids the request." },
   AGENT_ACCESS_DISABLED: { family: "access", retryable: true, description: "Agent access is off; a person must switch it on." },

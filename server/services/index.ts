@@ -22,6 +22,7 @@ import { initializeWorkspace, workspaceStatus } from "./workspace";
 import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, openWorkflow, reviewTool } from "./workflows";
 import { addNotebookEntry } from "./notebook-entries";
 import { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, workflowPolicy } from "./workflow-runs";
+import { callExposedWorkflow, exposeWorkflow, listExposedWorkflows } from "./workflow-exposures";
 
 export { agentAccessStatus, agentToken, listAuditEvents, recordSignIn, redeemStoredSignInCode, requirePerson, setAgentAccess, setAgentDetail, signInLink } from "./agent-access";
 export { listArtifacts, showArtifact } from "./artifacts";
@@ -48,6 +49,7 @@ export { initializeWorkspace, workspaceStatus } from "./workspace";
 export { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, openWorkflow, reviewTool } from "./workflows";
 export { addNotebookEntry } from "./notebook-entries";
 export { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, workflowPolicy } from "./workflow-runs";
+export { callExposedWorkflow, exposeWorkflow, listExposedWorkflows } from "./workflow-exposures";
 
 /** Every service operation, by name: the registry the transports and generated docs read. */
 export const SERVICES: readonly ServiceDef[] = [
@@ -142,4 +144,7 @@ export const SERVICES: readonly ServiceDef[] = [
   approveWorkflowTool,
   codegenWorkflow,
   workflowPolicy,
+  exposeWorkflow,
+  listExposedWorkflows,
+  callExposedWorkflow,
 ] as unknown as ServiceDef[];

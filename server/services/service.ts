@@ -25,6 +25,8 @@ export interface ServiceContext {
    * instead of opening and closing one per call; null when there is no workspace (yet).
    */
   heldWorkspace?: () => Workspace | null;
+  /** Aborted when the caller gives up (an MCP client's cancellation): long calls stop their work. */
+  signal?: AbortSignal;
 }
 
 interface HandlerEnv {

@@ -1,4 +1,5 @@
 import { EXPERIMENTS_MIGRATION } from "./migration-experiments";
+import { WORKFLOW_EXPOSURES_MIGRATION } from "./migration-workflow-exposures";
 import { WORKFLOW_RUNS_MIGRATION } from "./migration-workflow-runs";
 
 /**
@@ -395,6 +396,7 @@ CREATE INDEX audit_events_by_target ON audit_events (target, seq) WHERE target I
 `,
   },
   WORKFLOW_RUNS_MIGRATION,
+  WORKFLOW_EXPOSURES_MIGRATION,
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -1,5 +1,6 @@
 import { compileRunWorkflow, getCriticalPath, getWorkflow, listToolContracts, listWorkflows, reviewTool } from "../services/workflows";
 import { approveWorkflowTool, benchmarkWorkflow, codegenWorkflow, getWorkflowRun, listWorkflowRuns, runWorkflow, workflowPolicy } from "../services/workflow-runs";
+import { exposeWorkflow, listExposedWorkflows } from "../services/workflow-exposures";
 import { procedureFor, router } from "./init";
 
 export const workflowsRouter = router({
@@ -13,6 +14,8 @@ export const workflowsRouter = router({
   approve: procedureFor(approveWorkflowTool),
   codegen: procedureFor(codegenWorkflow),
   policy: procedureFor(workflowPolicy),
+  expose: procedureFor(exposeWorkflow),
+  exposed: procedureFor(listExposedWorkflows),
 });
 
 export const toolsRouter = router({

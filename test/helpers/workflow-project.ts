@@ -1,6 +1,7 @@
 // A project whose emberscope.toml declares a tools folder holding test/fixtures/workflow-tools,
 // and trace v1 documents imported and compiled into stored workflows through the services.
-import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { callService, compileRunWorkflow, importArtifact, showOperation, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
@@ -18,8 +19,10 @@ export interface TraceEvent {
   after?: string[];
 }
 
-export function workflowProject() {
-  const root = tempProject("emberscope-wf-");
+/** `shared`: kept across the tests of a suite (removed by the returned `remove`), not after each test. */
+export function workflowProject(options: { shared?: boolean } = {}) {
+  const root = options.shared ? mkdtempSync(path.join(tmpdir(), "emberscope-wf-")) : tempProject("emberscope-wf-");
+  const remove = () => rmSync(root, { recursive: true, force: true });
   initWorkspace(root).close();
   // The tools module imports zod as a project's own would: from the project's node_modules.
   symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(root, "node_modules"), "dir");
@@ -48,5 +51,5 @@ export function workflowProject() {
       await new Promise((r) => setTimeout(r, 50));
     }
   };
-  return { root, ctx, compile, settle };
+  return { root, ctx, compile, settle, remove };
 }

@@ -1,9 +1,11 @@
+import { headers } from "next/headers";
 import type { CompileReport, Workflow } from "../../../analysis/workflow/compile";
 import { AppShell, mainRail } from "../../../components/AppShell";
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { firstParam, type SearchParams } from "../../../components/url-state";
-import { callService, getWorkflow, getWorkflowRun, listWorkflowRuns, workflowPolicy, workspaceStatus } from "../../../server/services";
+import { callService, getWorkflow, getWorkflowRun, listExposedWorkflows, listWorkflowRuns, workflowPolicy, workspaceStatus } from "../../../server/services";
 import { webServiceContext } from "../../../server/trpc/context";
+import { PersonAction } from "./PersonAction";
 import { WorkflowPageDag } from "./WorkflowPageDag";
 import "../../../components/dag/dag.css";
 import "./workflow-page.css";
@@ -29,7 +31,9 @@ type RunSummary = {
 export default async function WorkflowPage(props: { params: Promise<{ id: string }>; searchParams: Promise<SearchParams> }) {
   const { id } = await props.params;
   const chosenRun = firstParam((await props.searchParams).run);
-  const ctx = webServiceContext();
+  // With the request's headers: whether this browser holds the person's session (the acts below need it).
+  const ctx = webServiceContext(await headers());
+  const person = ctx.person === true;
   try {
     const status = await callService(workspaceStatus, ctx, {});
     let page = await callService(getWorkflow, ctx, { workflow_id: id, limit: 2000 });
@@ -63,6 +67,9 @@ export default async function WorkflowPage(props: { params: Promise<{ id: string
     const compile: CompileReport = { ...r, filtered: r.filtered.items as CompileReport["filtered"], deduplicated: r.deduplicated.items, not_deduplicated: r.not_deduplicated.items, ties: r.ties.items as CompileReport["ties"], unreadable: r.unreadable.items as CompileReport["unreadable"] };
     const policy = await callService(workflowPolicy, ctx, { workflow_id: id });
     const runs = await callService(listWorkflowRuns, ctx, { workflow_id: id, limit: 20 });
+    const exposure = (await callService(listExposedWorkflows, ctx, { workflow_id: id })).exposures[0] ?? null;
+    const exposed = exposure?.state === "exposed";
+    const readOnly = policy.tools.every((t) => t.side_effect === "read" && t.review === "reviewed" && t.registered);
     const shownId = chosenRun ?? runs.items[0]?.workflow_run_id ?? null;
     const shown = shownId ? await callService(getWorkflowRun, ctx, { workflow_run_id: shownId, limit: 2000 }) : null;
     const summary = (shown?.summary ?? null) as RunSummary | null;
@@ -90,6 +97,7 @@ export default async function WorkflowPage(props: { params: Promise<{ id: string
                 <th>review</th>
                 <th>approved</th>
                 <th>live run</th>
+                <th>your acts</th>
               </tr>
             </thead>
             <tbody>
@@ -117,10 +125,64 @@ export default async function WorkflowPage(props: { params: Promise<{ id: string
                       "ok"
                     )}
                   </td>
+                  <td>
+                    {t.review !== "reviewed" ? (
+                      <>
+                        <PersonAction path="tools.review" input={{ tool: t.tool, side_effect: "read", note: "reviewed on the workflow page" }} label="Review: read-only" testId={`review-read-${t.tool}`} person={person} title="Its calls only read: they may be merged and reordered." />
+                        <PersonAction path="tools.review" input={{ tool: t.tool, side_effect: "write", note: "reviewed on the workflow page" }} label="Review: writes" testId={`review-write-${t.tool}`} person={person} title="Its calls change the world." />
+                      </>
+                    ) : null}
+                    {t.side_effect === "write" ? (
+                      t.approved ? (
+                        <PersonAction path="workflows.approve" input={{ workflow_id: record.workflow_id, tool: t.tool, revoke: true }} label="Revoke approval" testId={`revoke-${t.tool}`} person={person} />
+                      ) : (
+                        <PersonAction path="workflows.approve" input={{ workflow_id: record.workflow_id, tool: t.tool, note: "approved on the workflow page" }} label="Approve its writes" testId={`approve-${t.tool}`} person={person} title="Allow this tool's side effects in this workflow's live runs (bound to its content)." />
+                      )
+                    ) : null}
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
+        </section>
+
+        <section className="workflow-section" data-testid="workflow-exposure">
+          <h2>Exposed to agents</h2>
+          <p className="workflow-note">
+            A person can offer a reviewed, read-only workflow as a tool of this workspace&apos;s MCP server: agents then call it by name with its runtime inputs, and each call replays it live
+            through every check, audited like every agent call. It is bound to this content and these contracts: if either changes, its calls are refused until exposed again.
+          </p>
+          {person ? null : (
+            <p className="workflow-note" data-testid="workflow-sign-in">
+              This browser is not signed in as you, so the buttons on this page are locked: open the sign-in link <code>emberscope serve</code> printed (or a new one from{" "}
+              <code>emberscope serve link</code>), or use the CLI (<code>emberscope workflows expose {record.workflow_id}</code>, <code>emberscope tools review TOOL --read-only</code>).
+            </p>
+          )}
+          <div className="workflow-exposure">
+            <span data-testid="exposure-state">
+              {exposed ? (
+                <>
+                  exposed as <code>{exposure.tool}</code> (revision {exposure.revision}, by {exposure.changed_by}){exposure.current ? "" : ` — refused now: ${exposure.stale_reason}; expose it again`}
+                </>
+              ) : exposure ? (
+                <>not exposed (withdrawn {exposure.updated_at})</>
+              ) : (
+                <>not exposed</>
+              )}
+            </span>
+            {exposed && exposure.current ? (
+              <PersonAction path="workflows.expose" input={{ workflow_id: record.workflow_id, withdraw: true }} label="Withdraw" testId="withdraw-workflow" person={person} />
+            ) : (
+              <PersonAction
+                path="workflows.expose"
+                input={{ workflow_id: record.workflow_id, note: "exposed on the workflow page" }}
+                label={exposed ? "Expose again" : "Expose as an MCP tool"}
+                testId="expose-workflow"
+                person={person}
+                title={readOnly ? "Every tool is registered, reviewed and read-only." : "Refused unless every tool is registered, reviewed and read-only."}
+              />
+            )}
+          </div>
         </section>
 
         <section className="workflow-section" data-testid="workflow-runs">
