@@ -88,6 +88,17 @@ evidence is never rewritten.
 ${rows}
 
 ${details}
+## Workflows a person exposed
+
+Besides these built-in tools (the budget of 28 counts built-ins only), \`tools/list\` lists one
+tool per workflow a person exposed (\`emberscope workflows expose WF\`, or the workflow's page
+with the person's session; never an agent): \`workflow_<slug>\`, read-only, whose arguments are
+the workflow's runtime inputs and whose output is the results of its final calls. Each call
+replays the workflow live through the runtime's per-call checks and is audited like every call;
+it is refused with \`WORKFLOW_NOT_EXPOSED\` once withdrawn and \`WORKFLOW_EXPOSURE_STALE\` when
+the workflow or a contract changed since it was exposed. A stdio server sends
+\`notifications/tools/list_changed\` when the exposed set changes. See docs/workflows.md.
+
 ## Resource templates
 
 Metadata only — never artifact bytes or host paths.

@@ -95,6 +95,10 @@ describe("workflows exposed as MCP tools, over Streamable HTTP on loopback", () 
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.json).toMatchObject({ exposure: { tool: tool(), state: "exposed", current: true, revision: 1, changed_by: "cli" } });
 
+    const all = (await agent.client.listTools()).tools;
+    expect(all.length).toBe(MCP_TOOLS.length + 1);
+    // The built-in budget (≤ 28) counts built-ins only; the exposed workflow is listed beside them.
+    expect(all.filter((t) => t._meta?.["emberscope/workflow"] === undefined).length).toBeLessThanOrEqual(28);
     const [listed] = await workflowTools();
     expect(listed.name).toBe(tool());
     expect(listed.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
