@@ -118,7 +118,8 @@ export function SandwichOffline({ manifest, cell }: { manifest: Manifest; cell: 
   if (!state.value) return noSamples(runId);
   const { tree, hot } = state.value;
   return (
-    <div data-testid="export-sandwich" data-selected={selected ?? undefined} data-callers={near.state === "done" && near.value ? near.value.callers.length : undefined}>
+    <div data-testid="export-sandwich" data-selected={selected ?? undefined} data-near={near.state} data-callers={near.state === "done" && near.value ? near.value.callers.length : undefined}>
+      {near.state === "failed" ? <p className="ev-error" data-testid="export-cell-error">{near.message}</p> : null}
       <SandwichCell
         functions={hot.rows}
         grandTotal={hot.grand_total}

@@ -145,8 +145,10 @@ describe("an export opened offline from disk", () => {
     // Sandwich: the function table; choosing hash shows its callers (compute).
     const sandwich = page.locator("[data-testid=export-sandwich]");
     await sandwich.locator("[data-testid=sandwich-row]").first().waitFor({ timeout: 60_000 });
-    await sandwich.locator("[data-testid=sandwich-row]", { hasText: "hash" }).first().click();
-    await expect.poll(() => sandwich.locator("[data-testid=sandwich-callers-row]").allInnerTexts(), { timeout: 30_000 }).toEqual([expect.stringContaining("compute")]);
+    await sandwich.locator("[data-testid=sandwich-row] button", { hasText: /^hash$/ }).click();
+    await expect.poll(() => sandwich.locator("[data-testid=sandwich-selected]").count(), { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => sandwich.getAttribute("data-near"), { timeout: 30_000 }).not.toBe("running");
+    expect(await sandwich.locator("[data-testid=sandwich-callers-row]").allInnerTexts(), await sandwich.innerText()).toEqual([expect.stringContaining("compute")]);
 
     // Call tree: main at the root with its two children.
     const calltree = page.locator("[data-testid=export-calltree] [data-testid=calltree-row]");
