@@ -123,7 +123,7 @@ function CellBody({ manifest, doc, cell, summaries }: { manifest: Manifest; doc:
 export function ExportViewer({ manifest, doc, summaries }: { manifest: Manifest; doc: Doc; summaries: FlameSummaries }) {
   const redacted = useMemo(() => manifest.redaction.report.filter((r) => r.count > 0), [manifest]);
   useEffect(() => {
-    performance.mark("emberscope:export-painted");
+    requestAnimationFrame(() => performance.mark("emberscope:export-painted"));
   }, []);
   return (
     <main className="ev-page" data-testid="export-viewer">

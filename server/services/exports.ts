@@ -239,7 +239,7 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
     progress.signal.throwIfAborted();
     // Flame cells' summaries, from the redacted copies: the viewer paints them before its engine is ready.
     if (!input.preview) {
-      progress.phase("summarizing the flame graphs");
+      progress.phase("summarizing the flame graphs", fileCount, fileCount);
       const requests = doc.cells
         .filter((c) => c.kind === "flame" && c.commit_id)
         .map((c) => {
@@ -269,7 +269,7 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
     return { result: { preview: true, title, report, redaction_mode: record.mode, parts: [], evidence, size_bytes: 0, elapsed_ms: performance.now() - started }, html: null };
   }
 
-  progress.phase("packing the file");
+  progress.phase("packing the file", evidence.files, evidence.files);
   addPart("notebook.json", "application/json", new TextEncoder().encode(JSON.stringify(notebook)));
   addPart("summaries.json", "application/json", new TextEncoder().encode(JSON.stringify(summaries)));
   const dist = path.join(PACKAGE_ROOT, "node_modules", "@duckdb", "duckdb-wasm", "dist");
@@ -539,7 +539,7 @@ export const startExport = defineService({
       try {
         const built = await buildExport(job.ws, ctx, { subject: { kind: "investigation", investigation_id: input.investigation_id }, choices: input.choices, preview: false }, job);
         job.assertHeld();
-        job.phase("writing");
+        job.phase("writing", built.result.evidence.files, built.result.evidence.files);
         await fsp.writeFile(builtFile(own, job.operationId), built.html!);
         job.finish({ state: "succeeded", result: { file_name: fileNameOf(built.result.title), size_bytes: built.result.size_bytes, redaction_mode: built.result.redaction_mode, title: built.result.title } });
       } catch (error) {
