@@ -36,6 +36,18 @@ export function readManifest(): Manifest {
   return JSON.parse(element.textContent) as Manifest;
 }
 
+let markPainted: () => void = () => undefined;
+/**
+ * Resolves once the notebook has been painted (main.tsx calls `painted()`): decoding the evidence
+ * is long main-thread work, and started earlier it held the first paint back by seconds.
+ */
+export const firstPaint = new Promise<void>((resolve) => {
+  markPainted = resolve;
+});
+export function painted(): void {
+  markPainted();
+}
+
 /** The parts written before the viewer's bootstrap (server/services/export-bundle.ts): complete when it runs. */
 const EARLY_PARTS = ["notebook.json", "summaries.json", "viewer.js.gz"];
 

@@ -1,7 +1,7 @@
 import * as duckdb from "@duckdb/duckdb-wasm";
 import { TABLES, TABLE_NAMES, type ColumnSpec } from "../../analysis/evidence/schema";
 import { parquetBufferToArrowIpc } from "../sql/parquet-to-arrow";
-import { partBytes, type Manifest } from "./bundle";
+import { firstPaint, partBytes, type Manifest } from "./bundle";
 
 /**
  * DuckDB-WASM started from the export's own parts: the worker from a blob URL, and the wasm handed
@@ -25,6 +25,7 @@ export function mark(stage: string): void {
 
 export function loadEngine(manifest: Manifest) {
   engine ??= (async () => {
+    await firstPaint;
     mark("engine-start");
     const [wasm, workerJs] = await Promise.all([partBytes(manifest, "duckdb/duckdb-eh.wasm.gz"), partBytes(manifest, "duckdb/duckdb-browser-eh.worker.js.gz")]);
     mark("engine-decoded");
@@ -64,6 +65,7 @@ function ipcOf(manifest: Manifest, part: string, table: TableName): Promise<Uint
   let ipc = decoded.get(part);
   if (!ipc) {
     ipc = (async () => {
+      await firstPaint;
       let t = performance.now();
       const bytes = await partBytes(manifest, part);
       timing.base64 += performance.now() - t;

@@ -17,8 +17,8 @@ async function main() {
     const doc = await json("notebook.json");
     const summaries = (manifest.parts.some((p) => p.name === "summaries.json") ? await json("summaries.json") : {}) as FlameSummaries;
     createRoot(root).render(<ExportViewer manifest={manifest} doc={doc as never} summaries={summaries} />);
-    // After the first paint: the engine's wasm is decoded and compiled while the page is shown.
-    requestAnimationFrame(() => setTimeout(() => void loadEngine(manifest).catch(() => undefined), 0));
+    // The engine starts after the first paint (it waits for it): its wasm is decoded and compiled while the page is shown.
+    void loadEngine(manifest).catch(() => undefined);
   } catch (error) {
     root.textContent = `This export cannot be shown: ${error instanceof Error ? error.message : String(error)}`;
   }
