@@ -1,26 +1,22 @@
 import { useEffect, useMemo, useState } from "react";
 import Markdown from "react-markdown";
-import { renderSql } from "../../analysis/queries/define";
-import { addPrunedRemainders, flameTreeQuery, type FlameNode } from "../../analysis/queries/flame-tree";
 import { FlameGraphCell } from "../flame/FlameGraphCell";
 import { ResultTable } from "../sql/ResultTable";
-import type { Manifest } from "./bundle";
+import { painted, type FlameSummaries, type FlameSummary, type Manifest } from "./bundle";
+import { CalltreeCell, CompareOffline, CriticalPathOffline, SandwichOffline, StaticCell, TraceCell, useOffline, type DocCell } from "./cells";
 import { openSession } from "./engine";
+import { flameTree } from "./evidence";
 import "./viewer.css";
 
 /**
  * The read-only notebook of an export: notes, SQL cells (run by DuckDB-WASM over the evidence in
- * the file), flame graphs (the server's flame_tree query, run here), trace windows as span tables,
- * hypotheses and findings as recorded. Nothing is written and nothing is fetched.
+ * the file), flame graphs, sandwiches, call trees, comparisons, the trace window and span critical
+ * paths (the server's queries run here, drawn by the app's own components), hypotheses and
+ * findings as recorded. Nothing is written and nothing is fetched. The page paints at once from
+ * the notebook and the flame summaries computed at export; the evidence goes live when the engine
+ * is ready.
  */
 
-interface DocCell {
-  cell_id: string;
-  name: string | null;
-  kind: string;
-  commit_id: string | null;
-  content: Record<string, unknown>;
-}
 interface Doc {
   investigation: { title: string; question: string; status: string };
   cells: DocCell[];
@@ -28,33 +24,9 @@ interface Doc {
   findings: { finding_id: string; title: string; claim: string; assessment: string; limitations: string[]; references: { relation: string; target: Record<string, unknown> }[] }[];
 }
 
-const METRIC_PREFERENCE = ["cpu_ns", "wall_ns", "samples", "alloc_bytes", "instructions", "Ir"];
-
-type State<T> = { state: "running" } | { state: "done"; value: T } | { state: "failed"; message: string };
-
-function useQuery<T>(run: () => Promise<T>, deps: unknown[]): State<T> {
-  const [state, setState] = useState<State<T>>({ state: "running" });
-  useEffect(() => {
-    let live = true;
-    setState({ state: "running" });
-    run().then(
-      (value) => live && setState({ state: "done", value }),
-      (e: unknown) => live && setState({ state: "failed", message: e instanceof Error ? e.message : String(e) }),
-    );
-    return () => {
-      live = false;
-    };
-  }, deps);
-  return state;
-}
-
-function runGenerations(manifest: Manifest, commitId: string, runId: string): string[] {
-  return manifest.generations.filter((g) => g.run_id === runId && g.commit_ids.includes(commitId)).map((g) => g.generation_id);
-}
-
 function SqlCell({ manifest, cell }: { manifest: Manifest; cell: DocCell }) {
   const sql = String(cell.content.sql ?? "").trim().replace(/;+\s*$/, "");
-  const state = useQuery(async () => {
+  const state = useOffline(async () => {
     const session = await openSession(manifest, cell.commit_id!);
     if (cell.name) {
       await session.query(`CREATE OR REPLACE TABLE notebook."${cell.name.replace(/"/g, '""')}" AS ${sql}`);
@@ -77,62 +49,39 @@ function SqlCell({ manifest, cell }: { manifest: Manifest; cell: DocCell }) {
   );
 }
 
-function FlameCell({ manifest, cell }: { manifest: Manifest; cell: DocCell }) {
+function FlameCell({ manifest, cell, summary }: { manifest: Manifest; cell: DocCell; summary: FlameSummary | undefined }) {
   const runId = String(cell.content.run_id);
   const [zoom, setZoom] = useState<string | null>((cell.content.zoom as string | null | undefined) ?? null);
-  const state = useQuery(async () => {
-    const generations = runGenerations(manifest, cell.commit_id!, runId);
-    if (!generations.length) return null;
-    const session = await openSession(manifest, cell.commit_id!);
-    const list = generations.map((g) => `'${g}'`).join(", ");
-    const metrics = (
-      await session.query(
-        `SELECT m.name, any_value(m.unit) AS unit FROM samples s JOIN metrics m ON m.generation_id = s.generation_id AND m.metric_id = s.metric_id WHERE s.generation_id IN (${list}) GROUP BY 1 ORDER BY 1`,
-      )
-    ).rows as { name: string; unit: string }[];
-    const requested = typeof cell.content.metric === "string" ? metrics.find((m) => m.name === cell.content.metric) : undefined;
-    const metric = requested ?? METRIC_PREFERENCE.map((n) => metrics.find((m) => m.name === n)).find(Boolean) ?? metrics[0];
-    if (!metric) return null;
-    const raw = (await session.query(renderSql(flameTreeQuery.sql, { generations, metric: metric.name, budget: 20_000 }))).rows as FlameNode[];
-    return { nodes: addPrunedRemainders(raw).nodes, metric };
-  }, [cell.cell_id]);
-  if (state.state === "running") return <p className="tip-muted">Computing the flame graph in DuckDB-WASM…</p>;
-  if (state.state === "failed") return <p className="ev-error">{state.message}</p>;
-  if (!state.value) return <p className="tip-muted">The export carries no samples of run {runId} at this commit.</p>;
+  const live = useOffline(() => flameTree(manifest, cell.commit_id!, runId, { metric: cell.content.metric as string | undefined }), [cell.cell_id]);
+  // The summary computed at export paints at once; the live tree replaces it when the engine has it.
+  const shown = live.state === "done" ? (live.value ? { nodes: live.value.nodes, metric: live.value.metric.name, unit: live.value.metric.unit } : null) : (summary ?? null);
+  if (live.state === "failed" && !summary) return <p className="ev-error">{live.message}</p>;
+  if (!shown) return live.state === "running" ? <p className="tip-muted">Computing the flame graph in DuckDB-WASM…</p> : <p className="tip-muted">The export carries no samples of run {runId} at this commit.</p>;
+  const source = live.state === "done" ? "live" : "summary";
   return (
-    <FlameGraphCell
-      nodes={state.value.nodes}
-      unit={state.value.metric.unit}
-      metric={state.value.metric.name}
-      zoom={zoom}
-      onZoomChange={setZoom}
-      search={typeof cell.content.search === "string" ? cell.content.search : undefined}
-      orientation={(cell.content.orientation as "flame" | "icicle" | undefined) ?? undefined}
-      compact
-      maxHeight={480}
-    />
+    <div data-testid="export-flame" data-source={source}>
+      {source === "summary" ? (
+        <p className="tip-muted" data-testid="export-flame-summary">
+          {live.state === "failed" ? `The engine failed (${live.message}); showing` : "Showing"} the summary computed at export (the {shown.nodes.length.toLocaleString("en-US")} heaviest call paths){live.state === "running" ? "; the full flame graph goes live when DuckDB-WASM is ready…" : "."}
+        </p>
+      ) : null}
+      <FlameGraphCell
+        key={source}
+        nodes={shown.nodes}
+        unit={shown.unit}
+        metric={shown.metric}
+        zoom={zoom}
+        onZoomChange={setZoom}
+        search={typeof cell.content.search === "string" ? cell.content.search : undefined}
+        orientation={(cell.content.orientation as "flame" | "icicle" | undefined) ?? undefined}
+        compact
+        maxHeight={480}
+      />
+    </div>
   );
 }
 
-function TraceCell({ manifest, cell }: { manifest: Manifest; cell: DocCell }) {
-  const runId = String(cell.content.run_id);
-  const window = cell.content.window as [number, number] | undefined;
-  const state = useQuery(async () => {
-    const generations = runGenerations(manifest, cell.commit_id!, runId);
-    if (!generations.length) return null;
-    const session = await openSession(manifest, cell.commit_id!);
-    const within = window ? ` AND start_ns < ${Number(window[1])} AND start_ns + dur_ns > ${Number(window[0])}` : "";
-    return session.query(
-      `SELECT name, category, start_ns, dur_ns, depth, status, args FROM spans WHERE generation_id IN (${generations.map((g) => `'${g}'`).join(", ")})${within} ORDER BY start_ns, depth LIMIT 500`,
-    );
-  }, [cell.cell_id]);
-  if (state.state === "running") return <p className="tip-muted">Reading the spans…</p>;
-  if (state.state === "failed") return <p className="ev-error">{state.message}</p>;
-  if (!state.value) return <p className="tip-muted">The export carries no spans of run {runId} at this commit.</p>;
-  return <ResultTable result={state.value as never} />;
-}
-
-function CellBody({ manifest, doc, cell }: { manifest: Manifest; doc: Doc; cell: DocCell }) {
+function CellBody({ manifest, doc, cell, summaries }: { manifest: Manifest; doc: Doc; cell: DocCell; summaries: FlameSummaries }) {
   switch (cell.kind) {
     case "note":
       return (
@@ -145,9 +94,19 @@ function CellBody({ manifest, doc, cell }: { manifest: Manifest; doc: Doc; cell:
     case "sql":
       return <SqlCell manifest={manifest} cell={cell} />;
     case "flame":
-      return <FlameCell manifest={manifest} cell={cell} />;
+      return <FlameCell manifest={manifest} cell={cell} summary={summaries[cell.cell_id]} />;
     case "trace":
       return <TraceCell manifest={manifest} cell={cell} />;
+    case "sandwich":
+      return <SandwichOffline manifest={manifest} cell={cell} />;
+    case "calltree":
+      return <CalltreeCell manifest={manifest} cell={cell} />;
+    case "compare":
+      return <CompareOffline manifest={manifest} cell={cell} />;
+    case "critical_path":
+      return <CriticalPathOffline manifest={manifest} cell={cell} />;
+    case "experiment":
+      return <StaticCell cell={cell} reason="an experiment's trials and decision live in the workspace's control store, which an export does not carry; the findings below state what it concluded." />;
     case "hypothesis": {
       const h = doc.hypotheses.find((x) => x.hypothesis_id === cell.content.hypothesis_id);
       return h ? <p>{h.claim} <span className="tip-muted">({h.status}; predicts: {h.prediction})</span></p> : null;
@@ -157,18 +116,18 @@ function CellBody({ manifest, doc, cell }: { manifest: Manifest; doc: Doc; cell:
       return f ? <p><strong>{f.title}</strong>: {f.claim} <span className="tip-muted">({f.assessment})</span></p> : null;
     }
     default:
-      return (
-        <p className="tip-muted">
-          A {cell.kind} cell: this viewer shows it as recorded. <code>{JSON.stringify(cell.content)}</code>
-        </p>
-      );
+      return <StaticCell cell={cell} reason={`this viewer has no live view of a ${cell.kind} cell.`} />;
   }
 }
 
-export function ExportViewer({ manifest, doc }: { manifest: Manifest; doc: Doc }) {
+export function ExportViewer({ manifest, doc, summaries }: { manifest: Manifest; doc: Doc; summaries: FlameSummaries }) {
   const redacted = useMemo(() => manifest.redaction.report.filter((r) => r.count > 0), [manifest]);
   useEffect(() => {
-    performance.mark("emberscope:export-painted");
+    // The frame that shows the notebook; the evidence's decoding and the engine wait for it.
+    requestAnimationFrame(() => {
+      performance.mark("emberscope:export-painted");
+      setTimeout(painted, 0);
+    });
   }, []);
   return (
     <main className="ev-page" data-testid="export-viewer">
@@ -209,7 +168,7 @@ export function ExportViewer({ manifest, doc }: { manifest: Manifest; doc: Doc }
             {cell.name ? <code>{cell.name}</code> : null}
             {cell.commit_id ? <span className="tip-muted">at {cell.commit_id}</span> : null}
           </div>
-          <CellBody manifest={manifest} doc={doc} cell={cell} />
+          <CellBody manifest={manifest} doc={doc} cell={cell} summaries={summaries} />
         </section>
       ))}
       {doc.findings.length ? (

@@ -36,15 +36,55 @@ export function readManifest(): Manifest {
   return JSON.parse(element.textContent) as Manifest;
 }
 
+let markPainted: () => void = () => undefined;
+/**
+ * Resolves once the notebook has been painted (main.tsx calls `painted()`): decoding the evidence
+ * is long main-thread work, and started earlier it held the first paint back by seconds.
+ */
+export const firstPaint = new Promise<void>((resolve) => {
+  markPainted = resolve;
+});
+export function painted(): void {
+  markPainted();
+}
+
+/** The parts written before the viewer's bootstrap (server/services/export-bundle.ts): complete when it runs. */
+const EARLY_PARTS = ["notebook.json", "summaries.json", "viewer.js.gz"];
+
+/** The document once parsed: the viewer starts before the evidence and engine parts are read. */
+function parsed(): Promise<void> {
+  if (document.readyState !== "loading") return Promise.resolve();
+  return new Promise((resolve) => document.addEventListener("DOMContentLoaded", () => resolve(), { once: true }));
+}
+
+/** Base64 to bytes: the browser's own decoder where it has one, else atob. */
+function fromBase64(text: string): Uint8Array {
+  const native = (Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array }).fromBase64;
+  if (native) return native(text);
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
 /** A part's stored bytes (base64 decoded), inflated when the manifest says it is gzip. */
 export async function partBytes(manifest: Manifest, name: string): Promise<Uint8Array> {
   const spec = manifest.parts.find((p) => p.name === name);
+  // A part after the viewer may be still being parsed (its text half read): wait for the whole document.
+  if (!EARLY_PARTS.includes(name)) await parsed();
   const element = document.querySelector(`script[data-part="${CSS.escape(name)}"]`);
   if (!spec || !element?.textContent) throw new Error(`The export has no part ${name}.`);
-  const text = atob(element.textContent);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  const bytes = fromBase64(element.textContent);
   if (spec.encoding !== "gzip") return bytes;
-  const inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const inflated = new Blob([bytes as BlobPart]).stream().pipeThrough(new DecompressionStream("gzip"));
   return new Uint8Array(await new Response(inflated).arrayBuffer());
 }
+
+/** A flame cell's tree computed at export (the heaviest call paths), drawn before the engine is ready. */
+export interface FlameSummary {
+  metric: string;
+  unit: string | null;
+  nodes: { node_id: string; parent_id: string | null; frame_key: string; name: string; file: string | null; line: number | null; module: string | null; kind: string; depth: number; self: number; total: number }[];
+}
+/** By cell id: the file's `summaries.json` part. */
+export type FlameSummaries = Record<string, FlameSummary>;

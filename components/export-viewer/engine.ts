@@ -1,7 +1,7 @@
 import * as duckdb from "@duckdb/duckdb-wasm";
 import { TABLES, TABLE_NAMES, type ColumnSpec } from "../../analysis/evidence/schema";
 import { parquetBufferToArrowIpc } from "../sql/parquet-to-arrow";
-import { partBytes, type Manifest } from "./bundle";
+import { firstPaint, partBytes, type Manifest } from "./bundle";
 
 /**
  * DuckDB-WASM started from the export's own parts: the worker from a blob URL, and the wasm handed
@@ -18,13 +18,22 @@ export interface Session {
 
 let engine: Promise<{ db: duckdb.AsyncDuckDB; version: string }> | null = null;
 
+/** Where the time goes when the file opens: marks "emberscope:<stage>" a benchmark reads back. */
+export function mark(stage: string): void {
+  performance.mark(`emberscope:${stage}`);
+}
+
 export function loadEngine(manifest: Manifest) {
   engine ??= (async () => {
+    await firstPaint;
+    mark("engine-start");
     const [wasm, workerJs] = await Promise.all([partBytes(manifest, "duckdb/duckdb-eh.wasm.gz"), partBytes(manifest, "duckdb/duckdb-browser-eh.worker.js.gz")]);
+    mark("engine-decoded");
     const worker = new Worker(URL.createObjectURL(new Blob([WORKER_PREAMBLE, workerJs as BlobPart], { type: "text/javascript" })));
     worker.postMessage({ __emberscopeWasm: new Blob([wasm as BlobPart], { type: "application/wasm" }) });
     const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), worker);
     await db.instantiate(WASM_URL);
+    mark("engine-instantiated");
     await db.open({ query: { castBigIntToDouble: true, castDecimalToDouble: true } });
     return { db, version: await db.getVersion() };
   })();
@@ -44,52 +53,127 @@ function plain(value: unknown): unknown {
 
 const sessions = new Map<string, Promise<Session>>();
 
-/** The evidence tables of one exported commit (only what the export carries), as DuckDB views. */
+/** Where the Parquet reading goes (ms), summed over the page: a benchmark reads it from the session marks. */
+const timing = { base64: 0, parquet: 0, insert: 0 };
+
+/**
+ * A part's rows as Arrow IPC, decoded once per page (commits that share a generation share it). It
+ * needs no engine: the tables a query names are decoded while DuckDB-WASM is still compiling.
+ */
+const decoded = new Map<string, Promise<Uint8Array>>();
+function ipcOf(manifest: Manifest, part: string, table: TableName): Promise<Uint8Array> {
+  let ipc = decoded.get(part);
+  if (!ipc) {
+    ipc = (async () => {
+      await firstPaint;
+      let t = performance.now();
+      const bytes = await partBytes(manifest, part);
+      timing.base64 += performance.now() - t;
+      t = performance.now();
+      const spec = [...(TABLES[table] as readonly ColumnSpec[])];
+      const out = await parquetBufferToArrowIpc(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer, spec);
+      timing.parquet += performance.now() - t;
+      return out.ipc;
+    })();
+    decoded.set(part, ipc);
+  }
+  return ipc;
+}
+
+type TableName = (typeof TABLE_NAMES)[number];
+
+/** Tables named after FROM or JOIN are loaded before a query; others when DuckDB reports them missing (as the workbench's session does). */
+const TABLE_PATTERN = new RegExp(`\\b(?:from|join)\\s+"?(${TABLE_NAMES.join("|")})\\b`, "gi");
+const MISSING_TABLE = new RegExp(`Table with name "?(${TABLE_NAMES.join("|")})"? does not exist`, "i");
+
+const namedTables = (sql: string) => [...new Set([...sql.matchAll(TABLE_PATTERN)].map((m) => m[1].toLowerCase() as TableName))];
+
+/**
+ * The evidence tables of one exported commit (only what the export carries), loaded into
+ * DuckDB-WASM on first use: a trace cell never decodes the samples.
+ */
 export function openSession(manifest: Manifest, commitId: string): Promise<Session> {
   let session = sessions.get(commitId);
-  if (!session) {
-    session = (async () => {
-      const { db, version } = await loadEngine(manifest);
-      const connection = await db.connect();
-      const schema = `commit_${commitId.replace(/[^A-Za-z0-9_]/g, "_")}`;
-      await connection.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-      await connection.query(`CREATE SCHEMA IF NOT EXISTS notebook`);
-      await connection.query(`SET search_path = '${schema},notebook'`);
-      const gens = manifest.generations.filter((g) => g.commit_ids.includes(commitId));
-      for (const table of TABLE_NAMES) {
-        const spec = [...(TABLES[table] as readonly ColumnSpec[])];
-        const parts: string[] = [];
-        for (const g of gens) {
-          for (const f of g.files.filter((x) => x.table === table)) {
-            const bytes = await partBytes(manifest, f.part);
-            const { ipc } = await parquetBufferToArrowIpc(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer, spec);
-            const name = `${table}__${parts.length}`;
-            await connection.insertArrowFromIPCStream(ipc, { name, schema, create: true });
-            parts.push(`SELECT '${g.generation_id.replace(/[^A-Za-z0-9_]/g, "")}' AS generation_id, * FROM ${schema}."${name}"`);
-          }
-        }
-        if (parts.length) await connection.query(`CREATE OR REPLACE VIEW ${schema}."${table}" AS ${parts.join(" UNION ALL BY NAME ")}`);
-        else await connection.query(`CREATE TABLE ${schema}."${table}" (${["generation_id VARCHAR", ...spec.map((c) => `"${c.name}" ${c.type}`)].join(", ")})`);
-      }
-      let queue: Promise<unknown> = Promise.resolve();
-      return {
-        query(sql: string) {
-          const run = queue.then(async () => {
-            const start = performance.now();
-            const table = await connection.query(sql);
-            const columns = table.schema.fields.map((f) => ({ name: f.name, type: String(f.type) }));
-            const rows = table.toArray().map((row) => {
-              const record = (row as { toJSON(): Record<string, unknown> }).toJSON();
-              return Object.fromEntries(columns.map((c) => [c.name, plain(record[c.name])]));
+  if (session) return session;
+  const gens = manifest.generations.filter((g) => g.commit_ids.includes(commitId));
+  const filesOf = (table: TableName) => gens.flatMap((g) => g.files.filter((f) => f.table === table).map((f) => ({ generation_id: g.generation_id, part: f.part })));
+  const schema = `commit_${commitId.replace(/[^A-Za-z0-9_]/g, "_")}`;
+  const opened = (async () => {
+    const { db, version } = await loadEngine(manifest);
+    mark(`session-start:${commitId}`);
+    const connection = await db.connect();
+    await connection.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await connection.query(`CREATE SCHEMA IF NOT EXISTS notebook`);
+    await connection.query(`SET search_path = '${schema},notebook'`);
+    return { connection, version };
+  })();
+  // One statement at a time on the connection: an Arrow insert is several calls, and two at once mixed their tables up.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = chain.then(work);
+    chain = run.catch(() => undefined);
+    return run;
+  };
+  const loading = new Map<TableName, Promise<void>>();
+  const ensure = (tables: readonly TableName[]) =>
+    Promise.all(
+      tables.map((table) => {
+        let load = loading.get(table);
+        if (!load) {
+          const files = filesOf(table);
+          // Decoding starts now, without the engine.
+          const ipcs = files.map((f) => ipcOf(manifest, f.part, table));
+          load = (async () => {
+            const { connection } = await opened;
+            const streams = await Promise.all(ipcs);
+            await serial(async () => {
+              const parts: string[] = [];
+              for (const [i, f] of files.entries()) {
+                const t = performance.now();
+                // Named for the commit, and where DuckDB-WASM put the insert is looked up, not assumed.
+                const name = `${schema}__${table}__${i}`;
+                // A copy: the stream's buffer is transferred to the worker, and another commit may need it.
+                await connection.insertArrowFromIPCStream(streams[i].slice(), { name, schema, create: true });
+                timing.insert += performance.now() - t;
+                const where = (await connection.query(`SELECT schema_name FROM duckdb_tables() WHERE table_name = '${name}'`)).toArray()[0] as { schema_name: string } | undefined;
+                parts.push(`SELECT '${f.generation_id.replace(/[^A-Za-z0-9_]/g, "")}' AS generation_id, * FROM "${where?.schema_name ?? schema}"."${name}"`);
+              }
+              const spec = TABLES[table] as readonly ColumnSpec[];
+              if (parts.length) await connection.query(`CREATE OR REPLACE VIEW ${schema}."${table}" AS ${parts.join(" UNION ALL BY NAME ")}`);
+              else await connection.query(`CREATE TABLE ${schema}."${table}" (${["generation_id VARCHAR", ...spec.map((c) => `"${c.name}" ${c.type}`)].join(", ")})`);
             });
-            return { columns, rows, ms: performance.now() - start, engine: "duckdb-wasm", engine_version: version, commit_id: commitId };
-          });
-          queue = run.catch(() => undefined);
-          return run;
-        },
-      };
-    })();
-    sessions.set(commitId, session);
-  }
+            performance.mark(`emberscope:table-ready:${table}`, { detail: Object.fromEntries(Object.entries(timing).map(([k, v]) => [k, Math.round(v)])) });
+          })();
+          loading.set(table, load);
+        }
+        return load;
+      }),
+    );
+  const ready: Session = {
+    async query(sql: string) {
+      const { connection, version } = await opened;
+      await ensure(namedTables(sql));
+      const start = performance.now();
+      let table;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          table = await serial(() => connection.query(sql));
+          break;
+        } catch (error) {
+          const missing = MISSING_TABLE.exec(error instanceof Error ? error.message : String(error));
+          if (!missing || attempt >= TABLE_NAMES.length || loading.has(missing[1].toLowerCase() as TableName)) throw error;
+          await ensure([missing[1].toLowerCase() as TableName]);
+        }
+      }
+      const columns = table.schema.fields.map((f) => ({ name: f.name, type: String(f.type) }));
+      const rows = table.toArray().map((row) => {
+        const record = (row as { toJSON(): Record<string, unknown> }).toJSON();
+        return Object.fromEntries(columns.map((c) => [c.name, plain(record[c.name])]));
+      });
+      return { columns, rows, ms: performance.now() - start, engine: "duckdb-wasm", engine_version: version, commit_id: commitId };
+    },
+  };
+  session = Promise.resolve(ready);
+  sessions.set(commitId, session);
   return session;
 }

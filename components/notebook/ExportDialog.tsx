@@ -2,9 +2,13 @@
 
 import { useEffect, useState } from "react";
 import type { ErrorDocument } from "../../server/domain/errors";
-import type { previewExport } from "../../server/services/exports";
+import type { previewExport, startExport } from "../../server/services/exports";
+import type { showOperation } from "../../server/services/operations";
+import type { Operation } from "../../server/store/operations";
 import { ErrorPanel } from "../ErrorPanel";
-import { callQuery, errorDocumentOf } from "../home/trpc-client";
+import { CancelOperation } from "../home/CancelOperation";
+import { OperationProgress } from "../home/OperationProgress";
+import { callMutation, callQuery, errorDocumentOf } from "../home/trpc-client";
 import { workbenchFetch } from "../trpc-client";
 
 const KINDS = ["PATH", "USER", "HOST", "EMAIL", "IP", "SECRET", "QUERY", "ENV", "DATA"] as const;
@@ -29,7 +33,9 @@ function formatBytes(bytes: number): string {
 /**
  * The export dialog: the preview of every redaction (kind, count, where the first was found),
  * a choice per kind (redacted by default; leaving one as it is needs the person's session), and
- * the download of the one HTML file. The choice is recorded in the file's manifest.
+ * the download of the one HTML file. The file is built by an export operation (exports.start):
+ * the dialog shows its phase and progress and can cancel it, then downloads what it built. The
+ * choice is recorded in the file's manifest.
  */
 export function ExportDialog({ investigationId, onClose }: { investigationId: string; onClose: () => void }) {
   const [allow, setAllow] = useState<Set<string>>(new Set());
@@ -37,6 +43,7 @@ export function ExportDialog({ investigationId, onClose }: { investigationId: st
   const [error, setError] = useState<ErrorDocument | null>(null);
   const [busy, setBusy] = useState<"preview" | "download" | null>("preview");
   const [saved, setSaved] = useState<string | null>(null);
+  const [op, setOp] = useState<Operation | null>(null);
 
   useEffect(() => {
     let live = true;
@@ -54,11 +61,26 @@ export function ExportDialog({ investigationId, onClose }: { investigationId: st
   const download = async () => {
     setBusy("download");
     setError(null);
+    setSaved(null);
+    setOp(null);
     try {
+      const { operation_id } = await callMutation<typeof startExport>("exports.start", { investigation_id: investigationId, choices: { allow: [...allow] as never, redact: [] } });
+      // The operation reports its phase and progress until it ends; a cancel ends it as cancelled.
+      let current = await callQuery<typeof showOperation>("operations.get", { operation_id });
+      setOp(current);
+      while (current.state === "running" || current.state === "queued" || current.state === "cancelling") {
+        await new Promise((r) => setTimeout(r, 250));
+        current = await callQuery<typeof showOperation>("operations.get", { operation_id });
+        setOp(current);
+      }
+      if (current.state !== "succeeded") {
+        if (current.state === "cancelled") return;
+        throw { error: (current.error as ErrorDocument | null) ?? { code: "INTERNAL_ERROR", message: `The export ended ${current.state}.`, retryable: true, details: {} } };
+      }
       const response = await workbenchFetch("/api/exports", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ investigation_id: investigationId, choices: { allow: [...allow], redact: [] } }),
+        body: JSON.stringify({ operation_id }),
       });
       if (!response.ok) {
         const body = (await response.json().catch(() => null)) as { error?: ErrorDocument } | null;
@@ -131,6 +153,13 @@ export function ExportDialog({ investigationId, onClose }: { investigationId: st
           <p className="tip-muted" data-testid="export-sizes">
             Redaction: {preview.redaction_mode} · evidence {preview.evidence.generations} generation(s), {preview.evidence.files} Parquet file(s): {formatBytes(preview.evidence.source_bytes)} in the workspace →{" "}
             {formatBytes(preview.evidence.bundle_bytes)} in the export (plus about 11 MB for DuckDB-WASM and the viewer).
+          </p>
+        ) : null}
+        {op ? (
+          <p data-testid="export-operation" data-state={op.state}>
+            Export <code>{op.operation_id}</code>: <OperationProgress op={op} />{" "}
+            {op.state === "running" || op.state === "queued" ? <CancelOperation operationId={op.operation_id} /> : null}
+            {op.state === "cancelled" ? <span> — cancelled; nothing was written.</span> : null}
           </p>
         ) : null}
         {error ? <ErrorPanel error={error} /> : null}

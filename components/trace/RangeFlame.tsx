@@ -1,17 +1,15 @@
 "use client";
 
-import { useEffect, useState } from "react";
-import type { z } from "zod";
+import { useContext, useEffect, useState } from "react";
 import { formatValue } from "../../analysis/flame/format";
-import type { flameTree } from "../../server/services/evidence";
 import { FlameGraphCell } from "../flame/FlameGraphCell";
-import { callQuery, errorDocumentOf } from "../home/trpc-client";
-
-type FlameResult = z.output<(typeof flameTree)["output"]>;
+import { errorDocumentOf } from "../home/trpc-client";
+import { TraceSourceContext, type RangeFlameResult } from "./trace-data";
 
 /** The flame graph of the samples in a trace's selected time range (evidence.flame_tree with start_ns/end_ns), drawn by the one flame renderer. */
 export function RangeFlame(props: { runId: string; commitId: string; start: number; end: number }) {
-  const [result, setResult] = useState<FlameResult | null>(null);
+  const source = useContext(TraceSourceContext);
+  const [result, setResult] = useState<RangeFlameResult | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
@@ -22,7 +20,8 @@ export function RangeFlame(props: { runId: string; commitId: string; start: numb
     const end_ns = Math.max(start_ns + 1, Math.ceil(props.end));
     // Dragging a selection changes the range on every move: ask once it rests.
     const timer = setTimeout(() => {
-      callQuery<typeof flameTree>("evidence.flame_tree", { run_id: props.runId, commit_id: props.commitId, start_ns, end_ns, budget: 2000 })
+      source
+        .rangeFlame({ runId: props.runId, commitId: props.commitId, start_ns, end_ns, budget: 2000 })
         .then((r) => !cancelled && setResult(r))
         .catch((e: unknown) => !cancelled && setError(errorDocumentOf(e).message));
     }, 150);

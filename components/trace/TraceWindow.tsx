@@ -1,7 +1,7 @@
 "use client";
 
 import { scaleLinear } from "d3";
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import "./trace.css";
 import { ErrorPanel } from "../ErrorPanel";
 import { errorDocumentOf } from "../home/trpc-client";
@@ -9,7 +9,7 @@ import type { ErrorDocument } from "../../server/domain/errors";
 import { AXIS, layoutTracks, ROW, TRACK_HEADER } from "./layout";
 import { RangeFlame } from "./RangeFlame";
 import { colourFor, formatNs } from "./time-format";
-import { loadFlows, loadSummary, loadWindow, type Flow, type LoadedWindow, type Span, type Summary } from "./trace-data";
+import { loadFlows, loadWindow, TraceSourceContext, type Flow, type LoadedWindow, type Span, type TraceSummary } from "./trace-data";
 import { fitText, hiDpiContext, prefersDark } from "../canvas";
 import { useElementWidth } from "../use-element-width";
 
@@ -47,7 +47,8 @@ export function TraceWindow(props: {
   toolbar?: React.ReactNode;
 }) {
   const { runId, commitId } = props;
-  const [summary, setSummary] = useState<Summary | null>(null);
+  const source = useContext(TraceSourceContext);
+  const [summary, setSummary] = useState<TraceSummary | null>(null);
   const [error, setError] = useState<ErrorDocument | null>(null);
   const [data, setData] = useState<LoadedWindow | null>(null);
   const [loading, setLoading] = useState(true);
@@ -83,7 +84,8 @@ export function TraceWindow(props: {
     opened.current = performance.now();
     setError(null);
     setLoading(true);
-    loadSummary(runId, commitId)
+    source
+      .summary(runId, commitId)
       .then((s) => {
         if (cancelled) return;
         setSummary(s);
@@ -118,7 +120,7 @@ export function TraceWindow(props: {
       const span = view.end - view.start;
       const start = full && !data ? full.start : Math.max(full?.start ?? view.start, view.start - span * 0.25);
       const end = full && !data ? full.end + 1 : Math.min((full?.end ?? view.end) + 1, view.end + span * 0.25);
-      loadWindow({ runId, commitId, tracks: summary.tracks, start_ns: start, end_ns: end, budget: BUDGET, signal })
+      loadWindow(source, { runId, commitId, tracks: summary.tracks, start_ns: start, end_ns: end, budget: BUDGET, signal })
         .then((w) => {
           if (signal.cancelled) return;
           setData(w);
@@ -136,7 +138,7 @@ export function TraceWindow(props: {
   useEffect(() => {
     if (!data || (summary?.spans?.edges ?? 0) === 0) return;
     let cancelled = false;
-    loadFlows(runId, commitId, data.start_ns, data.end_ns)
+    loadFlows(source, runId, commitId, data.start_ns, data.end_ns)
       .then((f) => !cancelled && setFlows(f.flows))
       .catch(() => undefined);
     return () => {

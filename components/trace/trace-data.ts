@@ -3,6 +3,8 @@
 import type { summarizeRun, traceWindow } from "../../server/services/evidence";
 import type { traceFlows } from "../../server/services/trace-flows";
 import type { z } from "zod";
+import { createContext } from "react";
+import type { flameTree } from "../../server/services/evidence";
 import { callQuery } from "../home/trpc-client";
 
 export type Summary = z.output<(typeof summarizeRun)["output"]>;
@@ -10,6 +12,33 @@ export type WindowResult = z.output<(typeof traceWindow)["output"]>;
 export type Span = WindowResult["spans"][number];
 export type Track = WindowResult["tracks"][number];
 export type Flow = z.output<(typeof traceFlows)["output"]>["flows"][number];
+export type RangeFlameResult = Pick<z.output<(typeof flameTree)["output"]>, "nodes" | "metric" | "unit" | "commit_id" | "status">;
+/** What the trace window reads of a run's summary: the span totals, the tracks and the commit. */
+export type TraceSummary = Pick<Summary, "spans" | "tracks" | "commit_id">;
+export type WindowPage = Pick<WindowResult, "spans" | "next_cursor" | "commit_id">;
+
+/**
+ * Where the trace window's evidence comes from: the server (evidence.summary, trace_window,
+ * trace_flows, flame_tree over tRPC) in the app, DuckDB-WASM over the file's own Parquet in an
+ * export (components/export-viewer/trace-source.ts). The window itself is the same either way.
+ */
+export interface TraceSource {
+  summary(runId: string, commitId: string): Promise<TraceSummary>;
+  windowPage(args: { runId: string; commitId: string; start_ns: number; end_ns: number; track: number; limit: number; cursor?: string }): Promise<WindowPage>;
+  flows(args: { runId: string; commitId: string; start_ns: number; end_ns: number; limit: number }): Promise<{ flows: Flow[]; truncated: boolean }>;
+  rangeFlame(args: { runId: string; commitId: string; start_ns: number; end_ns: number; budget: number }): Promise<RangeFlameResult>;
+}
+
+export const serverTraceSource: TraceSource = {
+  summary: (runId, commitId) => callQuery<typeof summarizeRun>("evidence.summary", { run_id: runId, commit_id: commitId }),
+  windowPage: (a) =>
+    callQuery<typeof traceWindow>("evidence.trace_window", { run_id: a.runId, commit_id: a.commitId, start_ns: a.start_ns, end_ns: a.end_ns, tracks: [a.track], limit: a.limit, ...(a.cursor ? { cursor: a.cursor } : {}) }),
+  flows: (a) => callQuery<typeof traceFlows>("evidence.trace_flows", { run_id: a.runId, commit_id: a.commitId, start_ns: a.start_ns, end_ns: a.end_ns, limit: a.limit }),
+  rangeFlame: (a) => callQuery<typeof flameTree>("evidence.flame_tree", { run_id: a.runId, commit_id: a.commitId, start_ns: a.start_ns, end_ns: a.end_ns, budget: a.budget }),
+};
+
+/** The trace window's source: the server unless a provider (the export viewer) names another. */
+export const TraceSourceContext = createContext<TraceSource>(serverTraceSource);
 
 export interface LoadedWindow {
   start_ns: number;
@@ -26,7 +55,7 @@ const PAGE = 5000;
  * Spans of a window, fetched per track in keyset pages (evidence.trace_window) so that every
  * track shows something even when the whole window does not fit the budget.
  */
-export async function loadWindow(args: { runId: string; commitId: string; tracks: Track[]; start_ns: number; end_ns: number; budget: number; signal?: { cancelled: boolean } }): Promise<LoadedWindow> {
+export async function loadWindow(source: TraceSource, args: { runId: string; commitId: string; tracks: Track[]; start_ns: number; end_ns: number; budget: number; signal?: { cancelled: boolean } }): Promise<LoadedWindow> {
   const withSpans = args.tracks.filter((t) => t.spans > 0);
   const share = Math.max(PAGE, Math.floor(args.budget / Math.max(1, withSpans.length)));
   const spans: Span[] = [];
@@ -39,15 +68,7 @@ export async function loadWindow(args: { runId: string; commitId: string; tracks
     let got = 0;
     for (;;) {
       if (args.signal?.cancelled) return;
-      const page = await callQuery<typeof traceWindow>("evidence.trace_window", {
-        run_id: args.runId,
-        commit_id: args.commitId,
-        start_ns,
-        end_ns,
-        tracks: [track.track_id],
-        limit: Math.min(PAGE, share - got),
-        ...(cursor ? { cursor } : {}),
-      });
+      const page = await source.windowPage({ runId: args.runId, commitId: args.commitId, start_ns, end_ns, track: track.track_id, limit: Math.min(PAGE, share - got), cursor });
       commit = page.commit_id;
       for (const s of page.spans) spans.push(s);
       got += page.spans.length;
@@ -69,11 +90,7 @@ export async function loadWindow(args: { runId: string; commitId: string; tracks
   return { start_ns, end_ns, spans, truncatedTracks: truncated, commit_id: commit };
 }
 
-export function loadSummary(runId: string, commitId: string): Promise<Summary> {
-  return callQuery<typeof summarizeRun>("evidence.summary", { run_id: runId, commit_id: commitId });
-}
-
-export async function loadFlows(runId: string, commitId: string, start_ns: number, end_ns: number): Promise<{ flows: Flow[]; truncated: boolean }> {
+export async function loadFlows(source: TraceSource, runId: string, commitId: string, start_ns: number, end_ns: number): Promise<{ flows: Flow[]; truncated: boolean }> {
   const s = Math.floor(start_ns);
-  return callQuery<typeof traceFlows>("evidence.trace_flows", { run_id: runId, commit_id: commitId, start_ns: s, end_ns: Math.max(s + 1, Math.ceil(end_ns)), limit: 2000 });
+  return source.flows({ runId, commitId, start_ns: s, end_ns: Math.max(s + 1, Math.ceil(end_ns)), limit: 2000 });
 }

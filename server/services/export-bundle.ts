@@ -14,7 +14,13 @@ import { EmberscopeError } from "../domain/errors";
  */
 
 export const BUNDLE_FORMAT = "emberscope-export";
-export const BUNDLE_VERSION = 1;
+/**
+ * 2: the viewer's bootstrap follows the viewer part (the notebook, summaries and viewer come
+ * first), so the page paints while the browser still parses the evidence and the engine; 1 ran it
+ * after every part. Both are read; 2 is written.
+ */
+export const BUNDLE_VERSION = 2;
+const READABLE_VERSIONS: readonly number[] = [1, 2];
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -59,7 +65,7 @@ export type BundleGeneration = z.infer<typeof BundleGeneration>;
 export const BundleManifest = z
   .object({
     format: z.literal(BUNDLE_FORMAT),
-    version: z.literal(BUNDLE_VERSION),
+    version: z.union([z.literal(1), z.literal(2)]),
     created_at: z.string(),
     emberscope_version: z.string(),
     subject: z.discriminatedUnion("kind", [
@@ -97,6 +103,8 @@ const BOOTSTRAP =
 
 const CSP = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' blob:; worker-src blob:; connect-src blob: data:; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; base-uri 'none'; form-action 'none'";
 
+const VIEWER_PART = "viewer.js.gz";
+
 /** The whole file: fixed text around the manifest and the parts, in the manifest's order. */
 export function renderBundle(manifest: BundleManifest, parts: ReadonlyMap<string, Uint8Array>): string {
   const manifestText = scriptJson(manifest);
@@ -106,12 +114,16 @@ export function renderBundle(manifest: BundleManifest, parts: ReadonlyMap<string
     `<body><div id="emberscope-export"><p>Loading the Emberscope export… (this file needs JavaScript; nothing is fetched from the network)</p></div>\n`,
     `<script type="application/json" id="emberscope-manifest" data-sha256="${sha256Hex(Buffer.from(manifestText))}">${manifestText}</script>\n`,
   ];
+  const bootstrap = `<script>${BOOTSTRAP}</script>\n`;
   for (const part of manifest.parts) {
     const bytes = parts.get(part.name);
     if (!bytes) throw new Error(`bundle part ${part.name} has no bytes`);
     chunks.push(`<script type="application/octet-stream" data-part="${part.name}">${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")}</script>\n`);
+    // Version 2 runs the viewer as soon as its part is parsed: it paints while the rest is read.
+    if (manifest.version === 2 && part.name === VIEWER_PART) chunks.push(bootstrap);
   }
-  chunks.push(`<script>${BOOTSTRAP}</script>\n</body></html>\n`);
+  if (manifest.version === 1 || !parts.has(VIEWER_PART)) chunks.push(bootstrap);
+  chunks.push(`</body></html>\n`);
   return chunks.join("");
 }
 
@@ -142,7 +154,9 @@ export function readBundle(text: string): ReadBundle {
     throw invalidBundle("The export's manifest is not JSON.", "manifest");
   }
   if ((raw as { format?: unknown })?.format !== BUNDLE_FORMAT) throw invalidBundle("Not an Emberscope export: the manifest names another format.", "manifest");
-  if ((raw as { version?: unknown }).version !== BUNDLE_VERSION) throw invalidBundle(`Export version ${String((raw as { version?: unknown }).version)} is not one this Emberscope reads (${BUNDLE_VERSION}).`, "manifest");
+  if (!READABLE_VERSIONS.includes((raw as { version?: number }).version as number)) {
+    throw invalidBundle(`Export version ${String((raw as { version?: unknown }).version)} is not one this Emberscope reads (${READABLE_VERSIONS.join(", ")}).`, "manifest");
+  }
   const parsed = BundleManifest.safeParse(raw);
   if (!parsed.success) throw invalidBundle(`The export's manifest is malformed at ${parsed.error.issues[0].path.join(".") || "(manifest)"}.`, "manifest");
   const manifest = parsed.data;

@@ -5,7 +5,7 @@ import type { ReadBundle } from "./export-bundle";
 
 /**
  * Re-scans what an export carries for values redaction looks for: every string of the notebook
- * (identifiers aside) and of every Parquet part — each row's values (so every dictionary entry
+ * and of the flame summaries (identifiers aside) and of every Parquet part — each row's values (so every dictionary entry
  * that a row uses), the column statistics (min/max) and the key-value metadata. The engine and
  * viewer parts are code, not evidence, and are not scanned.
  */
@@ -56,7 +56,7 @@ export async function scanBundle(bundle: ReadBundle, countsOf: (text: string) =>
   };
   for (const spec of bundle.manifest.parts) {
     const bytes = bundle.parts.get(spec.name)!;
-    if (spec.name === "notebook.json") walk(JSON.parse(new TextDecoder().decode(bytes)), spec.name, null);
+    if (spec.name === "notebook.json" || spec.name === "summaries.json") walk(JSON.parse(new TextDecoder().decode(bytes)), spec.name, null);
     else if (spec.name.endsWith(".parquet")) {
       const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
       const metadata = parquetMetadata(file);

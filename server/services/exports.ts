@@ -5,7 +5,7 @@ import { gzipSync } from "node:zlib";
 import { z } from "zod";
 import { cellKind } from "../../analysis/notebook/cells";
 import { createExportRedaction, createRedactor, EXPORT_VERBATIM_KEYS, TOKEN_KINDS, type TokenKind } from "../../analysis/redaction";
-import { EmberscopeError } from "../domain/errors";
+import { EmberscopeError, toEmberscopeError } from "../domain/errors";
 import { newId, nowIso } from "../domain/ids";
 import { NOTEBOOK_FORMAT, NOTEBOOK_VERSION, type NotebookDocument } from "../domain/notebook-document";
 import { openDuckDb } from "../evidence/duckdb";
@@ -14,14 +14,17 @@ import { PACKAGE_ROOT } from "../package-root";
 import { writeTransaction } from "../store/control-store";
 import { getCommit, headCommit, pin } from "../store/corpus";
 import { getRun } from "../store/runs";
-import type { Workspace } from "../store/workspace";
+import { getOperation } from "../store/operations";
+import { openWorkspace, type Workspace } from "../store/workspace";
 import packageJson from "../../package.json" with { type: "json" };
 import { runGenerationIds } from "./corpus";
 import { BUNDLE_FORMAT, BUNDLE_VERSION, readBundle, renderBundle, sha256Hex, type BundleGeneration, type BundleManifest, type BundlePart, type RedactionRecord } from "./export-bundle";
 import { rewriteEvidenceFile } from "./export-evidence";
+import { flameSummaries, type FlameSummary } from "./export-summaries";
 import { scanBundle } from "./export-scan";
 import { exportDocument, importDocument } from "./notebook-format";
 import { buildViewer } from "./export-viewer";
+import { startLeasedJob } from "./leased-operation";
 import { defineService, defineWorkspacelessService, type ServiceContext } from "./service";
 
 /**
@@ -138,9 +141,19 @@ export interface BuiltExport {
   html: string | null;
 }
 
+/** How a long export reports where it is and learns it was cancelled (an operation's lease: startExport). */
+export interface ExportProgress {
+  phase(name: string, completed?: number | null, total?: number | null): void;
+  progress(completed: number, total: number | null): void;
+  readonly signal: AbortSignal;
+}
+
+const NO_PROGRESS: ExportProgress = { phase: () => undefined, progress: () => undefined, signal: new AbortController().signal };
+
 /** Builds an export (or only its redaction report, for a preview). */
-export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.output<typeof ExportInput>): Promise<BuiltExport> {
+export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.output<typeof ExportInput>, progress: ExportProgress = NO_PROGRESS): Promise<BuiltExport> {
   const started = performance.now();
+  progress.phase("reading the notebook");
   const { allow, chosenBy } = resolveChoices(ctx, input.choices);
   const doc = input.subject.kind === "investigation" ? exportDocument(ws.db, input.subject.investigation_id, ws.id) : runDocument(ws, input.subject.run_id, input.subject.view, input.subject.commit_id);
   const cited = citedEvidence(doc);
@@ -201,11 +214,16 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
 
   let sourceBytes = 0;
   let bundleBytes = 0;
+  let summaries: Record<string, FlameSummary> = {};
   const scratch = mkdtempSync(path.join(ws.layout.tmp, "export-"));
   const { instance, connection } = await openDuckDb({ tempDirectory: scratch });
   try {
+    const written: { generation_id: string; table: string; path: string }[] = [];
+    const fileCount = [...generations.values()].reduce((n, g) => n + g.objects.length, 0);
+    progress.phase("redacting the evidence", 0, fileCount);
     for (const g of generations.values()) {
       for (const f of g.objects) {
+        progress.signal.throwIfAborted();
         const partName = `evidence/${g.generation_id}/${f.table}.parquet`;
         const target = path.join(scratch, `${g.generation_id}-${f.table}.parquet`);
         const { rows } = await rewriteEvidenceFile(connection, { source: ws.objects.pathOf(f.object_id as never), target, table: f.table, redaction });
@@ -214,7 +232,22 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
         bundleBytes += bytes.byteLength;
         if (!input.preview) addPart(partName, "application/vnd.apache.parquet", bytes);
         g.files.push({ table: f.table, part: partName, row_count: rows, size_bytes: bytes.byteLength, source_size_bytes: f.size_bytes });
+        written.push({ generation_id: g.generation_id, table: f.table, path: target });
+        progress.progress(written.length, fileCount);
       }
+    }
+    progress.signal.throwIfAborted();
+    // Flame cells' summaries, from the redacted copies: the viewer paints them before its engine is ready.
+    if (!input.preview) {
+      progress.phase("summarizing the flame graphs", fileCount, fileCount);
+      const requests = doc.cells
+        .filter((c) => c.kind === "flame" && c.commit_id)
+        .map((c) => {
+          const content = c.content as { run_id: string; metric?: string | null };
+          const ids = [...generations.values()].filter((g) => g.run_id === content.run_id && g.commit_ids.includes(c.commit_id!)).map((g) => g.generation_id);
+          return { cell_id: c.cell_id, generations: ids, metric: content.metric ?? null };
+        });
+      summaries = await flameSummaries(connection, written, requests);
     }
   } finally {
     connection.closeSync();
@@ -236,11 +269,16 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
     return { result: { preview: true, title, report, redaction_mode: record.mode, parts: [], evidence, size_bytes: 0, elapsed_ms: performance.now() - started }, html: null };
   }
 
+  progress.phase("packing the file", evidence.files, evidence.files);
   addPart("notebook.json", "application/json", new TextEncoder().encode(JSON.stringify(notebook)));
+  addPart("summaries.json", "application/json", new TextEncoder().encode(JSON.stringify(summaries)));
   const dist = path.join(PACKAGE_ROOT, "node_modules", "@duckdb", "duckdb-wasm", "dist");
   addPart("duckdb/duckdb-eh.wasm.gz", "application/wasm", await engineWasmGzip(dist), "gzip");
   addPart("duckdb/duckdb-browser-eh.worker.js.gz", "text/javascript", gzipSync(readFileSync(path.join(dist, "duckdb-browser-eh.worker.js")), { level: 9 }), "gzip");
   addPart("viewer.js.gz", "text/javascript", gzipSync(await buildViewer(), { level: 9 }), "gzip");
+  // What the first paint needs comes first (the viewer runs as soon as its part is parsed); then the evidence and the engine.
+  const rank = (name: string) => ["notebook.json", "summaries.json", "viewer.js.gz"].indexOf(name) + 1 || (name.startsWith("evidence/") ? 4 : 5);
+  specs.sort((a, b) => rank(a.name) - rank(b.name));
 
   const manifest: BundleManifest = {
     format: BUNDLE_FORMAT,
@@ -260,6 +298,7 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
     parts: specs,
   };
   const html = renderBundle(manifest, parts);
+  progress.signal.throwIfAborted();
   return {
     result: {
       preview: false,
@@ -474,6 +513,72 @@ export const previewExport = defineService({
   handler: async (input, { ws, ctx }) => (await buildExport(ws, ctx, { subject: { kind: "investigation", investigation_id: input.investigation_id }, choices: input.choices, preview: true })).result,
 });
 
+const fileNameOf = (title: string) => `${title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "investigation"}.emberscope.html`;
+
+/** Where a finished export operation keeps its file: tmp/, named by the operation (gc sweeps it once the operation has ended). */
+const builtFile = (ws: Workspace, operationId: string) => path.join(ws.layout.tmp, `${operationId}.export.html`);
+
+/**
+ * The export dialog's export (tRPC): an operation of kind `export`, held by this process's lease,
+ * so operations.get shows its phase and progress (evidence files redacted of all) and
+ * operations.cancel stops it between files. The choice is checked before it starts (an agent may
+ * not widen); the file is kept in tmp/ for exports.download_built. Answers at once.
+ */
+export const startExport = defineService({
+  name: "exports.start",
+  summary: "Start building an investigation's export as an operation (phase, progress, cancel with operations.get / operations.cancel); download the file once it succeeded.",
+  kind: "mutation",
+  input: WebExportInput,
+  output: z.object({ operation_id: z.string() }),
+  handler: async (input, { ws, ctx }) => {
+    resolveChoices(ctx, input.choices);
+    exportDocument(ws.db, input.investigation_id, ws.id); // an unknown investigation is refused here, typed, before any operation exists
+    const own = openWorkspace(ctx.locator);
+    const job = startLeasedJob(own, { kind: "export", intent: { investigation_id: input.investigation_id, choices: input.choices } });
+    void (async () => {
+      try {
+        const built = await buildExport(job.ws, ctx, { subject: { kind: "investigation", investigation_id: input.investigation_id }, choices: input.choices, preview: false }, job);
+        job.assertHeld();
+        job.phase("writing", built.result.evidence.files, built.result.evidence.files);
+        await fsp.writeFile(builtFile(own, job.operationId), built.html!);
+        job.finish({ state: "succeeded", result: { file_name: fileNameOf(built.result.title), size_bytes: built.result.size_bytes, redaction_mode: built.result.redaction_mode, title: built.result.title } });
+      } catch (error) {
+        const failure = toEmberscopeError(job.signal.aborted ? job.signal.reason : error);
+        try {
+          job.finish({ state: failure.code === "CANCELLED" ? "cancelled" : "failed", error: failure.toDocument() });
+        } catch {
+          // the lease was lost: reconciliation has ended the operation already
+        }
+      } finally {
+        await job.close();
+        own.close();
+      }
+    })();
+    return { operation_id: job.operationId };
+  },
+});
+
+/** The file of an export operation that succeeded (app/api/exports), by its operation id: never a path. */
+export const builtExportForDownload = defineService({
+  name: "exports.download_built",
+  summary: "The HTML of an export operation that succeeded (the browser's download).",
+  kind: "query",
+  input: z.object({ operation_id: z.string().regex(/^op_[0-9a-z]{26}$/) }).strict(),
+  output: z.object({ file_name: z.string(), html: z.string(), redaction_mode: z.string() }),
+  handler: async (input, { ws }) => {
+    const op = getOperation(ws.db, input.operation_id);
+    if (op.kind !== "export") throw new EmberscopeError("INVALID_ARGUMENTS", "That operation is not an export.", { details: { argument: "operation_id" } });
+    if (op.state !== "succeeded") {
+      throw new EmberscopeError("INVALID_ARGUMENTS", `The export is ${op.state}, not finished: download it once operations.get says succeeded.`, { details: { argument: "operation_id", state: op.state } });
+    }
+    const result = op.result as { file_name: string; redaction_mode: string };
+    const html = await fsp.readFile(builtFile(ws, op.operation_id), "utf8").catch(() => {
+      throw new EmberscopeError("INVALID_ARGUMENTS", "The export's file is gone (removed by gc or a restart): export again.", { details: { argument: "operation_id" } });
+    });
+    return { file_name: result.file_name, html, redaction_mode: result.redaction_mode };
+  },
+});
+
 /** The export dialog's download (app/api/exports): the file's bytes, never a path on the server. */
 export const bundleForDownload = defineService({
   name: "exports.download",
@@ -483,7 +588,6 @@ export const bundleForDownload = defineService({
   output: z.object({ file_name: z.string(), html: z.string(), result: ExportResult }),
   handler: async (input, { ws, ctx }) => {
     const built = await buildExport(ws, ctx, { subject: { kind: "investigation", investigation_id: input.investigation_id }, choices: input.choices, preview: false });
-    const slug = built.result.title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "investigation";
-    return { file_name: `${slug}.emberscope.html`, html: built.html!, result: built.result };
+    return { file_name: fileNameOf(built.result.title), html: built.html!, result: built.result };
   },
 });

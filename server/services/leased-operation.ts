@@ -27,6 +27,9 @@ import { reconcileOperations } from "./operations";
 /** How often a leased operation in this process renews its lease (it lives LEASE_MS) and looks for a cancel. */
 const HEARTBEAT_MS = 1000;
 
+/** Work done in this process under an operation's lease that makes no run (an export): see startLeasedJob. */
+export type LeasedJob = Omit<LeasedOperation, "runId">;
+
 /** Work done in this process under an operation's lease (an import): see startLeasedOperation. */
 export interface LeasedOperation {
   readonly operationId: string;
@@ -75,7 +78,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-class InlineLease implements LeasedOperation {
+class InlineLease implements LeasedJob {
   readonly ws: Workspace;
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
@@ -86,7 +89,7 @@ class InlineLease implements LeasedOperation {
     private readonly base: Workspace,
     readonly kind: string,
     readonly operationId: string,
-    readonly runId: string,
+    readonly runId: string | null,
     private readonly worker: WorkerIdentity,
   ) {
     this.ws = stagingWorkspace(base, operationId);
@@ -151,6 +154,7 @@ class InlineLease implements LeasedOperation {
         const error = new EmberscopeError("INTERNAL_ERROR", `The ${this.kind} ended without recording an outcome.`, { details: { operation_id: this.operationId } }).toDocument();
         writeTransaction(this.base.db, () => {
           this.finish({ state: "failed", error });
+          if (this.runId === null) return;
           const run = getRun(this.base.db, this.runId);
           if (run.status === "running" || run.status === "pending") patchRun(this.base.db, this.runId, { status: "failed", details: { ...run.details, error } });
         });
@@ -176,5 +180,17 @@ export function startLeasedOperation(ws: Workspace, draft: { kind: string; inten
     attachRun(ws.db, operation.operation_id, run.run_id);
     return { operationId: operation.operation_id, runId: run.run_id };
   });
-  return new InlineLease(ws, draft.kind, operationId, runId, worker);
+  return new InlineLease(ws, draft.kind, operationId, runId, worker) as LeasedOperation;
+}
+
+/**
+ * Starts work in this process as an operation holding a lease, without a run (an export reads
+ * evidence and writes a file: it makes none). Progress, cancel and reconciliation as for
+ * startLeasedOperation.
+ */
+export function startLeasedJob(ws: Workspace, draft: { kind: string; intent: Record<string, unknown> }): LeasedJob {
+  const worker = registerWorker(ws.db, "inline");
+  const intentDigest = createHash("sha256").update(JSON.stringify(draft.intent)).digest("hex");
+  const { operation } = createOperation(ws.db, { kind: draft.kind, intent: draft.intent, intentDigest, runId: null, state: "running", lease: worker });
+  return new InlineLease(ws, draft.kind, operation.operation_id, null, worker);
 }

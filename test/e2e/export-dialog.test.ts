@@ -62,7 +62,16 @@ describe("the export dialog", () => {
     await expect.poll(() => page.locator("[data-testid=export-count-EMAIL]").innerText(), { timeout: 30_000 }).toBe("1");
     await page.locator("[data-testid=export-redact-EMAIL]").uncheck();
     await expect.poll(() => page.locator("[data-testid=export-sizes]").innerText(), { timeout: 30_000 }).toContain("person-widened");
+    // The export is an operation: its progress shows, and Cancel ends it cancelled with nothing downloaded.
+    await page.locator("[data-testid=export-download]").click();
+    await page.locator("[data-testid=export-operation] [data-testid=operation-progress]").waitFor({ timeout: 30_000 });
+    await page.locator("[data-testid=export-operation] [data-testid=cancel-operation]").click();
+    await expect.poll(() => page.locator("[data-testid=export-operation]").getAttribute("data-state"), { timeout: 60_000 }).toBe("cancelled");
+    expect(await page.locator("[data-testid=export-saved]").count()).toBe(0);
+    await page.screenshot({ path: screenshotPath("export-dialog-cancelled") });
     const [download] = await Promise.all([page.waitForEvent("download", { timeout: 120_000 }), page.locator("[data-testid=export-download]").click()]);
+    expect(await page.locator("[data-testid=export-operation]").getAttribute("data-state")).toBe("succeeded");
+    expect(await page.locator("[data-testid=export-operation]").innerText()).toMatch(/op_[0-9a-z]{26}/);
     const file = path.join(root, download.suggestedFilename());
     await download.saveAs(file);
     expect(download.suggestedFilename()).toBe("mail-path.emberscope.html");

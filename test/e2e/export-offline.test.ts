@@ -18,6 +18,22 @@ import { launchChromium, screenshotPath } from "../helpers/browser";
  */
 
 const FOLDED = ["main;compute;hash 50", "main;compute;sort 20", "main;render;layout;measureText 20", "main;render;paint 10"].join("\n");
+/** The candidate of the compare cell: hash halved, paint doubled. */
+const FOLDED_AFTER = ["main;compute;hash 25", "main;compute;sort 20", "main;render;layout;measureText 20", "main;render;paint 20"].join("\n");
+/** Two threads of nested spans with a flow between them (µs). */
+const TRACE = JSON.stringify({
+  traceEvents: [
+    { name: "process_name", ph: "M", pid: 1, args: { name: "server" } },
+    { name: "thread_name", ph: "M", pid: 1, tid: 1, args: { name: "main" } },
+    { name: "thread_name", ph: "M", pid: 1, tid: 2, args: { name: "worker" } },
+    { name: "request", ph: "X", pid: 1, tid: 1, ts: 0, dur: 1000 },
+    { name: "parse", ph: "X", pid: 1, tid: 1, ts: 10, dur: 200 },
+    { name: "handle", ph: "X", pid: 1, tid: 1, ts: 250, dur: 700 },
+    { name: "db query", ph: "X", pid: 1, tid: 1, ts: 300, dur: 400 },
+    { name: "job", ph: "X", pid: 1, tid: 2, ts: 400, dur: 500, bind_id: "0x1", flow_in: true },
+    { name: "encode", ph: "X", pid: 1, tid: 2, ts: 450, dur: 300 },
+  ],
+});
 const SQL = "SELECT f.name, sum(s.value)::BIGINT AS self FROM samples s JOIN stacks k ON k.generation_id = s.generation_id AND k.stack_id = s.stack_id JOIN frames f ON f.generation_id = k.generation_id AND f.frame_id = k.frame_id GROUP BY f.name ORDER BY self DESC, f.name";
 
 /** The server's answer: DuckDB (node) over the commit's own Parquet files, as views by table. */
@@ -55,6 +71,16 @@ describe("an export opened offline from disk", () => {
     const flame = await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "flame", content: { run_id: run.run_id } });
     commitId = flame.commit_id!;
     await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "sql", name: "self_by_name", content: { sql: SQL } });
+    // The other runs come after the SQL cell's commit (it answers over the first run only); later cells pin a later commit.
+    writeFileSync(path.join(root, "after.folded"), FOLDED_AFTER);
+    const after = await callService(importArtifact, ctx, { path: path.join(root, "after.folded") });
+    writeFileSync(path.join(root, "trace.json"), TRACE);
+    const trace = await callService(importArtifact, ctx, { path: path.join(root, "trace.json") });
+    await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "trace", content: { run_id: trace.run_id } });
+    await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "sandwich", content: { run_id: run.run_id } });
+    await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "calltree", content: { run_id: run.run_id } });
+    await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "compare", content: { base_run_id: run.run_id, candidate_run_id: after.run_id } });
+    await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "critical_path", content: { run_id: trace.run_id } });
     file = path.join(root, "investigation.html");
     await callService(createExport, ctx, { subject: { kind: "investigation", investigation_id: inv.investigation_id }, out: file });
     browser = await launchChromium();
@@ -92,7 +118,9 @@ describe("an export opened offline from disk", () => {
     expect(rows.map((r) => r.name)).toEqual(["hash", "measureText", "sort", "paint"]);
 
     // Flame: left-heavy, so compute (70) then render (30) under main; clicking render zooms to it.
-    const canvas = page.locator("[data-testid=flame-canvas]").first();
+    // The flame cell paints the summary computed at export at once, then goes live.
+    await page.locator("[data-testid=export-flame][data-source=live]").waitFor({ timeout: 60_000 });
+    const canvas = page.locator("[data-testid=export-flame] [data-testid=flame-canvas]").first();
     await canvas.waitFor({ timeout: 60_000 });
     await page.screenshot({ path: screenshotPath("export-offline") });
     const box = (await canvas.boundingBox())!;
@@ -100,8 +128,48 @@ describe("an export opened offline from disk", () => {
     await expect.poll(() => page.locator("[data-testid=flame-breadcrumb]").innerText()).toMatch(/main\s*›\s*render/);
     await page.screenshot({ path: screenshotPath("export-offline-zoomed") });
 
+    // Trace window: the app's own, its spans read from the file; it draws every span and zooms.
+    const trace = page.locator("[data-testid=trace-window]");
+    await trace.scrollIntoViewIfNeeded();
+    await expect.poll(() => trace.getAttribute("data-state"), { timeout: 60_000 }).not.toBe("loading");
+    expect(await trace.getAttribute("data-state"), await trace.innerText()).toBe("ready");
+    expect(await trace.getAttribute("data-span-count")).toBe("6");
+    expect(await trace.getAttribute("data-track-count")).toBe("2");
+    await expect.poll(() => page.locator("[data-testid=trace-canvas]").getAttribute("data-drawn")).toBe("6");
+    const width = (view: string | null) => (view ? Number(view.split("..")[1]) - Number(view.split("..")[0]) : NaN);
+    const before = width(await trace.getAttribute("data-view"));
+    await trace.getByRole("button", { name: "Zoom in" }).click();
+    await expect.poll(async () => width(await trace.getAttribute("data-view"))).toBeLessThan(before * 0.7);
+    await page.screenshot({ path: screenshotPath("export-offline-trace"), fullPage: true });
+
+    // Sandwich: the function table; choosing hash shows its callers (compute).
+    const sandwich = page.locator("[data-testid=export-sandwich]");
+    await sandwich.locator("[data-testid=sandwich-row]").first().waitFor({ timeout: 60_000 });
+    await sandwich.locator("[data-testid=sandwich-row] button", { hasText: /^hash$/ }).click();
+    await expect.poll(() => sandwich.locator("[data-testid=sandwich-selected]").count(), { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => sandwich.getAttribute("data-near"), { timeout: 30_000 }).not.toBe("running");
+    expect(await sandwich.locator("[data-testid=sandwich-callers-row]").allInnerTexts(), await sandwich.innerText()).toEqual([expect.stringContaining("compute")]);
+
+    // Call tree: main at the root with its two children.
+    const calltree = page.locator("[data-testid=export-calltree] [data-testid=calltree-row]");
+    await calltree.first().waitFor({ timeout: 60_000 });
+    expect((await calltree.allInnerTexts()).join("\n")).toMatch(/compute[\s\S]*render/);
+
+    // Compare: the largest changes (hash shrank, paint grew) over both runs.
+    const compare = page.locator("[data-testid=export-compare]");
+    await compare.locator("[data-testid=compare-table]").waitFor({ timeout: 60_000 });
+    await expect.poll(() => compare.locator("[data-testid=compare-table]").innerText()).toMatch(/hash[\s\S]*paint|paint[\s\S]*hash/);
+
+    // Critical path of the span trace: computed here, request is the root.
+    const cp = page.locator("[data-testid=export-critical-path]");
+    await cp.waitFor({ timeout: 60_000 });
+    expect(Number(await cp.getAttribute("data-length"))).toBe(1_000_000);
+    expect(await cp.locator("[data-testid=cp-path]").innerText()).toContain("request");
+    await page.screenshot({ path: screenshotPath("export-offline-cells"), fullPage: true });
+
+    expect(await page.locator("[data-testid=export-cell-error]").count()).toBe(0);
     expect(blocked).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
-  }, 180_000);
+  }, 240_000);
 });

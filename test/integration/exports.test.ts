@@ -9,7 +9,8 @@ import { EmberscopeError } from "../../server/domain/errors";
 import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
 import { addCell, callService, createInvestigation, exportInvestigation, flameTree, importArtifact, recordFinding, type ServiceContext } from "../../server/services";
 import { readBundle, renderBundle } from "../../server/services/export-bundle";
-import { createExport, importBundle, verifyExport } from "../../server/services/exports";
+import { builtExportForDownload, createExport, importBundle, startExport, verifyExport } from "../../server/services/exports";
+import { cancelOperation, showOperation } from "../../server/services/operations";
 import { initWorkspace } from "../../server/store/workspace";
 import { runCli } from "../helpers/cli";
 
@@ -248,7 +249,50 @@ describe("shareable redacted exports", () => {
     const r = await callService(createExport, ctx, { subject: { kind: "investigation", investigation_id: investigationId }, choices: { allow: all }, out: fullFile });
     expect(r.redaction_mode).toBe("full");
     expect(hitsIn(await everyText(fullFile)).sort()).toEqual(Object.keys(NEEDLES).sort());
+    // The flame cell's summary (painted before the engine is ready) is text the scan reads too: here it holds the planted path.
+    const summaries = JSON.parse(new TextDecoder().decode(readBundle(readFileSync(fullFile, "utf8")).parts.get("summaries.json")!)) as Record<string, { nodes: { file: string | null }[] }>;
+    expect(Object.values(summaries)[0].nodes.some((n) => n.file?.includes(SECRETS.home))).toBe(true);
   }, 180_000);
+
+  it("exports.start builds the file as an operation: phases and progress over the evidence files, succeeded, downloadable once, verifiable", async () => {
+    const { operation_id } = await callService(startExport, ctx, { investigation_id: investigationId });
+    const seen = new Set<string>();
+    let op = await callService(showOperation, ctx, { operation_id });
+    expect(op.kind).toBe("export");
+    for (const deadline = Date.now() + 150_000; (op.state === "running" || op.state === "queued") && Date.now() < deadline; ) {
+      if (op.phase) seen.add(op.phase);
+      await new Promise((r) => setTimeout(r, 50));
+      op = await callService(showOperation, ctx, { operation_id });
+    }
+    expect(op.state, JSON.stringify(op.error)).toBe("succeeded");
+    expect(seen.has("redacting the evidence") || seen.has("summarizing the flame graphs") || seen.has("packing the file")).toBe(true);
+    expect(op.progress.total).toBeGreaterThan(4);
+    expect(op.progress.completed).toBe(op.progress.total);
+    const file = await callService(builtExportForDownload, ctx, { operation_id });
+    expect(file.file_name).toBe("why-is-checkout-slow.emberscope.html");
+    const out = path.join(root, "from-operation.html");
+    writeFileSync(out, file.html);
+    expect((await callService(verifyExport, ctx, { file: out })).redaction.mode).toBe("redacted");
+    expect(hitsIn(await everyText(out))).toEqual([]);
+  }, 180_000);
+
+  it("an export operation cancelled at once ends cancelled with no file; a bad start is refused before any operation exists", async () => {
+    const { operation_id } = await callService(startExport, ctx, { investigation_id: investigationId });
+    await callService(cancelOperation, ctx, { operation_id });
+    let op = await callService(showOperation, ctx, { operation_id });
+    for (const deadline = Date.now() + 60_000; op.state !== "cancelled" && op.state !== "failed" && op.state !== "succeeded" && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 50));
+      op = await callService(showOperation, ctx, { operation_id });
+    }
+    expect(op.state).toBe("cancelled");
+    expect((op.error as { code: string }).code).toBe("CANCELLED");
+    expect((await refusal(callService(builtExportForDownload, ctx, { operation_id }))).code).toBe("INVALID_ARGUMENTS");
+
+    const agent: ServiceContext = { ...ctx, actor: "agent" };
+    expect((await refusal(callService(startExport, agent, { investigation_id: investigationId, choices: { allow: ["EMAIL"] } }))).code).toBe("PERSON_SESSION_REQUIRED");
+    expect((await refusal(callService(startExport, ctx, { investigation_id: "inv_nope" }))).code).toBe("INVESTIGATION_NOT_FOUND");
+    expect((await refusal(callService(builtExportForDownload, ctx, { operation_id: "../../etc/passwd" }))).code).toBe("INVALID_ARGUMENTS");
+  }, 120_000);
 
   it("an agent may not widen an export: any allowed kind is refused", async () => {
     const agent: ServiceContext = { ...ctx, actor: "agent" };
@@ -286,6 +330,13 @@ describe("shareable redacted exports", () => {
     const manifestAt = html.indexOf('"title":"') + 10;
     writeFileSync(tampered, html.slice(0, manifestAt) + (html[manifestAt] === "x" ? "y" : "x") + html.slice(manifestAt + 1));
     expect((await refusal(callService(verifyExport, ctx, { file: tampered }))).details.part).toBe("manifest");
+
+    // An export of version 1 (its bootstrap after every part) still reads and verifies.
+    const v1 = readBundle(html);
+    const old = path.join(root, "version1.html");
+    writeFileSync(old, renderBundle({ ...v1.manifest, version: 1 }, v1.parts));
+    expect(readFileSync(old, "utf8").indexOf("createObjectURL")).toBeGreaterThan(html.indexOf("createObjectURL"));
+    expect((await callService(verifyExport, ctx, { file: old })).ok).toBe(true);
 
     const boot = html.lastIndexOf("createObjectURL");
     writeFileSync(tampered, html.slice(0, boot) + "createObjectURl" + html.slice(boot + 15));

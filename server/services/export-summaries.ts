@@ -1,0 +1,68 @@
+import type { DuckDBConnection } from "@duckdb/node-api";
+import { TABLES, TABLE_NAMES, type ColumnSpec } from "../../analysis/evidence/schema";
+import { renderSql } from "../../analysis/queries/define";
+import { addPrunedRemainders, flameTreeQuery, type FlameNode } from "../../analysis/queries/flame-tree";
+import { metricTotalsQuery } from "../../analysis/queries/summary";
+import { sqlString } from "../evidence/duckdb";
+
+/**
+ * The flame summaries an export carries (its `summaries.json` part): for each flame cell, the
+ * heaviest call paths of its run at its commit, computed from the export's own redacted Parquet
+ * (never the workspace's files, so a summary holds nothing the evidence parts do not). The viewer
+ * draws them at once and replaces them by the live tree when DuckDB-WASM is ready.
+ */
+
+/** Call paths kept per summary: enough for the flame graph at a glance, small next to the evidence. */
+export const SUMMARY_BUDGET = 1500;
+
+/** The services' metric preference (server/services/evidence.ts). */
+const METRIC_PREFERENCE = ["cpu_ns", "wall_ns", "samples", "alloc_bytes", "instructions", "Ir"];
+
+export interface SummaryRequest {
+  cell_id: string;
+  generations: string[];
+  metric: string | null;
+}
+
+export interface FlameSummary {
+  metric: string;
+  unit: string | null;
+  nodes: FlameNode[];
+}
+
+/** Views of the redacted files (by table, each row with its generation), as the viewer builds them. */
+async function createViews(connection: DuckDBConnection, files: readonly { generation_id: string; table: string; path: string }[]): Promise<void> {
+  for (const table of TABLE_NAMES) {
+    const mine = files.filter((f) => f.table === table);
+    const spec = TABLES[table] as readonly ColumnSpec[];
+    const selects: string[] = [];
+    for (const f of mine) {
+      // Evidence files carry their generation_id; a file that does not gets it here.
+      const columns = (await connection.runAndReadAll(`SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet(${sqlString(f.path)}))`)).getRowObjectsJS() as { column_name: string }[];
+      const has = columns.some((c) => c.column_name === "generation_id");
+      selects.push(has ? `SELECT * FROM read_parquet(${sqlString(f.path)})` : `SELECT ${sqlString(f.generation_id)} AS generation_id, * FROM read_parquet(${sqlString(f.path)})`);
+    }
+    const body = mine.length
+      ? selects.join(" UNION ALL BY NAME ")
+      : `SELECT ${["NULL::VARCHAR AS generation_id", ...spec.map((c) => `NULL::${c.type} AS "${c.name}"`)].join(", ")} WHERE FALSE`;
+    await connection.run(`CREATE OR REPLACE TEMP VIEW "${table}" AS ${body}`);
+  }
+}
+
+export async function flameSummaries(connection: DuckDBConnection, files: readonly { generation_id: string; table: string; path: string }[], requests: readonly SummaryRequest[]): Promise<Record<string, FlameSummary>> {
+  const out: Record<string, FlameSummary> = {};
+  if (!requests.length) return out;
+  await createViews(connection, files);
+  for (const request of requests) {
+    if (!request.generations.length) continue;
+    const metrics = (await connection.runAndReadAll(renderSql(metricTotalsQuery.sql, { generations: request.generations }))).getRowObjectsJS() as { name: string; unit: string; samples: number }[];
+    const present = metrics.filter((m) => Number(m.samples) > 0);
+    const metric = request.metric ? metrics.find((m) => m.name === request.metric) : (METRIC_PREFERENCE.map((n) => present.find((m) => m.name === n)).find(Boolean) ?? present[0]);
+    if (!metric) continue;
+    const rows = (await connection.runAndReadAll(renderSql(flameTreeQuery.sql, { generations: request.generations, metric: metric.name, budget: SUMMARY_BUDGET }))).getRowObjectsJS() as Record<string, unknown>[];
+    const nodes = rows.map((r) => ({ ...r, line: r.line === null ? null : Number(r.line), depth: Number(r.depth), self: Number(r.self), total: Number(r.total) }) as FlameNode);
+    out[request.cell_id] = { metric: metric.name, unit: metric.unit, nodes: addPrunedRemainders(nodes).nodes };
+  }
+  for (const table of TABLE_NAMES) await connection.run(`DROP VIEW IF EXISTS "${table}"`);
+  return out;
+}
