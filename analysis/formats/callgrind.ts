@@ -9,7 +9,7 @@
 import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { int64 } from "../evidence/int64";
-import { readLines } from "../io/text";
+import { ownCopy, readLines } from "../io/text";
 import { demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
@@ -54,8 +54,10 @@ class CallGraph {
     let id = this.index.get(key);
     if (id === undefined) {
       id = this.functions.length;
-      this.index.set(key, id);
-      this.functions.push({ name, file, object });
+      // Kept as copies: the texts are slices of a line, and so of its batch's megabyte of text,
+      // which a kept slice keeps alive (every batch that names a new function, so the whole file).
+      this.index.set(ownCopy(key), id);
+      this.functions.push({ name: ownCopy(name), file: file === null ? null : ownCopy(file), object: object === null ? null : ownCopy(object) });
       this.self.push(new Array(this.events).fill(0));
       this.calls.push(new Map());
     }
@@ -110,7 +112,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
     const named = NAMED.exec(value);
     if (!named) return value;
     if (named[2] !== undefined) {
-      names[space].set(named[1], named[2]);
+      names[space].set(ownCopy(named[1]), ownCopy(named[2]));
       return named[2];
     }
     const known = names[space].get(named[1]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InputBoundError } from "../formats/errors";
-import { lineBatches, readLines, utf8Chunks, type TextLine } from "./text";
+import { LineBatch, lineBatches, ownCopy, readLines, utf8Chunks, type TextLine } from "./text";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -114,5 +114,15 @@ describe("line reading", () => {
     const reading = collect(readLines(pieces(bytes, [10, 40, 80]), 50));
     await expect(reading).rejects.toBeInstanceOf(InputBoundError);
     await expect(reading).rejects.toMatchObject({ bound: "line_length", limit: 50, message: expect.stringMatching(/^Line 2 /) });
+  });
+});
+
+describe("ownCopy", () => {
+  it("gives the same text, ASCII or not, for the cells of a batch line", () => {
+    const batch = new LineBatch(new TextEncoder().encode("Weight\tSelf Weight\n28.15 s  1.0%\t831.00 µs\t \tmain\n"), 0, 1);
+    const [, row] = batch.texts();
+    const cells = row.split("\t");
+    expect(cells.map(ownCopy)).toEqual(["28.15 s  1.0%", "831.00 µs", " ", "main"]);
+    expect(ownCopy("")).toBe("");
   });
 });

@@ -15,6 +15,7 @@ const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 /** Lines are decoded verbatim: utf8Chunks already dropped the input's BOM, a later U+FEFF is content. */
 const UTF8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+const ENCODER = new TextEncoder();
 
 export function detectEncoding(head: Uint8Array): { encoding: TextEncoding; bomLength: number } {
   if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return { encoding: "utf-8", bomLength: 3 };
@@ -57,6 +58,15 @@ export async function* utf8Chunks(chunks: AsyncIterable<Uint8Array>): AsyncGener
     const tail = encoder.encode(utf16.decode());
     if (tail.length > 0) yield { bytes: tail, offset };
   }
+}
+
+/**
+ * A string of the same text that refers to nothing else. A line from `LineBatch.texts()`, and a
+ * part split from it, is a slice of the whole batch's decoded text in V8: keeping it (as a map
+ * key, say) keeps that megabyte alive. Worth its cost only for the few strings an importer keeps.
+ */
+export function ownCopy(text: string): string {
+  return UTF8.decode(ENCODER.encode(text));
 }
 
 /**

@@ -10,9 +10,13 @@ import { geckoProfileFile, instrumentsDeepCopyFile, processedProfileFile, safari
 import { summarize } from "./stats";
 
 export const MB = 1024 * 1024;
+/** Linux's USER_HZ (`getconf CLK_TCK`), the unit of /proc/PID/stat's CPU times. */
+const CLOCK_TICKS_PER_S = 100;
 
 interface ImportOutcome {
   seconds: number;
+  /** The child's user + system CPU seconds (all its threads), from /proc, sampled every 50 ms: the last ≤ 50 ms may be missing. */
+  cpu_seconds: number;
   /** machineCheckMs just before the import. */
   check_ms: number;
   peak_rss_mb: number;
@@ -28,11 +32,16 @@ function importWithPeakRss(projectRoot: string, file: string): Promise<Omit<Impo
     let stdout = "";
     let stderr = "";
     let peak = 0;
+    let cpuTicks = 0;
     const poll = setInterval(() => {
       try {
         const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
         const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
         if (hwm) peak = Math.max(peak, Number(hwm[1]) / 1024);
+        // utime and stime, fields 14 and 15 of /proc/PID/stat (after the parenthesised command name).
+        const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        cpuTicks = Math.max(cpuTicks, Number(fields[11]) + Number(fields[12]));
       } catch {
         // the process has exited
       }
@@ -42,7 +51,7 @@ function importWithPeakRss(projectRoot: string, file: string): Promise<Omit<Impo
     child.on("exit", (code) => {
       clearInterval(poll);
       if (code !== 0) return reject(new Error(`import failed (${code}): ${stdout} ${stderr}`));
-      resolve({ seconds: (performance.now() - start) / 1000, peak_rss_mb: Math.round(peak), result: JSON.parse(stdout) });
+      resolve({ seconds: (performance.now() - start) / 1000, cpu_seconds: cpuTicks / CLOCK_TICKS_PER_S, peak_rss_mb: Math.round(peak), result: JSON.parse(stdout) });
     });
   });
 }

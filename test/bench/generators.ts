@@ -401,3 +401,293 @@ export function agentSessionTrace(calls: number, seed = 11): { format: "embersco
   }
   return { format: "emberscope.trace", version: 1, events };
 }
+
+// Formats that had no generator for the scaling benchmark (issue 19, item 13): perf script,
+// callgrind, speedscope, OTLP JSON, Jaeger JSON and pprof, each about `targetBytes` long, written
+// as it streams, in the shape of the format's public description (and this project's importer tests).
+
+/** A call path of the folded generator's shape: `main` then 4–29 callees, each one of three a function calls. */
+function callPath(random: () => number): number[] {
+  const depth = 5 + Math.floor(random() * 25);
+  const path = [0];
+  let at = 0;
+  for (let d = 1; d < depth; d++) path.push((at = (at * 7 + 1 + Math.floor(random() ** 2 * 3) * 131) % FUNCTIONS.length));
+  return path;
+}
+
+/** `perf script` output (perf record -g, cycles at 4 kHz) of 8 threads of two processes, call chains leaf first. */
+export function perfScriptFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(21);
+  const address = (f: number) => (0x401000 + f * 0x40).toString(16);
+  const dso = (f: number) => (f % 5 === 0 ? "/usr/lib/x86_64-linux-gnu/libc.so.6" : "/opt/app/bin/server");
+  const frameLine = (f: number) => `\t${address(f).padStart(16)} ${FUNCTIONS[f].replace(".", "::")}+0x${(f % 64).toString(16)} (${dso(f)})\n`;
+  function* lines() {
+    yield "# ========\n# captured on    : Wed Dec  2 16:00:00 2026\n# cmdline : /usr/bin/perf record -g -F 4000 -p 4100,4200\n# ========\n#\n";
+    let written = 0;
+    let ns = 1_000_000_000;
+    while (written < targetBytes) {
+      const thread = Math.floor(random() * 8);
+      const pid = thread < 4 ? 4100 : 4200;
+      ns += 20_000 + Math.floor(random() * 40_000);
+      const seconds = `${Math.floor(ns / 1e9)}.${String(ns % 1e9).padStart(9, "0")}`;
+      const path = callPath(random);
+      let sample = `${pid < 4200 ? "server" : "worker"} ${pid}/${pid + thread} [00${thread % 2}] ${seconds}: ${String(200_000 + Math.floor(random() * 100_000)).padStart(10)} cycles:u: \n`;
+      for (let d = path.length - 1; d >= 0; d--) sample += frameLine(path[d]);
+      sample += "\n";
+      written += sample.length;
+      yield sample;
+    }
+  }
+  return writeLines(file, lines());
+}
+
+/**
+ * A callgrind profile (events Ir Dr, positions line, name compression) of a call tree: function i
+ * calls functions 4i+1 … 4i+4, each function a block of self cost lines and its calls with their
+ * inclusive cost, so that the call graph has one path per function as a tree-shaped program's would.
+ */
+export function callgrindFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(22);
+  // About 380 bytes per function: the count follows from the size wanted.
+  const functions = Math.max(8, Math.floor(targetBytes / 380));
+  const selfCost = (f: number) => 1000 + ((f * 7919) % 5000);
+  const costLines = 24;
+  // Inclusive cost of each function, leaves first (children of f are 4f+1 … 4f+4).
+  const inclusive = new Float64Array(functions);
+  for (let f = functions - 1; f >= 0; f--) {
+    inclusive[f] = selfCost(f) * costLines;
+    for (let c = 4 * f + 1; c <= 4 * f + 4 && c < functions; c++) inclusive[f] += inclusive[c];
+  }
+  const named = new Uint8Array(functions);
+  const fn = (f: number) => {
+    if (named[f]) return `(${f + 1})`;
+    named[f] = 1;
+    return `(${f + 1}) ${FUNCTIONS[f % FUNCTIONS.length]}_${f}`;
+  };
+  function* lines() {
+    yield `# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 4100\ncmd: ./server --bench\npart: 1\n\npositions: line\nevents: Ir Dr\nsummary: ${inclusive[0]} ${Math.round(inclusive[0] / 4)}\n\nob=(1) /opt/app/bin/server\n`;
+    for (let f = 0; f < functions; f++) {
+      let block = `fl=(${(f % 97) + 1})${f < 97 ? ` /src/app/module${f % 97}.c` : ""}\nfn=${fn(f)}\n`;
+      const line = 10 + (f % 500);
+      for (let l = 0; l < costLines; l++) block += `${l === 0 ? line : "+1"} ${selfCost(f)} ${Math.round(selfCost(f) / 4)}\n`;
+      for (let c = 4 * f + 1; c <= 4 * f + 4 && c < functions; c++) {
+        block += `cfn=${fn(c)}\ncalls=${1 + Math.floor(random() * 9)} ${10 + (c % 500)}\n+${c - 4 * f} ${inclusive[c]} ${Math.round(inclusive[c] / 4)}\n`;
+      }
+      yield `${block}\n`;
+    }
+    yield `totals: ${inclusive[0]} ${Math.round(inclusive[0] / 4)}\n`;
+  }
+  return writeLines(file, lines());
+}
+
+/** A speedscope file: shared frames and one sampled profile per thread (4), stacks of indices root first, weights in µs. */
+export function speedscopeFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(23);
+  function* lines() {
+    const frames = FUNCTIONS.map((name, i) => ({ name, file: `/app/${name.split(".")[0]}.js`, line: 1 + (i % 300), col: 1 + (i % 40) }));
+    yield `{"$schema":"https://www.speedscope.app/file-format-schema.json","exporter":"emberscope-bench","name":"bench","activeProfileIndex":0,"shared":{"frames":${JSON.stringify(frames)}},"profiles":[`;
+    const threads = 4;
+    for (let t = 0; t < threads; t++) {
+      // Samples first (about 90% of a profile's bytes), their weights after.
+      yield `${t ? "," : ""}{"type":"sampled","name":"Thread ${t}","unit":"microseconds","startValue":0,"samples":[`;
+      let written = 0;
+      let count = 0;
+      const chunk: string[] = [];
+      while (written < (targetBytes * 0.9) / threads) {
+        const entry = `[${callPath(random).join(",")}]`;
+        chunk.push(entry);
+        written += entry.length + 1;
+        count++;
+        if (chunk.length === 10_000) {
+          yield (count > chunk.length ? "," : "") + chunk.join(",");
+          chunk.length = 0;
+        }
+      }
+      if (chunk.length) yield (count > chunk.length ? "," : "") + chunk.join(",");
+      yield `],"weights":[`;
+      let end = 0;
+      for (let k = 0; k < count; k += 10_000) {
+        const weights: number[] = [];
+        for (let j = k; j < Math.min(count, k + 10_000); j++) weights.push(200 + Math.floor(random() * 100));
+        for (const w of weights) end += w;
+        yield (k ? "," : "") + weights.join(",");
+      }
+      // endValue is known once the weights are: it comes last (a JSON object's keys have no order).
+      yield `],"endValue":${end}}`;
+    }
+    yield "]}\n";
+  }
+  return writeLines(file, lines());
+}
+
+const SERVICES = ["frontend", "cartservice", "checkout", "payment", "shipping", "email", "recommendation", "ad"];
+const hex = (random: () => number, digits: number) => {
+  let text = "";
+  while (text.length < digits) text += Math.floor(random() * 2 ** 32).toString(16).padStart(8, "0");
+  return text.slice(0, digits);
+};
+
+/** A trace of 8–40 spans across services: a root, then each span a child of an earlier one, starting within it. */
+function traceSpans(random: () => number) {
+  const traceId = hex(random, 32);
+  const count = 8 + Math.floor(random() * 33);
+  const spans: { id: string; parent: number; service: number; name: string; kind: number; startUs: number; durUs: number; error: boolean }[] = [];
+  const origin = 1_764_680_000_000_000 + Math.floor(random() * 3_600_000_000);
+  for (let s = 0; s < count; s++) {
+    const parent = s === 0 ? -1 : Math.floor(random() * s);
+    const p = parent < 0 ? null : spans[parent];
+    const startUs = p ? p.startUs + Math.floor(random() * p.durUs * 0.5) : origin;
+    const durUs = p ? Math.max(1, Math.floor(p.durUs * (0.1 + random() * 0.4))) : 50_000 + Math.floor(random() * 200_000);
+    const service = p && random() < 0.7 ? p.service : Math.floor(random() * SERVICES.length);
+    spans.push({ id: hex(random, 16), parent, service, name: `${["GET", "POST", "query", "call"][s % 4]} ${FUNCTIONS[Math.floor(random() * FUNCTIONS.length)]}`, kind: 1 + (s % 5), startUs, durUs, error: random() < 0.02 });
+  }
+  return { traceId, spans };
+}
+
+/** OTLP/JSON as the Collector's file exporter writes it: one ExportTraceServiceRequest per line, each of 20 traces grouped by service. */
+export function otlpJsonFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(24);
+  const str = (value: string) => ({ stringValue: value });
+  function* lines() {
+    let written = 0;
+    while (written < targetBytes) {
+      const byService = SERVICES.map(() => [] as unknown[]);
+      for (let t = 0; t < 20; t++) {
+        const { traceId, spans } = traceSpans(random);
+        for (const s of spans) {
+          byService[s.service].push({
+            traceId,
+            spanId: s.id,
+            ...(s.parent >= 0 ? { parentSpanId: spans[s.parent].id } : {}),
+            name: s.name,
+            kind: s.kind,
+            startTimeUnixNano: String(s.startUs * 1000),
+            endTimeUnixNano: String((s.startUs + s.durUs) * 1000),
+            attributes: [{ key: "http.method", value: str("GET") }, { key: "http.route", value: str(`/api/${s.name.split(" ")[1]}`) }, { key: "net.peer.port", value: { intValue: "8080" } }],
+            status: s.error ? { code: 2, message: "deadline exceeded" } : { code: 0 },
+          });
+        }
+      }
+      const request = {
+        resourceSpans: SERVICES.map((service, i) => ({ resource: { attributes: [{ key: "service.name", value: str(service) }, { key: "host.name", value: str(`node-${i}`) }] }, scopeSpans: [{ scope: { name: "io.opentelemetry.http", version: "1.30.0" }, spans: byService[i] }] })).filter((r) => r.scopeSpans[0].spans.length > 0),
+      };
+      const line = `${JSON.stringify(request)}\n`;
+      written += line.length;
+      yield line;
+    }
+  }
+  return writeLines(file, lines());
+}
+
+/** A Jaeger query-API answer ({"data": [trace…]}): traces of 8–40 spans over services, CHILD_OF references, tags and a log on errors. */
+export function jaegerJsonFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(25);
+  function* lines() {
+    yield '{"data":[';
+    let written = 0;
+    let traces = 0;
+    while (written < targetBytes) {
+      const { traceId, spans } = traceSpans(random);
+      const used = new Set(spans.map((s) => s.service));
+      const trace = {
+        traceID: traceId,
+        spans: spans.map((s) => ({
+          traceID: traceId,
+          spanID: s.id,
+          operationName: s.name,
+          references: s.parent >= 0 ? [{ refType: "CHILD_OF", traceID: traceId, spanID: spans[s.parent].id }] : [],
+          startTime: s.startUs,
+          duration: s.durUs,
+          tags: [{ key: "span.kind", type: "string", value: ["internal", "server", "client", "producer", "consumer"][s.kind - 1] }, { key: "http.status_code", type: "int64", value: s.error ? 500 : 200 }, ...(s.error ? [{ key: "error", type: "bool", value: true }] : [])],
+          logs: s.error ? [{ timestamp: s.startUs + 1, fields: [{ key: "event", type: "string", value: "error" }, { key: "message", type: "string", value: "deadline exceeded" }] }] : [],
+          processID: `p${s.service + 1}`,
+          warnings: null,
+        })),
+        processes: Object.fromEntries([...used].map((i) => [`p${i + 1}`, { serviceName: SERVICES[i], tags: [{ key: "hostname", type: "string", value: `node-${i}` }] }])),
+        warnings: null,
+      };
+      const text = `${traces++ ? "," : ""}${JSON.stringify(trace)}\n`;
+      written += text.length;
+      yield text;
+    }
+    yield '],"total":0,"limit":0,"offset":0,"errors":null}\n';
+  }
+  return writeLines(file, lines());
+}
+
+/** Protobuf wire encoding, for the pprof generator: varints and length-delimited fields. */
+class Protobuf {
+  private bytes: number[] = [];
+  varint(value: number): this {
+    let v = value;
+    while (v >= 0x80) {
+      this.bytes.push((v % 0x80) | 0x80);
+      v = Math.floor(v / 0x80);
+    }
+    this.bytes.push(v);
+    return this;
+  }
+  uint(field: number, value: number): this {
+    return this.varint(field * 8).varint(value);
+  }
+  message(field: number, body: Protobuf | Uint8Array): this {
+    const content = body instanceof Protobuf ? body.done() : body;
+    this.varint(field * 8 + 2).varint(content.length);
+    for (const byte of content) this.bytes.push(byte);
+    return this;
+  }
+  packed(field: number, values: number[]): this {
+    const body = new Protobuf();
+    for (const value of values) body.varint(value);
+    return this.message(field, body);
+  }
+  done(): Uint8Array {
+    return Uint8Array.from(this.bytes);
+  }
+}
+
+/**
+ * A pprof profile (profile.proto, as Go's runtime/pprof writes a CPU profile, not gzipped): sample
+ * types samples/count and cpu/nanoseconds, samples of the folded generator's call paths (locations
+ * leaf first), then mapping, locations, functions and the string table, about `targetBytes` long.
+ */
+export async function pprofFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(26);
+  const out = createWriteStream(file, { highWaterMark: 1 << 20 });
+  let bytes = 0;
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const put = async (chunk: Uint8Array) => {
+    pending.push(chunk);
+    pendingBytes += chunk.length;
+    if (pendingBytes >= 1 << 20) {
+      if (!out.write(Buffer.concat(pending))) await once(out, "drain");
+      bytes += pendingBytes;
+      pending = [];
+      pendingBytes = 0;
+    }
+  };
+  const strings = ["", "samples", "count", "cpu", "nanoseconds", "/opt/app/bin/server", ...FUNCTIONS, ...FUNCTIONS.map((name) => `/src/app/${name.split(".")[0]}.go`)];
+  const name = (f: number) => 6 + f;
+  const fileName = (f: number) => 6 + FUNCTIONS.length + f;
+  await put(new Protobuf().message(1, new Protobuf().uint(1, 1).uint(2, 2)).message(1, new Protobuf().uint(1, 3).uint(2, 4)).done());
+  let written = 0;
+  while (written < targetBytes * 0.99) {
+    const path = callPath(random).reverse().map((f) => f + 1);
+    const count = 1 + Math.floor(random() * 3);
+    const sample = new Protobuf().message(2, new Protobuf().packed(1, path).packed(2, [count, count * 10_000_000])).done();
+    written += sample.length;
+    await put(sample);
+  }
+  const tail = new Protobuf().message(3, new Protobuf().uint(1, 1).uint(2, 0x400000).uint(3, 0x800000).uint(5, 5));
+  FUNCTIONS.forEach((_, f) => tail.message(4, new Protobuf().uint(1, f + 1).uint(2, 1).uint(3, 0x401000 + f * 0x40).message(4, new Protobuf().uint(1, f + 1).uint(2, 10 + (f % 300)))));
+  FUNCTIONS.forEach((_, f) => tail.message(5, new Protobuf().uint(1, f + 1).uint(2, name(f)).uint(3, name(f)).uint(4, fileName(f)).uint(5, 5 + (f % 300))));
+  const encoder = new TextEncoder();
+  for (const text of strings) tail.message(6, encoder.encode(text));
+  tail.uint(9, 1_764_680_000_000_000_000).uint(10, 30_000_000_000).message(11, new Protobuf().uint(1, 3).uint(2, 4)).uint(12, 10_000_000);
+  await put(tail.done());
+  bytes += pendingBytes;
+  out.end(Buffer.concat(pending));
+  await once(out, "finish");
+  return bytes;
+}
