@@ -44,11 +44,25 @@ export interface ResolvedTracks {
 
 const NO_TRACK = "(none)";
 
-/** The run's tracks with samples of the metric, heaviest first, labelled. */
-export async function sampledTracks(evidence: RunEvidence, metric: string): Promise<TrackEntry[]> {
+/**
+ * Labelled track lists kept per (generations, metric): a generation's evidence never changes, and
+ * every sample answer (each page an agent walks) starts by resolving its tracks.
+ */
+const trackLists = new Map<string, readonly TrackEntry[]>();
+const MAX_TRACK_LISTS = 256;
+
+/** The run's tracks with samples of the metric, heaviest first, labelled (shared: read, never change). */
+export async function sampledTracks(evidence: RunEvidence, metric: string): Promise<readonly TrackEntry[]> {
   if (!evidence.generations.length) return [];
-  const rows = await evidence.reader.runShared(trackTotalsQuery, { generations: evidence.generations, metric });
-  return rows.map((r) => ({ ...r, label: trackLabel(r) }));
+  const key = `${evidence.generations.join(",")}\0${metric}`;
+  let list = trackLists.get(key);
+  if (!list) {
+    const rows = await evidence.reader.runShared(trackTotalsQuery, { generations: evidence.generations, metric });
+    list = rows.map((r) => ({ ...r, label: trackLabel(r) }));
+    if (trackLists.size >= MAX_TRACK_LISTS) trackLists.delete(trackLists.keys().next().value!);
+    trackLists.set(key, list);
+  }
+  return list;
 }
 
 /**
@@ -60,7 +74,7 @@ export async function resolveTracks(evidence: RunEvidence, metric: string | null
   const rows = metric ? await sampledTracks(evidence, metric) : [];
   const real = rows.filter((r) => r.track_key !== NO_TRACK);
   const hasTrackless = real.length < rows.length;
-  const cover = (selection: TrackCoverage["selection"], covered: TrackEntry[]): TrackCoverage => ({
+  const cover = (selection: TrackCoverage["selection"], covered: readonly TrackEntry[]): TrackCoverage => ({
     selection,
     covered: covered.slice(0, LISTED_TRACKS),
     covered_count: covered.length,
