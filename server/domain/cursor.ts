@@ -18,15 +18,20 @@ interface CursorPayload extends CursorBinding {
   after: unknown[];
 }
 
-/** JSON with sorted keys and no undefined values, so equal filters always encode equally. */
-export function canonicalJson(value: unknown): string {
+/**
+ * JSON with sorted keys and no undefined values, so equal filters always encode equally. A
+ * container nested `maxDepth` deep is written as "…" (the recursion stays bounded however deep
+ * the value is).
+ */
+export function canonicalJson(value: unknown, maxDepth = Infinity, depth = 0): string {
   if (value === undefined) return "null";
   if (value === null || typeof value !== "object") return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (depth >= maxDepth) return JSON.stringify("…");
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, maxDepth, depth + 1)).join(",")}]`;
   const entries = Object.entries(value as Record<string, unknown>)
     .filter(([, v]) => v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v, maxDepth, depth + 1)}`).join(",")}}`;
 }
 
 function mac(key: Buffer, body: string): Buffer {

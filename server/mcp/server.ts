@@ -140,17 +140,9 @@ export function mcpCatalog() {
 /** Tool arguments nested deeper than this are refused before the tool runs (no tool's input nests past a few levels). */
 export const MAX_ARGUMENT_DEPTH = 64;
 
-/** `value` with every container deeper than MAX_ARGUMENT_DEPTH replaced by "…" (recursion bounded by that depth). */
-function boundedCopy(value: unknown, depth = 0): unknown {
-  if (value === null || typeof value !== "object") return value;
-  if (depth >= MAX_ARGUMENT_DEPTH) return "…";
-  if (Array.isArray(value)) return value.map((v) => boundedCopy(v, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundedCopy(v, depth + 1)]));
-}
-
-/** The digest the audit log keeps of a call's arguments; computed for any arguments (deep ones bounded first). */
+/** The digest the audit log keeps of a call's arguments; computed for any arguments (containers past MAX_ARGUMENT_DEPTH written as "…"). */
 function digestOf(args: unknown): string {
-  return createHash("sha256").update(canonicalJson(boundedCopy(args ?? {}))).digest("hex").slice(0, 16);
+  return createHash("sha256").update(canonicalJson(args ?? {}, MAX_ARGUMENT_DEPTH)).digest("hex").slice(0, 16);
 }
 
 /** Refuses arguments nested deeper than MAX_ARGUMENT_DEPTH, naming the top-level argument (counted without recursion). */
