@@ -129,8 +129,9 @@ export function useFlameTree(args: FlameTreeArgs): Fetched<FlameData> {
 export function seedFlameTree(args: FlameTreeArgs, first: Promise<FlameData | null>): void {
   const question = flameTreeQuestion(args);
   if (typeof window === "undefined" || question === null || answers.has(question.key)) return;
+  // React hands a server's promise over as a thenable whose then() returns nothing: made a Promise first.
   shared(question.key, () =>
-    first.then((data) => (data !== null && data.commit_id === args.commitId && data.metric === args.metric ? data : question.ask())).then(markFlameData),
+    Promise.resolve(first).then((data) => (data !== null && data.commit_id === args.commitId && data.metric === args.metric ? data : question.ask())).then(markFlameData),
   );
 }
 
