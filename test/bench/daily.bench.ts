@@ -57,7 +57,7 @@ export async function dailyBenchmark(): Promise<Record<string, unknown>> {
           const drop = Number(sessionStorage.getItem("bench:drop"));
           const imported = performance.getEntriesByName("emberscope:import-done")[0];
           const server = imported ? imported.detail : null;
-          const rsc = performance.getEntriesByType("resource").find((e) => /\/runs\/run_/.test(e.name));
+          const rsc = performance.getEntriesByType("resource").find((e) => e.name.includes("/runs/run_"));
           const frames = performance.getEntriesByName("emberscope:flame-frame");
           const upload = at("emberscope:import-done") - drop - (server ? server.total : 0);
           return {
