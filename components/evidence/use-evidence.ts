@@ -88,15 +88,50 @@ function useFetched<T>(key: string | null, load: () => Promise<T | ErrorDocument
   return answer && answer.key === key ? answer.value : null;
 }
 
-/** `evidence.flame_tree` of a run (null `runId`: nothing asked). */
-export function useFlameTree(args: { runId: string | null; commitId: string; metric: string | null; budget?: number; tracks?: TrackSelection; transforms?: readonly Transform[]; inverted?: boolean }): Fetched<FlameData> {
+export interface FlameTreeArgs {
+  runId: string | null;
+  commitId: string;
+  metric: string | null;
+  budget?: number;
+  tracks?: TrackSelection;
+  transforms?: readonly Transform[];
+  inverted?: boolean;
+}
+
+/** The shared answer's key of a flame tree question, and how to ask it (null `runId`: nothing asked). */
+function flameTreeQuestion(args: FlameTreeArgs): { key: string; ask: () => Promise<FlameData> } | null {
   const { runId, commitId, metric, budget = 20_000, tracks = "all", transforms = [], inverted = false } = args;
+  if (runId === null) return null;
   const shaped = transforms.length > 0 || inverted ? { transforms: [...transforms], inverted } : {};
-  return useFetched(runId === null ? null : `flame_tree\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${budget}\u0000${tracksKey(tracks)}\u0000${JSON.stringify(shaped)}`, () =>
-    queryService("evidence.flame_tree", { run_id: runId!, metric: metric ?? undefined, commit_id: commitId, budget, tracks, ...shaped }).then((r) => {
-      performance.mark("emberscope:flame-data");
-      return r as FlameData;
-    }),
+  return {
+    key: `flame_tree\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${budget}\u0000${tracksKey(tracks)}\u0000${JSON.stringify(shaped)}`,
+    ask: () => queryService("evidence.flame_tree", { run_id: runId, metric: metric ?? undefined, commit_id: commitId, budget, tracks, ...shaped }).then((r) => r as FlameData),
+  };
+}
+
+const markFlameData = (data: FlameData): FlameData => {
+  performance.mark("emberscope:flame-data");
+  return data;
+};
+
+/** `evidence.flame_tree` of a run (null `runId`: nothing asked). */
+export function useFlameTree(args: FlameTreeArgs): Fetched<FlameData> {
+  const question = flameTreeQuestion(args);
+  return useFetched(question?.key ?? null, () => question!.ask().then(markFlameData));
+}
+
+/**
+ * Hands the page the flame tree its server asked while rendering it (the first paint then waits
+ * for no request of its own), as the answer to `args` — the question the page asks first. The
+ * server chose the metric and pinned the commit itself: an answer for another commit or metric
+ * (a commit published meanwhile) is not used, and the page asks again.
+ */
+export function seedFlameTree(args: FlameTreeArgs, first: Promise<FlameData | null>): void {
+  const question = flameTreeQuestion(args);
+  if (typeof window === "undefined" || question === null || answers.has(question.key)) return;
+  // React hands a server's promise over as a thenable whose then() returns nothing: made a Promise first.
+  shared(question.key, () =>
+    Promise.resolve(first).then((data) => (data !== null && data.commit_id === args.commitId && data.metric === args.metric ? data : question.ask())).then(markFlameData),
   );
 }
 

@@ -16,26 +16,9 @@ export interface TrackChoice {
   value: number;
 }
 
-/**
- * What the URL's `tracks` value asks for: null (absent) is the busiest track, "all" every track
- * merged, else track keys joined by commas. The services take the same three forms.
- */
-export type TrackSelection = "busiest" | "all" | string[];
-
-const KEY = /^[0-9a-f]{12}$/;
-
-export function parseTrackSelection(value: string | null): TrackSelection {
-  if (value === null || value === "" || value === "busiest") return "busiest";
-  if (value === "all") return "all";
-  const keys = [...new Set(value.split(",").filter((k) => KEY.test(k)))].sort();
-  return keys.length ? keys : "busiest";
-}
-
-export function formatTrackSelection(selection: TrackSelection): string | null {
-  if (selection === "busiest") return null;
-  if (selection === "all") return "all";
-  return [...selection].sort().join(",");
-}
+// The URL form is read by the run page's server side too, so it lives in a module without "use client".
+export { formatTrackSelection, parseTrackSelection, type TrackSelection } from "./track-selection";
+import type { TrackSelection } from "./track-selection";
 
 interface ProcessGroup {
   id: string;

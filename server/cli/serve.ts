@@ -14,6 +14,7 @@ import { admitNodeRequest, lingerOnClose } from "../http/node-gate";
 import { SIGN_IN_PATH } from "../http/header-names";
 import { launchSession, mintLaunchSignInCode } from "../http/session";
 import { PROCESS_STARTED_AT } from "../services/agent-access";
+import { loadDuckDb } from "../evidence/duckdb";
 import { writeTransaction } from "../store/control-store";
 import { pruneDeadServers, registerServer, unregisterServer } from "../store/servers";
 
@@ -205,6 +206,8 @@ export const serveCommand: CliCommand = {
     env.log(`Emberscope is serving ${shownRoot} at ${boundUrl}${supervisor ? ` with ${workerCount} pool worker(s)` : ""}`);
     env.log(`Sign this browser in as you (a one-time link; Settings' agent switches need it): ${signInUrl}`);
     env.announce?.({ url: boundUrl, sign_in_url: signInUrl, project_root: shownRoot, pid: process.pid });
+    // DuckDB's native library takes most of a second to load: loaded now, not by the first import or view.
+    setImmediate(() => void loadDuckDb().catch(() => undefined));
     await new Promise<void>((resolve) => {
       // close() waits for every open connection: idle keep-alive sockets are closed now, and
       // those still answering get a grace period before they are cut.

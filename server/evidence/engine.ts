@@ -77,18 +77,35 @@ async function readerFor(ws: Workspace, commit: PinnedCommit): Promise<CachedRea
 
 /**
  * Query results per (workspace, commit, SQL text). A commit's files never change, so the same
- * statement over the same commit always returns the same rows; small results are kept (LRU).
+ * statement over the same commit always returns the same rows. The SQL text carries everything
+ * else an answer depends on (generations, metric, tracks, transforms, budget), so no other
+ * question can get this one's rows. Answers up to MAX_CACHED_ROWS are kept, least recently used
+ * out first once their rows together pass MAX_CACHED_TOTAL_ROWS: a 1 M-sample run's flame tree
+ * (~20 k rows) is kept, so undoing a transform or reopening a link answers from memory.
  */
 const results = new Map<string, unknown[]>();
 const MAX_CACHED_RESULTS = 256;
-const MAX_CACHED_ROWS = 5000;
+const MAX_CACHED_ROWS = 50_000;
+const MAX_CACHED_TOTAL_ROWS = 400_000;
+let cachedRows = 0;
 
-/** Keeps a small answer; true when it is kept (and so must not be handed out to be changed). */
+/** The same statement asked again while it runs waits for that run instead of running twice. */
+const running = new Map<string, { joined: number; work: Promise<{ rows: unknown[]; kept: boolean }> }>();
+
+/** Keeps an answer; true when it is kept (and so must not be handed out to be changed). */
 function rememberResult(key: string, rows: unknown[]): boolean {
   if (rows.length > MAX_CACHED_ROWS) return false;
+  const before = results.get(key);
+  if (before) cachedRows -= before.length;
+  results.delete(key);
   results.set(key, rows);
-  if (results.size > MAX_CACHED_RESULTS) results.delete(results.keys().next().value!);
-  return true;
+  cachedRows += rows.length;
+  while (results.size > MAX_CACHED_RESULTS || cachedRows > MAX_CACHED_TOTAL_ROWS) {
+    const [oldest, dropped] = results.entries().next().value!;
+    results.delete(oldest);
+    cachedRows -= dropped.length;
+  }
+  return results.get(key) === rows;
 }
 
 /** One pinned commit's evidence: run named queries over exactly its files. */
@@ -181,11 +198,28 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
       results.set(cacheKey, cached);
       return { rows: cached, kept: true };
     }
-    return budgeted(query.name, async (connection) => {
-      const result = await connection.runAndReadAll(sql);
-      const rows = result.getRowObjectsJS().map((row) => query.row.parse(toPlain(row)));
-      return { rows, kept: rememberResult(cacheKey, rows) };
-    });
+    const inFlight = running.get(cacheKey);
+    if (inFlight) {
+      inFlight.joined++;
+      const { rows, kept } = await inFlight.work;
+      // Rows too large to keep are each asker's own to change: every asker of a shared run gets a copy.
+      return { rows: kept ? rows : structuredClone(rows), kept };
+    }
+    const entry = {
+      joined: 0,
+      work: budgeted(query.name, async (connection) => {
+        const result = await connection.runAndReadAll(sql);
+        const rows = result.getRowObjectsJS().map((row) => query.row.parse(toPlain(row)));
+        return { rows, kept: rememberResult(cacheKey, rows) };
+      }),
+    };
+    running.set(cacheKey, entry);
+    try {
+      const { rows, kept } = await entry.work;
+      return { rows: kept || entry.joined === 0 ? rows : structuredClone(rows), kept };
+    } finally {
+      running.delete(cacheKey);
+    }
   }
   return {
     commit,

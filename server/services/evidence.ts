@@ -35,7 +35,7 @@ import { openEvidence, type EvidenceReader } from "../evidence/engine";
 import { loadedSpanIndex } from "../evidence/span-index";
 import { getRun } from "../store/runs";
 import type { Workspace } from "../store/workspace";
-import { defineService } from "./service";
+import { callService, defineService, type ServiceContext } from "./service";
 import { scopeToTracks } from "../../analysis/queries/tracks";
 import { TrackKeyList } from "../../analysis/queries/tracks";
 import { TrackCoverage, TrackEntry, TrackSelection, TracksArg, resolveTracks, sampledTracks, type ResolvedTracks } from "./evidence-tracks";
@@ -339,6 +339,16 @@ export const flameTree = defineService({
     };
   },
 });
+
+/**
+ * Starts, without waiting, what the run page asks first for a run just imported — the commit's
+ * reader and the busiest track's flame tree — so that the page, opened next, joins the running
+ * query or finds its answer kept (the engine shares both by commit and SQL text). Failures are
+ * the page's to report: here they are dropped.
+ */
+export function prepareRunView(ctx: ServiceContext, runId: string, commitId: string): void {
+  callService(flameTree, ctx, { run_id: runId, commit_id: commitId, tracks: "busiest" }).catch(() => undefined);
+}
 
 /** Cells narrower than the shown span / this are dropped by default (well under a pixel). */
 const TIMELINE_RESOLUTION = 8192;

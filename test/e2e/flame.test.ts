@@ -106,7 +106,8 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     await tip.waitFor();
     const row = hot.rows.find((r) => r.name === "measureText")!;
     expect(await tip.locator("[data-testid=tooltip-name]").innerText()).toBe("measureText");
-    expect(await tip.locator("[data-testid=tooltip-fn-self]").innerText()).toBe(formatValue(row.self, hot.unit, hot.metric));
+    // The function list is asked once the tree is drawn: its rows join the tooltip when they come.
+    await expect.poll(() => tip.locator("[data-testid=tooltip-fn-self]").innerText()).toBe(formatValue(row.self, hot.unit, hot.metric));
     expect(await tip.locator("[data-testid=tooltip-fn-total]").innerText()).toBe(formatValue(row.total, hot.unit, hot.metric));
     // measureText has one call path, so the node's own values are the function's.
     expect(await tip.locator("[data-testid=tooltip-self]").innerText()).toBe(formatValue(row.self, hot.unit, hot.metric));

@@ -30,8 +30,12 @@ describe("home page: import and capture in a real browser", () => {
       await page.screenshot({ path: screenshotPath("home-first-run-no-demo"), fullPage: true });
 
       await page.locator("[data-testid=import-file-input]").setInputFiles({ name: "checkout.folded", mimeType: "text/plain", buffer: Buffer.from(FOLDED) });
-      await page.locator("[data-testid=import-status][data-phase=done]").waitFor({ timeout: 30_000 });
-      expect(await page.locator("[data-testid=import-status]").innerText()).toMatch(/Imported checkout\.folded as folded · run run_\w+ · 3 sample rows, 0 spans/);
+      // One file imported: its run opens by itself, on its flame graph.
+      await page.waitForURL(/\/runs\/run_\w+$/, { timeout: 30_000 });
+      expect(await page.locator("[data-testid=run-title]").innerText()).toBe("checkout.folded");
+      await page.locator("[data-testid=flame-canvas]").first().waitFor({ timeout: 30_000 });
+      await page.goBack();
+      await page.locator("[data-testid=import-dropzone]").waitFor();
       await expect.poll(() => page.locator("[data-testid=runs-table] tbody tr").count(), { timeout: 15_000 }).toBe(1);
       expect(await page.locator("[data-testid=runs-table] tbody tr").first().innerText()).toContain("checkout.folded");
 
@@ -42,7 +46,10 @@ describe("home page: import and capture in a real browser", () => {
         zone.dispatchEvent(new DragEvent("dragover", { dataTransfer: transfer, bubbles: true, cancelable: true }));
         zone.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
       }, "main;a 1\nmain;b 2\n");
-      await expect.poll(() => page.locator("[data-testid=import-status]").innerText(), { timeout: 30_000 }).toContain("Imported dropped.folded");
+      await page.waitForURL(/\/runs\/run_\w+$/, { timeout: 30_000 });
+      expect(await page.locator("[data-testid=run-title]").innerText()).toBe("dropped.folded");
+      await page.goBack();
+      await page.locator("[data-testid=import-dropzone]").waitFor();
       await expect.poll(() => page.locator("[data-testid=runs-table] tbody tr").count(), { timeout: 15_000 }).toBe(2);
       expect(await page.locator("[data-testid=runs-table] tbody tr").first().innerText()).toContain("dropped.folded");
       const runs = await callService(listRuns, ctxFor(root), { limit: 10 });

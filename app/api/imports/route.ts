@@ -6,7 +6,7 @@ import { pipeline } from "node:stream/promises";
 import { EmberscopeError } from "../../../server/domain/errors";
 import { DEFAULT_INPUT_BOUNDS } from "../../../server/evidence/input";
 import { refusalOfWebRequest, refusalResponse } from "../../../server/http/guard";
-import { importUploadedFile } from "../../../server/services";
+import { importUploadedFile, prepareRunView } from "../../../server/services";
 import { locateWorkspace } from "../../../server/store/layout";
 import { webServiceContext } from "../../../server/trpc/context";
 import { errorResponse } from "../corpus/errors";
@@ -61,6 +61,8 @@ export async function POST(req: Request): Promise<Response> {
     const format = url.searchParams.get("format");
     // Handed over in-process: no request may name a path inside the workspace folder.
     const result = await importUploadedFile(ctx, file, format ? { format } : {});
+    // The page opens the run next: its first query starts now.
+    prepareRunView(ctx, result.run_id, result.commit_id);
     return Response.json(result, { headers: { "Cache-Control": "no-store" } });
   } catch (error) {
     // The rest of an oversized body is never read: the answer closes the connection.

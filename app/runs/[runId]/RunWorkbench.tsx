@@ -1,18 +1,18 @@
 "use client";
 
-import { useCallback, useMemo, useRef } from "react";
+import { useCallback, useMemo, useRef, useState } from "react";
 import { ErrorPanel } from "../../../components/ErrorPanel";
 import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
 import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
 import { useTimeOrder } from "../../../components/flame/use-time-order";
 import { SandwichCell } from "../../../components/sandwich/SandwichCell";
-import { useFlameTree, useHotspots, useNeighbours, type FlameData } from "../../../components/evidence/use-evidence";
+import { seedFlameTree, useFlameTree, useHotspots, useNeighbours, type FlameData } from "../../../components/evidence/use-evidence";
 import { formatValue } from "../../../analysis/flame/format";
 import { AddToInvestigation, type CellDraft } from "../../../components/notebook/AddToInvestigation";
 import { useUrlState } from "../../../components/use-url-state";
 import { formatTimeRange, formatWhatIf, parseTimeRange, parseWhatIf } from "../../../components/url-state";
 import type { ReviewedTool } from "../../../components/dag/run-critical-path";
-import { RUN_URL_STATE, type RunUrlState } from "./url-state";
+import { RUN_URL_STATE, budgetOf, type RunUrlState } from "./url-state";
 import { TransformChips } from "../../../components/transforms/TransformChips";
 import { useTransformStack } from "../../../components/transforms/use-transforms";
 import { useTransformMenu } from "../../../components/transforms/use-transform-menu";
@@ -60,9 +60,10 @@ export interface RunWorkbenchProps {
   sqlFirst?: FirstSqlAnswer | null;
   /** The run's title (names exported images). */
   title?: string;
+  /** The flame tree of the view the URL names, asked by the server while it rendered the page (null when it could not answer). */
+  firstFlame?: Promise<FlameData | null>;
 }
 
-const DEFAULT_BUDGET = 20_000;
 
 const FRAME_KEY = /^[0-9a-f]{16}$/;
 
@@ -72,7 +73,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const views = VIEWS.filter((v) => props.hasSpans || !SPAN_VIEWS.has(v.id));
   const view = views.some((v) => v.id === state.view) ? state.view! : "flame";
   const metric = state.metric ?? props.primaryMetric;
-  const budget = Math.min(200_000, Math.max(10, Number(state.budget) || DEFAULT_BUDGET));
+  const budget = budgetOf(state.budget);
   const needsTree = view === "flame" || view === "sandwich" || view === "calltree";
   const treeRun = needsTree ? props.runId : null;
   // The threads/processes/profiles shown: the busiest unless the URL names others (or "all").
@@ -81,16 +82,22 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const { transforms, inverted } = transformStack;
   const transformed = transforms.length > 0 || inverted;
   const transformMenu = useTransformMenu(transformStack);
-  const answered = useFlameTree({ runId: treeRun, commitId: props.commitId, metric, budget, tracks, transforms, inverted });
+  const treeArgs = { runId: treeRun, commitId: props.commitId, metric, budget, tracks, transforms, inverted };
+  // Once, before the first fetch: the tree the server already asked answers the page's first question.
+  useState(() => props.firstFlame && seedFlameTree(treeArgs, props.firstFlame));
+  const answered = useFlameTree(treeArgs);
   // While another transform stack's tree is on its way, the last tree stays drawn (not "Loading…").
   const lastTree = useRef<{ base: string; tree: FlameData } | null>(null);
   const treeBase = `${props.runId}\u0000${metric}\u0000${budget}\u0000${state.tracks ?? ""}`;
   if (answered && "nodes" in answered) lastTree.current = { base: treeBase, tree: answered };
   const applying = answered === null && lastTree.current?.base === treeBase;
   const flame = answered ?? (applying ? lastTree.current!.tree : null);
-  const hot = useHotspots({ runId: treeRun, commitId: props.commitId, metric, tracks, transforms });
+  // The function list waits for the tree it goes with unless it is the view (the sandwich): on a
+  // first paint or a transform, the tree's query has the server to itself.
+  const hotRun = view === "sandwich" || answered !== null ? treeRun : null;
+  const hot = useHotspots({ runId: hotRun, commitId: props.commitId, metric, tracks, transforms });
   // The untransformed functions name the chips' frames (a merged or dropped function is gone from `hot`).
-  const plainHot = useHotspots({ runId: transforms.length ? treeRun : null, commitId: props.commitId, metric, tracks });
+  const plainHot = useHotspots({ runId: transforms.length ? hotRun : null, commitId: props.commitId, metric, tracks });
   const sel = state.sel;
   const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" && !transformed ? sel : null, tracks });
   const flameNodes = flame && "nodes" in flame ? flame.nodes : null;

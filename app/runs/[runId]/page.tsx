@@ -1,6 +1,10 @@
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../../components/AppShell";
-import { callService, listArtifacts, listCommits, listToolContracts, showHead, showRun, summarizeRun } from "../../../server/services";
+import { callService, flameTree, listArtifacts, listCommits, listToolContracts, showHead, showRun, summarizeRun } from "../../../server/services";
+import type { FlameData } from "../../../components/evidence/use-evidence";
+import { parseTrackSelection } from "../../../components/flame/track-selection";
+import { parseTransforms } from "../../../analysis/queries/transforms";
+import { budgetOf } from "./url-state";
 import { RunShareMenu } from "../../../components/share/RunShareMenu";
 import { webServiceContext } from "../../../server/trpc/context";
 import "../../../components/flame/workbench.css";
@@ -26,6 +30,24 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
     const initial = readUrlState(RUN_URL_STATE, search);
     // The SQL tab's first answer comes with the HTML (the server engine), before DuckDB-WASM starts; asked alongside the summary.
     const sqlFirstAsked = initial.view === "sql" ? firstSqlAnswer(ctx, commit, runId, initial.sql, "hotspots") : Promise.resolve(null);
+    // The flame tree the page opens on is asked now, beside the summary, and streamed to the page
+    // with it (no request after hydration); the page asks again if this one failed.
+    const treeView = initial.view === "flame" || initial.view === "sandwich" || initial.view === "calltree";
+    const transforms = parseTransforms(initial.tf);
+    const inverted = initial.inv === "1";
+    const firstFlame: Promise<FlameData | null> = treeView
+      ? callService(flameTree, ctx, {
+          run_id: runId,
+          commit_id: commit,
+          metric: initial.metric ?? undefined,
+          budget: budgetOf(initial.budget),
+          tracks: parseTrackSelection(initial.tracks),
+          ...(transforms.length || inverted ? { transforms, inverted } : {}),
+        }).then(
+          (tree) => tree as FlameData,
+          () => null,
+        )
+      : Promise.resolve(null);
     const run = await callService(showRun, ctx, { run_id: runId });
     const summary = await callService(summarizeRun, ctx, { run_id: runId, commit_id: commit });
     // The picker offers only the commits that hold this run's evidence.
@@ -83,6 +105,7 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           toolContracts={contracts}
           metadata={summary.metadata}
           title={run.title}
+          firstFlame={firstFlame}
         />
         )}
       </AppShell>

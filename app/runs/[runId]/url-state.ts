@@ -33,3 +33,10 @@ export const RUN_URL_STATE = {
 } as const satisfies Record<string, string | null>;
 
 export type RunUrlState = UrlState<typeof RUN_URL_STATE>;
+
+const DEFAULT_BUDGET = 20_000;
+
+/** The flame tree's node budget the URL asks for (`budget=`), bounded. */
+export function budgetOf(value: string | null): number {
+  return Math.min(200_000, Math.max(10, Number(value) || DEFAULT_BUDGET));
+}
