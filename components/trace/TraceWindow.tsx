@@ -17,7 +17,7 @@ import { TrackSelector, type TrackChoice, type TrackSelection } from "../flame/T
 /** The label column's width to open with, and its bounds when dragged (its right edge is a handle). */
 const GUTTER = 260;
 const MIN_GUTTER = 140;
-const MAX_GUTTER = 640;
+const MAX_GUTTER = 720;
 /** The pin control at the right of a track's header in the gutter. */
 const PIN_BOX = 44;
 const BUDGET = 60_000;
@@ -81,7 +81,7 @@ export function TraceWindow(props: {
   const scrollRef = useRef<HTMLDivElement>(null);
   // The label column: wide enough for most "process · thread" names, resizable by its edge; a cut label's full name is the header's title.
   const [gutterWanted, setGutter] = useState(GUTTER);
-  const gutter = Math.max(MIN_GUTTER, Math.min(gutterWanted, MAX_GUTTER, Math.floor(width * 0.5)));
+  const gutter = Math.max(MIN_GUTTER, Math.min(gutterWanted, MAX_GUTTER, Math.floor(width * 0.6)));
   const [headerTitle, setHeaderTitle] = useState<string | null>(null);
   const resizing = useRef<{ x0: number; g0: number } | null>(null);
 
@@ -240,7 +240,7 @@ export function TraceWindow(props: {
       // ▸/▾ collapses (click the header), the pin on the right of the gutter keeps the track on top.
       ctx.fillText(row.collapsed ? "▸" : "▾", 6, row.y + TRACK_HEADER / 2);
       ctx.font = "600 11px system-ui, sans-serif";
-      const shown = fitText(ctx, row.label, gutter - PIN_BOX - 22);
+      const shown = fitLabel(ctx, row.label, gutter - PIN_BOX - 22);
       if (shown !== row.label) cut++;
       ctx.fillText(shown, 18, row.y + TRACK_HEADER / 2);
       ctx.font = "11px system-ui, sans-serif";
@@ -811,4 +811,16 @@ function shownTrackKeys(choices: readonly TrackChoice[], selection: TrackSelecti
   if (selection === "busiest") return new Set([choices[0].track_key]);
   const known = selection.filter((k) => choices.some((t) => t.track_key === k));
   return known.length ? new Set(known) : null;
+}
+
+/** A track label in `room` pixels: a long process name is cut before the thread's name, which stays whole when it fits ("renderer process for https://… · CrRendererMain"). */
+function fitLabel(ctx: CanvasRenderingContext2D, label: string, room: number): string {
+  if (ctx.measureText(label).width <= room) return label;
+  const cut = label.lastIndexOf(" · ");
+  if (cut > 0) {
+    const thread = label.slice(cut);
+    const left = room - ctx.measureText(thread).width;
+    if (left > 40) return fitText(ctx, label.slice(0, cut), left) + thread;
+  }
+  return fitText(ctx, label, room);
 }
