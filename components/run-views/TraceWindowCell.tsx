@@ -33,7 +33,7 @@ export function TraceWindowCell(props: {
   const toolbar = cp ? (
     <label className="muted" data-testid="trace-cp-toggle" data-state={state} title={noEdges ? "The run's spans have no causal edges (flows, follows-from links), so there is no critical path to mark." : undefined}>
       <input type="checkbox" checked={cp.on && !noEdges} disabled={noEdges} onChange={(e) => cp.onToggle(e.target.checked)} /> critical path
-      {noEdges ? " (no edges: none to mark)" : spans.state === "ready" ? ` (${spans.keys.size.toLocaleString("en-US")} spans)` : state === "loading" ? " (computing…)" : spans.state === "error" ? ` (${spans.error.code})` : ""}
+      {noEdges ? ": no edges" : spans.state === "ready" ? ` (${spans.keys.size.toLocaleString("en-US")} spans)` : state === "loading" ? " (computing…)" : spans.state === "error" ? ` (${spans.error.code})` : ""}
     </label>
   ) : null;
   return (

@@ -821,6 +821,8 @@ function fitLabel(ctx: CanvasRenderingContext2D, label: string, room: number): s
     const thread = label.slice(cut);
     const left = room - ctx.measureText(thread).width;
     if (left > 40) return fitText(ctx, label.slice(0, cut), left) + thread;
+    // Too narrow for both: the thread's name alone (the title has the whole label).
+    return fitText(ctx, label.slice(cut + 3), room);
   }
   return fitText(ctx, label, room);
 }

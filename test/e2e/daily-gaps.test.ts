@@ -123,6 +123,7 @@ describe("daily gaps (issue 21): trace window, toolbars, tracks on compare, live
       const cp = page.locator("[data-testid=trace-cp-toggle]");
       await expect.poll(() => cp.getAttribute("data-state"), { timeout: 10_000 }).toBe("no-edges");
       expect(await cp.innerText()).toMatch(/no edges/);
+      expect(await cp.getAttribute("title")).toMatch(/no causal edges .* no critical path/);
       expect(await cp.locator("input").isDisabled()).toBe(true);
 
       // The renderer's label is cut with an ellipsis; its header's title is the full name.
@@ -186,6 +187,7 @@ describe("daily gaps (issue 21): trace window, toolbars, tracks on compare, live
       await page.setViewportSize({ width: 1024, height: 900 });
       await page.waitForTimeout(300);
       await oneLineRows(page, page.locator(".trace-toolbar"));
+      expect((await page.locator("[data-testid=trace-search]").boundingBox())!.width).toBeGreaterThanOrEqual(110);
       const before = await page.locator(".trace-controls").boundingBox();
       await page.locator("[data-testid=trace-search]").fill("parseChunk");
       await expect.poll(() => page.locator("[data-testid=trace-search-count]").innerText()).toMatch(/\/ 20/);
