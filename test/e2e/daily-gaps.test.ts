@@ -80,13 +80,20 @@ async function oneLineRows(page: Page, rows: Locator): Promise<void> {
     els.map((row) => {
       const tops = [...row.children].filter((c) => (c as HTMLElement).offsetWidth > 0).map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2));
       const box = row.getBoundingClientRect();
-      return { spread: Math.max(...tops) - Math.min(...tops), overflow: row.scrollWidth - row.clientWidth, right: box.right };
+      // Controls side by side, none drawn over the next, none whose content spills out of it.
+      const shown = [...row.children].filter((c) => (c as HTMLElement).offsetWidth > 0).map((c) => c.getBoundingClientRect());
+      const overlap = Math.max(0, ...shown.slice(1).map((r, i) => shown[i].right - r.left));
+      // (A control that clips its own text with an ellipsis does not spill.)
+      const spill = Math.max(0, ...[...row.children].filter((c) => getComputedStyle(c).overflowX === "visible").map((c) => c.scrollWidth - c.clientWidth));
+      return { spread: Math.max(...tops) - Math.min(...tops), overflow: row.scrollWidth - row.clientWidth, right: box.right, overlap, spill };
     }),
   );
   expect(lines.length).toBeGreaterThan(0);
   for (const line of lines) {
     expect(line.spread, JSON.stringify(lines)).toBeLessThanOrEqual(4);
     expect(line.overflow, JSON.stringify(lines)).toBeLessThanOrEqual(1);
+    expect(line.overlap, JSON.stringify(lines)).toBeLessThanOrEqual(1);
+    expect(line.spill, JSON.stringify(lines)).toBeLessThanOrEqual(1);
   }
   expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
 }
@@ -187,7 +194,7 @@ describe("daily gaps (issue 21): trace window, toolbars, tracks on compare, live
       await page.setViewportSize({ width: 1024, height: 900 });
       await page.waitForTimeout(300);
       await oneLineRows(page, page.locator(".trace-toolbar"));
-      expect((await page.locator("[data-testid=trace-search]").boundingBox())!.width).toBeGreaterThanOrEqual(110);
+      expect((await page.locator("[data-testid=trace-search]").boundingBox())!.width).toBeGreaterThanOrEqual(100);
       const before = await page.locator(".trace-controls").boundingBox();
       await page.locator("[data-testid=trace-search]").fill("parseChunk");
       await expect.poll(() => page.locator("[data-testid=trace-search-count]").innerText()).toMatch(/\/ 20/);
