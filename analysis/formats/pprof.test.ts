@@ -135,7 +135,11 @@ describe("pprof importer", () => {
     expect(Object.values(actual.samples).reduce((a, b) => a + b)).toBe(8);
     expect(Object.values(actual.cpu_ns).reduce((a, b) => a + b)).toBe(70_000_006);
     expect(result.tables.samples).toHaveLength(11);
-    expect(result.tables.samples.every((s) => s.time_ns === null && s.track_id === null)).toBe(true);
+    expect(result.tables.samples.every((s) => s.time_ns === null)).toBe(true);
+    // The two samples labelled thread=worker-1 (four rows: two values each) are on its track; the rest on none.
+    expect(result.tables.tracks.map((t) => [t.thread_id, t.thread_name, t.kind])).toEqual([["worker-1", "worker-1", "thread"]]);
+    expect(result.tables.samples.filter((s) => s.track_id === 0)).toHaveLength(4);
+    expect(result.tables.samples.filter((s) => s.track_id === null)).toHaveLength(7);
     expect(actual.cpu_ns["main.main;main.work;main.helper;compute"]).toBe(5);
     expect(actual.cpu_ns["main.main;0xffffffff81000000"]).toBe(10_000_000);
   });
@@ -247,6 +251,101 @@ func main() { f, _ := os.Create(os.Args[1]); pprof.StartCPUProfile(f); spin(300 
     const samplesMetric = result.tables.metrics.find((m) => m.name === "samples")!;
     const total = result.tables.samples.filter((s) => s.metric_id === samplesMetric.metric_id).reduce((n, s) => n + Number(s.value), 0);
     expect(total).toBe(expectedSamples);
+  });
+
+  it("puts samples on the thread and process their labels name (thread_id, thread name, pid), one track per thread", async () => {
+    // Datadog's and pyroscope's profilers: a numeric thread id, its name and the process id.
+    const labelled = (tid: number, name: string, pid: number) => [
+      { key: "thread id", num: tid },
+      { key: "thread name", str: name },
+      { key: "pid", str: String(pid) },
+    ];
+    const profile: Fixture = {
+      ...FIXTURE,
+      samples: [
+        { locations: [2, 1], values: [3, 30], labels: labelled(11, "main", 7) },
+        { locations: [1], values: [1, 10], labels: labelled(12, "io", 7) },
+        { locations: [3], values: [2, 20], labels: labelled(11, "main", 7) },
+        { locations: [5, 2, 1], values: [4, 40], labels: [{ key: "thread_id", num: 13 }] },
+        { locations: [1], values: [5, 50] },
+      ],
+    };
+    const result = await importToMemory(pprofImporter, encodeProfile(profile));
+    const tracks = result.tables.tracks.map((t) => [t.process_id, t.thread_id, t.thread_name, t.kind]);
+    expect(tracks).toEqual([
+      ["7", "11", "main", "thread"],
+      ["7", "12", "io", "thread"],
+      [null, "13", null, "thread"],
+    ]);
+    const samplesMetric = result.tables.metrics.find((m) => m.name === "samples")!.metric_id;
+    const perTrack = new Map<unknown, number>();
+    for (const s of result.tables.samples) if (s.metric_id === samplesMetric) perTrack.set(s.track_id, (perTrack.get(s.track_id) ?? 0) + Number(s.value));
+    expect(Object.fromEntries(perTrack)).toEqual({ 0: 5, 1: 1, 2: 4, null: 5 });
+    // The labels stay measurements too.
+    expect(result.tables.measurements.some((m) => m.name === "label:thread name")).toBe(true);
+  });
+
+  it("maps the thread labels of a profile written by Go's runtime/pprof (pprof.Do) to tracks whose totals go tool pprof agrees with", async (ctx) => {
+    let go: string | null = null;
+    try {
+      go = execFileSync("sh", ["-c", "command -v go"], { encoding: "utf8" }).trim() || null;
+    } catch {
+      go = null;
+    }
+    if (!go) {
+      ctx.skip(true, "the go toolchain is not installed on this machine, so no real pprof profile can be produced");
+      return;
+    }
+    const src = path.join(dir, "labels.go");
+    writeFileSync(
+      src,
+      `package main
+import ("context"; "os"; "runtime/pprof"; "sync"; "time")
+func spin(d time.Duration) int { x := 0; for t := time.Now(); time.Since(t) < d; { x++ }; return x }
+func main() {
+  f, _ := os.Create(os.Args[1]); pprof.StartCPUProfile(f)
+  var wg sync.WaitGroup
+  for _, w := range []struct{ name string; d time.Duration }{{"worker-a", 400 * time.Millisecond}, {"worker-b", 200 * time.Millisecond}} {
+    wg.Add(1)
+    go func(name string, d time.Duration) { defer wg.Done(); pprof.Do(context.Background(), pprof.Labels("thread", name), func(context.Context) { spin(d) }) }(w.name, w.d)
+  }
+  wg.Wait(); spin(100 * time.Millisecond)
+  pprof.StopCPUProfile(); f.Close()
+}
+`,
+    );
+    const out = path.join(dir, "labels.pb.gz");
+    execFileSync(go, ["run", src, out], { cwd: dir, stdio: "ignore", env: { ...process.env, GOFLAGS: "-mod=mod", GO111MODULE: "off" } });
+    // go tool pprof -raw: each sample's counts, then its labels on the next line ("thread:[worker-a]").
+    const raw = execFileSync(go, ["tool", "pprof", "-raw", out], { encoding: "utf8" });
+    const expected: Record<string, number> = {};
+    let last = 0;
+    for (const line of raw.split("\n")) {
+      const sample = /^\s+(\d+)\s+\d+: /.exec(line);
+      if (sample) {
+        last = Number(sample[1]);
+        expected["(none)"] = (expected["(none)"] ?? 0) + last;
+        continue;
+      }
+      const label = /^\s+thread:\[([^\]]+)\]/.exec(line);
+      if (label) {
+        expected["(none)"] -= last;
+        expected[label[1]] = (expected[label[1]] ?? 0) + last;
+      }
+    }
+    expect(Object.keys(expected).filter((k) => k.startsWith("worker-")).length, raw).toBeGreaterThan(0);
+    const result = await importToMemory(pprofImporter, await gunzipFile(out), { fileName: "labels.pb.gz" });
+    const nameOf = new Map(result.tables.tracks.map((t) => [t.track_id, t.thread_name as string]));
+    const samplesMetric = result.tables.metrics.find((m) => m.name === "samples")!.metric_id;
+    const actual: Record<string, number> = {};
+    for (const s of result.tables.samples) {
+      if (s.metric_id !== samplesMetric) continue;
+      const name = s.track_id === null ? "(none)" : nameOf.get(s.track_id)!;
+      actual[name] = (actual[name] ?? 0) + Number(s.value);
+    }
+    for (const k of Object.keys(expected)) if (expected[k] === 0) delete expected[k];
+    expect(actual).toEqual(expected);
+    expect(result.tables.tracks.every((t) => t.kind === "thread" && t.thread_id === t.thread_name)).toBe(true);
   });
 
   describe("malformed input", () => {

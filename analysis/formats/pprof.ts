@@ -1,10 +1,13 @@
 /**
  * pprof profiles (profile.proto of github.com/google/pprof), as raw protobuf (gunzipped by the
  * import service). Every sample type becomes a metric; every sample one aggregate sample per
- * non-zero value (no time, no track) on its stack: locations leaf-first in the file, root-first
+ * non-zero value (no time) on its stack: locations leaf-first in the file, root-first
  * here, a location with several lines expanding to its inlined frames (line[0] innermost).
- * Frames are per function (name, file, start line, mapping file as module). Labels are summed
- * per key and value into measurements; period, duration and start time go to metadata.
+ * Frames are per function (name, file, start line, mapping file as module). A sample's thread
+ * and process labels (`thread`, `thread_id`, `pid`, … — pprof.Do in Go, Datadog's and
+ * pyroscope's profilers, async-profiler) put it on a track, as other formats' threads do;
+ * samples without them are on no track. Labels are also summed per key and value into
+ * measurements; period, duration and start time go to metadata.
  */
 import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind, MetricKind } from "../evidence/schema";
@@ -376,6 +379,50 @@ class PprofStacks {
   }
 }
 
+/** Label keys that name a sample's thread or process (lower-cased, spaces as written by Datadog's profilers). */
+const THREAD_NAME_KEYS = new Set(["thread", "thread_name", "thread name", "threadname"]);
+const THREAD_ID_KEYS = new Set(["thread_id", "thread id", "threadid", "tid", "native_thread_id", "thread native id"]);
+const PROCESS_ID_KEYS = new Set(["pid", "process_id", "process id"]);
+const PROCESS_NAME_KEYS = new Set(["process", "process_name", "process name", "comm"]);
+
+/** A sample's track from its thread and process labels; null when it carries none. */
+class LabelTracks {
+  private readonly ids = new Map<string, number>();
+  constructor(private readonly builder: EvidenceBuilder) {}
+
+  of(labels: readonly { key: string; value: string | number }[]): number | null {
+    let threadName: string | null = null;
+    let threadId: string | null = null;
+    let processId: string | null = null;
+    let processName: string | null = null;
+    for (const { key, value } of labels) {
+      const k = key.toLowerCase();
+      const text = String(value);
+      if (text === "") continue;
+      if (THREAD_NAME_KEYS.has(k)) threadName ??= text;
+      else if (THREAD_ID_KEYS.has(k)) threadId ??= text;
+      else if (PROCESS_ID_KEYS.has(k)) processId ??= text;
+      else if (PROCESS_NAME_KEYS.has(k)) processName ??= text;
+    }
+    if (threadName === null && threadId === null && processId === null && processName === null) return null;
+    const thread = threadId !== null || threadName !== null;
+    // Tracks are told apart by process and thread id: a thread known only by its name is named by it.
+    const key = `${processId}\u0000${processName}\u0000${threadId}\u0000${threadName}`;
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.builder.track({
+        processId: processId ?? (thread ? null : processName),
+        processName,
+        threadId: thread ? (threadId ?? threadName) : null,
+        threadName,
+        kind: thread ? "thread" : "process",
+      });
+      this.ids.set(key, id);
+    }
+    return id;
+  }
+}
+
 /** Label totals: key and value → summed weight of the samples carrying it. */
 class LabelTotals {
   readonly totals = new Map<string, { key: string; value: string | number; unit: string | null; weight: number; samples: number }>();
@@ -395,6 +442,8 @@ class LabelTotals {
 async function readSamples(bytes: Uint8Array, tables: ProfileTables, builder: EvidenceBuilder, metricIds: number[], weightIndex: number, maxDepth: number): Promise<{ stacks: PprofStacks; labels: LabelTotals; samples: number }> {
   const stacks = new PprofStacks(builder, tables, maxDepth);
   const labels = new LabelTotals();
+  const tracks = new LabelTracks(builder);
+  const named: { key: string; value: string | number }[] = [];
   const reader = new ProtoReader(bytes, FORMAT, 0, bytes.length, 0, maxDepth);
   let emptyStack: number | null = null;
   let count = 0;
@@ -443,12 +492,16 @@ async function readSamples(bytes: Uint8Array, tables: ProfileTables, builder: Ev
       emptyStack ??= builder.stack(null, builder.frame({ name: "(no stack)", kind: "other" }));
       leaf = emptyStack;
     }
-    for (let i = 0; i < values.length; i++) if (values[i] !== 0) builder.sample(leaf, null, null, metricIds[i], int64(values[i], FORMAT, "sample.value", { offset: top.offset }));
+    named.length = 0;
     for (const label of sampleLabels) {
       const key = stringAt(tables, label.key, top.offset);
-      if (label.hasNum) labels.add(key, label.num, stringAt(tables, label.numUnit, top.offset) || null, values[weightIndex]);
-      else labels.add(key, stringAt(tables, label.str, top.offset), null, values[weightIndex]);
+      const value = label.hasNum ? label.num : stringAt(tables, label.str, top.offset);
+      named.push({ key, value });
+      if (label.hasNum) labels.add(key, value, stringAt(tables, label.numUnit, top.offset) || null, values[weightIndex]);
+      else labels.add(key, value, null, values[weightIndex]);
     }
+    const track = named.length ? tracks.of(named) : null;
+    for (let i = 0; i < values.length; i++) if (values[i] !== 0) builder.sample(leaf, track, null, metricIds[i], int64(values[i], FORMAT, "sample.value", { offset: top.offset }));
     if (++count % SAMPLES_PER_CHECKPOINT === 0) await builder.checkpoint();
   }
   return { stacks, labels, samples: count };
@@ -483,7 +536,7 @@ export const pprofImporter: FormatImporter = {
   id: "pprof",
   title: "pprof profile (profile.proto)",
   extensions: ["pprof", "pb", "pb.gz", "prof"],
-  version: "2",
+  version: "3",
 
   sniff(head, _headText, fileName) {
     const named = /\.(pprof|pb|pb\.gz)$/i.test(fileName ?? "") || /(^|\/)(cpu|heap|mem|profile|allocs|goroutine|block|mutex)\.(prof|out)$/i.test(fileName ?? "");

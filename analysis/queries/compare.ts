@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { defineQuery } from "./define";
+import { defineQuery, type EvidenceQuery } from "./define";
 import { frameInfo, frameValues, grandTotal } from "./fragments";
 import { FrameColumns, GenerationList } from "./columns";
+import { TrackKeyList, trackViewsFor } from "./tracks";
 
 export const CompareRow = FrameColumns.omit({ line: true }).extend({
   base_self: z.number(),
@@ -16,29 +17,23 @@ export const CompareRow = FrameColumns.omit({ line: true }).extend({
 });
 export type CompareRow = z.infer<typeof CompareRow>;
 
-/**
- * Per frame_key: base and candidate self and inclusive values and the change of each (optionally
- * with each side normalized to its grand total), sorted by the magnitude of the self change; a
- * frame whose self value is the same on both sides is unchanged (its total may still differ, and
- * is said beside it, so that no view shows one without the other).
- */
-export const compareQuery = defineQuery({
-  name: "compare",
-  description: "Differential per frame between a base and a candidate set of generations.",
-  params: z.object({
-    base_generations: GenerationList,
-    candidate_generations: GenerationList,
-    metric: z.string().min(1).max(128),
-    normalize: z.boolean(),
-    collection: z.enum(["changed", "added", "removed", "all"]),
-    limit: z.number().int().min(1).max(10_000),
-  }),
-  row: CompareRow,
-  sql: `WITH
-${frameValues("b_values", "$base_generations")},
-${frameValues("c_values", "$candidate_generations")},
-${grandTotal("b_grand", "$base_generations")},
-${grandTotal("c_grand", "$candidate_generations")},
+const CompareParams = z.object({
+  base_generations: GenerationList,
+  candidate_generations: GenerationList,
+  metric: z.string().min(1).max(128),
+  normalize: z.boolean(),
+  collection: z.enum(["changed", "added", "removed", "all"]),
+  limit: z.number().int().min(1).max(10_000),
+});
+
+/** The comparison's SQL, each side reading its whole run or (scoped) only the samples of its chosen tracks. */
+function compareSql(base: boolean, candidate: boolean): string {
+  const views = [base ? trackViewsFor("b_", "$base_tracks", "$base_generations") : null, candidate ? trackViewsFor("c_", "$candidate_tracks", "$candidate_generations") : null].filter(Boolean);
+  return `WITH${views.length ? ` RECURSIVE\n${views.join(",\n")},` : ""}
+${frameValues("b_values", "$base_generations", base ? "b_track_frame_totals" : "frame_totals")},
+${frameValues("c_values", "$candidate_generations", candidate ? "c_track_frame_totals" : "frame_totals")},
+${grandTotal("b_grand", "$base_generations", base ? "b_track_metrics" : "metrics")},
+${grandTotal("c_grand", "$candidate_generations", candidate ? "c_track_metrics" : "metrics")},
 ${frameInfo("list_concat($base_generations, $candidate_generations)")},
 joined AS (
   SELECT coalesce(bt.frame_key, ct.frame_key) AS frame_key,
@@ -76,5 +71,44 @@ WHERE ($collection = 'all' AND c.status <> 'unchanged')
    OR ($collection = 'changed' AND c.status <> 'unchanged')
    OR c.status = $collection
 ORDER BY abs(c.delta) DESC, c.frame_key
-LIMIT $limit`,
+LIMIT $limit`;
+}
+
+/**
+ * Per frame_key: base and candidate self and inclusive values and the change of each (optionally
+ * with each side normalized to its grand total), sorted by the magnitude of the self change; a
+ * frame whose self value is the same on both sides is unchanged (its total may still differ, and
+ * is said beside it, so that no view shows one without the other).
+ */
+export const compareQuery = defineQuery({
+  name: "compare",
+  description: "Differential per frame between a base and a candidate set of generations.",
+  params: CompareParams,
+  row: CompareRow,
+  sql: compareSql(false, false),
 });
+
+const scopedCompare = new Map<string, EvidenceQuery<any, any>>();
+
+/**
+ * The comparison with one side or both narrowed to some tracks (threads, processes, profiles):
+ * `base_tracks` / `candidate_tracks` are the track keys of each side, read through the same track
+ * views scopeToTracks uses, so the table agrees with each side's flame tree on those tracks.
+ */
+export function compareOnTracksQuery(base: boolean, candidate: boolean): EvidenceQuery<any, typeof CompareRow> {
+  if (!base && !candidate) return compareQuery;
+  const name = `compare_of_tracks_${base ? "b" : ""}${candidate ? "c" : ""}`;
+  let query = scopedCompare.get(name);
+  if (!query) {
+    query = defineQuery({
+      name,
+      description: "Differential per frame between a base and a candidate set of generations, each side on its chosen tracks.",
+      params: CompareParams.extend({ ...(base ? { base_tracks: TrackKeyList } : {}), ...(candidate ? { candidate_tracks: TrackKeyList } : {}) }),
+      row: CompareRow,
+      sql: compareSql(base, candidate),
+    });
+    scopedCompare.set(name, query);
+  }
+  return query;
+}
+

@@ -22,10 +22,10 @@ export const NODE_TOTALS = `node_totals AS (
 )`;
 
 /** Per frame_key: self and inclusive value summed over generations (derived at extraction). */
-export function frameValues(name = "frame_values", generations = "$generations"): string {
+export function frameValues(name = "frame_values", generations = "$generations", totals = "frame_totals"): string {
   return `${name} AS (
   SELECT f.frame_key, sum(ft.self)::DOUBLE AS self, sum(ft.total)::DOUBLE AS total
-  FROM frame_totals ft
+  FROM ${totals} ft
   JOIN metrics m ON m.generation_id = ft.generation_id AND m.metric_id = ft.metric_id
   JOIN frames f ON f.generation_id = ft.generation_id AND f.frame_id = ft.frame_id
   WHERE m.name = $metric AND list_contains(${generations}, ft.generation_id)
@@ -38,10 +38,10 @@ export function frameValues(name = "frame_values", generations = "$generations")
  * metrics.total (schema 2, like stack_totals) — one row per generation instead of a scan of
  * every stack node.
  */
-export function grandTotal(name = "grand", generations = "$generations"): string {
+export function grandTotal(name = "grand", generations = "$generations", metrics = "metrics"): string {
   return `${name} AS (
   SELECT coalesce(sum(m.total), 0)::DOUBLE AS grand_total
-  FROM metrics m
+  FROM ${metrics} m
   WHERE m.name = $metric AND list_contains(${generations}, m.generation_id)
 )`;
 }

@@ -14,7 +14,7 @@ import { trackTotalsQuery } from "./tracks";
 export { timelineCells, timelineFramesQuery, timelineMetricIdsQuery, timelineRemainder, timelineSamplesQuery, timelineStacksQuery, type TimelineCell } from "./flame-timeline";
 export { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "./flame-tree";
 export { calleesQuery, callersQuery, stackExamplesQuery } from "./callers";
-export { compareQuery } from "./compare";
+export { compareQuery, compareOnTracksQuery } from "./compare";
 export { exportSamplesQuery, exportTracksQuery } from "./export";
 export { criticalPathEdgesQuery, criticalPathSpansQuery } from "./critical-path";
 export { renderSql, type EvidenceQuery } from "./define";

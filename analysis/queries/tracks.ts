@@ -121,6 +121,18 @@ track_frame_totals AS (
 )`;
 }
 
+/**
+ * The track views under other names, for a query that scopes two sets of generations to their own
+ * tracks (compare: `b_` and `c_`): every view is prefixed, and it reads `tracksParam` and
+ * `generationsParam` instead of `$tracks` and `$generations`.
+ */
+export function trackViewsFor(prefix: string, tracksParam: string, generationsParam: string): string {
+  return trackViews(true)
+    .replace(/\btrack_(keys|samples|metrics|leaf_frames|leaf|up|stack_totals|frame_totals)\b/g, `${prefix}track_$1`)
+    .replace(/\$tracks\b/g, tracksParam)
+    .replace(/\$generations\b/g, generationsParam);
+}
+
 /** The views a track filter replaces, as table names after FROM or JOIN (never column names). */
 const SCOPED_VIEW = /\b(FROM|JOIN)(\s+)(samples|metrics|stack_totals|frame_totals)\b/g;
 

@@ -6,6 +6,11 @@ import { useCompareRows, useCompareTrees } from "../../components/evidence/use-e
 import { AddToInvestigation, type CellDraft } from "../../components/notebook/AddToInvestigation";
 import { useUrlState } from "../../components/use-url-state";
 import { COMPARE_URL_STATE, type CompareUrlState } from "./url-state";
+import { TrackSelector, formatTrackSelection, parseTrackSelection, type TrackSelection } from "../../components/flame/TrackSelector";
+
+/** A compare side's tracks from the URL: absent is every track merged (as the comparison always read). */
+const sideTracks = (value: string | null): TrackSelection => (value === null ? "all" : parseTrackSelection(value));
+const sideValue = (selection: TrackSelection): string | null => (selection === "all" ? null : selection === "busiest" ? "busiest" : formatTrackSelection(selection));
 
 export interface CompareWorkbenchProps {
   base: string;
@@ -16,13 +21,15 @@ export interface CompareWorkbenchProps {
   initial: CompareUrlState;
 }
 
-/** Fetches both flame trees and the per-function comparison, and keeps the view in the URL. */
+/** Fetches both flame trees and the per-function comparison, each run on its chosen tracks, and keeps the view in the URL. */
 export function CompareWorkbench(props: CompareWorkbenchProps) {
   const [state, patch] = useUrlState(COMPARE_URL_STATE, props.initial);
   const metric = state.metric ?? null;
   const normalized = state.norm === "1";
-  const trees = useCompareTrees({ base: props.base, candidate: props.candidate, commitId: props.commitId, metric });
-  const table = useCompareRows({ base: props.base, candidate: props.candidate, commitId: props.commitId, metric, normalize: normalized });
+  const baseTracks = sideTracks(state.btracks);
+  const candidateTracks = sideTracks(state.ctracks);
+  const trees = useCompareTrees({ base: props.base, candidate: props.candidate, commitId: props.commitId, metric, baseTracks, candidateTracks });
+  const table = useCompareRows({ base: props.base, candidate: props.candidate, commitId: props.commitId, metric, normalize: normalized, baseTracks, candidateTracks });
 
   const metricPicker = props.metrics.length ? (
     <label className="field">
@@ -58,8 +65,20 @@ export function CompareWorkbench(props: CompareWorkbenchProps) {
   if ("code" in table) return <ErrorPanel error={table} />;
   return (
     <>
-      <div className="flame-toolbar">
+      <div className="flame-toolbar" data-testid="compare-toolbar">
         {metricPicker}
+        {trees.baseTracks.choices.length > 1 ? (
+        <span className="compare-side" data-testid="compare-base-tracks" data-total={table.base_total}>
+          <span className="tip-muted">Base</span>
+          <TrackSelector choices={trees.baseTracks.choices} covered={trees.baseTracks.covered} selection={baseTracks} onChange={(next) => patch({ btracks: sideValue(next), zoom: null })} unit={trees.unit} metric={trees.metric} />
+        </span>
+        ) : null}
+        {trees.candidateTracks.choices.length > 1 ? (
+        <span className="compare-side" data-testid="compare-candidate-tracks" data-total={table.candidate_total}>
+          <span className="tip-muted">Candidate</span>
+          <TrackSelector choices={trees.candidateTracks.choices} covered={trees.candidateTracks.covered} selection={candidateTracks} onChange={(next) => patch({ ctracks: sideValue(next), zoom: null })} unit={trees.unit} metric={trees.metric} />
+        </span>
+        ) : null}
         <span className="spacer" />
         <AddToInvestigation cell={viewAsCell} />
       </div>

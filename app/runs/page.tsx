@@ -3,6 +3,8 @@ import { NoRunsYet } from "../../components/RunsTable";
 import { TypedErrorPanel } from "../../components/TypedErrorPanel";
 import { listInputOf, RUNS_PAGE_SIZE, RUNS_URL_STATE } from "../../components/runs/library-query";
 import { RunsLibrary } from "../../components/runs/RunsLibrary";
+import { LiveRefresh } from "../../components/home/LiveRefresh";
+import { statusSignature } from "../../components/home/status-signature";
 import "../../components/runs/runs.css";
 import { readUrlState, type SearchParams } from "../../components/url-state";
 import { toEmberscopeError } from "../../server/domain/errors";
@@ -30,9 +32,13 @@ export default async function RunsPage(props: { searchParams: Promise<SearchPara
       <AppShell pinnedCommitId={status.head_commit_id} pinnedSeq={status.head.seq} rail={RAIL}>
         <h1>Runs</h1>
         {facets.total === 0 ? (
-          <NoRunsYet />
+          <>
+            {/* The first run appears without a reload. */}
+            <NoRunsYet />
+            <LiveRefresh signature={statusSignature(status)} />
+          </>
         ) : (
-          <RunsLibrary initialState={state} initialPage={first.page} initialError={first.error} choices={{ kinds: RunKind.options, statuses: RunStatus.options, facets }} />
+          <RunsLibrary initialState={state} initialPage={first.page} initialError={first.error} choices={{ kinds: RunKind.options, statuses: RunStatus.options, facets }} signature={statusSignature(status)} />
         )}
       </AppShell>
     );

@@ -162,25 +162,33 @@ export interface CompareData {
   candidate: FlameInputNode[];
   unit: string | null;
   metric: string | null;
+  /** Each run's sampled tracks and the ones its tree covers (for the track selectors). */
+  baseTracks: { choices: TrackChoice[]; covered: string[] };
+  candidateTracks: { choices: TrackChoice[]; covered: string[] };
 }
 
-/** Both runs' flame trees at one commit, for a differential flame graph. */
-export function useCompareTrees(args: { base: string; candidate: string; commitId: string; metric: string | null }): Fetched<CompareData> {
-  const { base, candidate, commitId, metric } = args;
-  return useFetched(`compare_trees\u0000${base}\u0000${candidate}\u0000${commitId}\u0000${metric}`, async () => {
-    const q = (run: string) => queryService("evidence.flame_tree", { run_id: run, metric: metric ?? undefined, commit_id: commitId, budget: 20_000 });
-    const [b, c] = await Promise.all([q(base), q(candidate)]);
+/** Both runs' flame trees at one commit, each on its chosen tracks (default: all merged), for a differential flame graph. */
+export function useCompareTrees(args: { base: string; candidate: string; commitId: string; metric: string | null; baseTracks?: TrackSelection; candidateTracks?: TrackSelection }): Fetched<CompareData> {
+  const { base, candidate, commitId, metric, baseTracks = "all", candidateTracks = "all" } = args;
+  return useFetched(`compare_trees\u0000${base}\u0000${candidate}\u0000${commitId}\u0000${metric}\u0000${tracksKey(baseTracks)}\u0000${tracksKey(candidateTracks)}`, async () => {
+    const q = (run: string, tracks: TrackSelection) => queryService("evidence.flame_tree", { run_id: run, metric: metric ?? undefined, commit_id: commitId, budget: 20_000, tracks });
+    const [b, c] = await Promise.all([q(base, baseTracks), q(candidate, candidateTracks)]);
     const missing = [b, c].find((r) => r.status.state === "unavailable");
     if (missing) return { code: "INVALID_ARGUMENTS", message: missing.status.reason ?? "A run has no evidence in this commit.", retryable: false, details: {} } satisfies ErrorDocument;
-    return { base: b.nodes, candidate: c.nodes, unit: c.unit ?? b.unit, metric: c.metric ?? b.metric };
+    const side = (r: typeof b) => ({ choices: r.track_choices as TrackChoice[], covered: r.tracks.covered.map((t) => t.track_key) });
+    return { base: b.nodes, candidate: c.nodes, unit: c.unit ?? b.unit, metric: c.metric ?? b.metric, baseTracks: side(b), candidateTracks: side(c) };
   });
 }
 
-/** `evidence.compare`'s changed functions (the largest 50). */
-export function useCompareRows(args: { base: string; candidate: string; commitId: string; metric: string | null; normalize: boolean }): Fetched<{ rows: CompareRow[] }> {
-  const { base, candidate, commitId, metric, normalize } = args;
-  return useFetched(`compare_rows\u0000${base}\u0000${candidate}\u0000${commitId}\u0000${metric}\u0000${normalize}`, () =>
-    queryService("evidence.compare", { base_run_id: base, candidate_run_id: candidate, metric: metric ?? undefined, normalize, collection: "changed", limit: 50, commit_id: commitId }).then((r) => ({ rows: r.rows })),
+/** `evidence.compare`'s changed functions (the largest 50), each side on its chosen tracks. */
+export function useCompareRows(args: { base: string; candidate: string; commitId: string; metric: string | null; normalize: boolean; baseTracks?: TrackSelection; candidateTracks?: TrackSelection }): Fetched<{ rows: CompareRow[]; base_total: number; candidate_total: number }> {
+  const { base, candidate, commitId, metric, normalize, baseTracks = "all", candidateTracks = "all" } = args;
+  return useFetched(`compare_rows\u0000${base}\u0000${candidate}\u0000${commitId}\u0000${metric}\u0000${normalize}\u0000${tracksKey(baseTracks)}\u0000${tracksKey(candidateTracks)}`, () =>
+    queryService("evidence.compare", { base_run_id: base, candidate_run_id: candidate, metric: metric ?? undefined, normalize, collection: "changed", limit: 50, commit_id: commitId, base_tracks: baseTracks, candidate_tracks: candidateTracks }).then((r) => ({
+      rows: r.rows,
+      base_total: r.base_total,
+      candidate_total: r.candidate_total,
+    })),
   );
 }
 

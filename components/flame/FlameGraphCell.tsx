@@ -310,8 +310,14 @@ function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode:
       onKeyDown={(e) => onKey(e)}
     >
       {!props.compact ? (
-        <div className="flame-toolbar" role="toolbar" aria-label="Flame graph controls">
-          {props.toolbar}
+        <>
+        {/* Two rows of fixed content, each on one line from 1024 px up: what is shown (metric, tracks, export), then how (search, layout, orientation). */}
+        {props.toolbar ? (
+          <div className="flame-toolbar flame-toolbar-scope" data-testid="flame-toolbar-scope">
+            {props.toolbar}
+          </div>
+        ) : null}
+        <div className="flame-toolbar flame-toolbar-view" role="toolbar" aria-label="Flame graph controls" data-testid="flame-toolbar-view">
           <label className="field">
             <span>Search</span>
             <input
@@ -362,6 +368,7 @@ function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode:
             Keys (?)
           </button>
         </div>
+        </>
       ) : null}
       {props.legend}
       {props.timeOrder && (mode === "time-order" || props.timeOrder.disabledReason) ? (

@@ -10,15 +10,15 @@ import { callQuery } from "./trpc-client";
 const POLL_MS = 1500;
 
 /**
- * Keeps a server-rendered page current without a reload: polls workspace.status and, when the
- * runs, operations or HEAD changed (an import or capture from the CLI, another tab, a worker),
- * re-renders the page's server parts (the facts with the active-operations count, the runs list).
- * Client state (an import in progress, a plan under review) is kept across the refresh.
+ * Calls `onChange` when workspace.status says the runs, operations or HEAD changed (an import or
+ * capture from the CLI, another tab, a worker, a capture ending): polled every second and a half
+ * (slower in a hidden tab). `signature` is what the page last showed.
  */
-export function LiveRefresh(props: { signature: string }) {
-  const router = useRouter();
-  const seen = useRef(props.signature);
-  seen.current = props.signature;
+export function useWorkspaceChanges(signature: string, onChange: () => void): void {
+  const seen = useRef(signature);
+  seen.current = signature;
+  const changed = useRef(onChange);
+  changed.current = onChange;
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout>;
@@ -28,7 +28,7 @@ export function LiveRefresh(props: { signature: string }) {
         const now = statusSignature(status);
         if (!stopped && now !== seen.current) {
           seen.current = now;
-          router.refresh();
+          changed.current();
         }
       } catch {
         // the server is restarting or busy: the next tick asks again
@@ -40,6 +40,16 @@ export function LiveRefresh(props: { signature: string }) {
       stopped = true;
       clearTimeout(timer);
     };
-  }, [router]);
+  }, []);
+}
+
+/**
+ * Keeps a server-rendered page current without a reload: when the workspace changes, re-renders
+ * the page's server parts (the facts with the active-operations count, the runs list). Client
+ * state (an import in progress, a plan under review) is kept across the refresh.
+ */
+export function LiveRefresh(props: { signature: string }) {
+  const router = useRouter();
+  useWorkspaceChanges(props.signature, () => router.refresh());
   return null;
 }

@@ -6,6 +6,7 @@ import type { Run } from "../../server/domain/models";
 import { ErrorPanel } from "../ErrorPanel";
 import { RunsTable, type RunSelection } from "../RunsTable";
 import { useUrlState } from "../use-url-state";
+import { useWorkspaceChanges } from "../home/LiveRefresh";
 import { hasFilters, listInputOf, RUNS_PAGE_SIZE, RUNS_URL_STATE, type RunPage, type RunsUrlState } from "./library-query";
 import { RunFilterBar, type RunFilterChoices } from "./RunFilterBar";
 import { RunTitleEditor } from "./RunTitleEditor";
@@ -69,12 +70,16 @@ function Pager({ page, loading, go, suffix = "" }: { page: RunPage; loading: boo
 
 /**
  * Every run of the workspace, a keyset page at a time: filters, order and page in the URL,
- * several runs selected across pages and filters, titles renamed in place.
+ * several runs selected across pages and filters, titles renamed in place; live (new runs and
+ * changed states appear without a reload).
  */
-export function RunsLibrary(props: { initialState: RunsUrlState; initialPage: RunPage | null; initialError: ErrorDocument | null; choices: RunFilterChoices }) {
+export function RunsLibrary(props: { initialState: RunsUrlState; initialPage: RunPage | null; initialError: ErrorDocument | null; choices: RunFilterChoices; signature: string }) {
   const [state, patch] = useUrlState(RUNS_URL_STATE, props.initialState);
   const input = useMemo(() => listInputOf(state, RUNS_PAGE_SIZE), [state]);
-  const { page, error, loading, replaceRun } = useRunsPage(input, { input: listInputOf(props.initialState, RUNS_PAGE_SIZE), page: props.initialPage, error: props.initialError });
+  // Live: a new run, or a capture or import ending (the workspace's status changes), asks for the page shown again, as the home page's active-operations count is kept current.
+  const [revision, setRevision] = useState(0);
+  useWorkspaceChanges(props.signature, () => setRevision((r) => r + 1));
+  const { page, error, loading, replaceRun } = useRunsPage(input, { input: listInputOf(props.initialState, RUNS_PAGE_SIZE), page: props.initialPage, error: props.initialError }, revision);
   const [selected, setSelected] = useState<Map<string, Run>>(() => new Map());
 
   const toggle = useCallback(
@@ -141,7 +146,7 @@ export function RunsLibrary(props: { initialState: RunsUrlState; initialPage: Ru
           </p>
         </div>
       ) : page ? (
-        <div className={loading ? "runs-body runs-loading" : "runs-body"} aria-busy={loading} data-testid="runs-body">
+        <div className={loading ? "runs-body runs-loading" : "runs-body"} aria-busy={loading} data-testid="runs-body" data-revision={revision}>
           {page.items.length ? (
             <RunsTable runs={page.items} selection={selection} title={(run) => <RunTitleEditor run={run} onRenamed={renamed} />} />
           ) : (

@@ -19,9 +19,10 @@ interface Loaded {
  * to an input since replaced is dropped). `initial` is what the server already answered for its
  * input (a page, or the typed error); `null` input fetches nothing. `replaceRun` puts a changed run (renamed) in place.
  */
-export function useRunsPage(input: RunListInput | null, initial: { input: RunListInput; page: RunPage | null; error?: ErrorDocument | null } | null = null) {
-  const key = input ? JSON.stringify(input) : "";
-  const [loaded, setLoaded] = useState<Loaded>(() => ({ key: initial ? JSON.stringify(initial.input) : "", page: initial?.page ?? null, error: initial?.error ?? null }));
+export function useRunsPage(input: RunListInput | null, initial: { input: RunListInput; page: RunPage | null; error?: ErrorDocument | null } | null = null, revision = 0) {
+  // `revision` counts workspace changes: a new one asks for the same page again (new runs, changed states).
+  const key = input ? `${JSON.stringify(input)}#${revision}` : "";
+  const [loaded, setLoaded] = useState<Loaded>(() => ({ key: initial ? `${JSON.stringify(initial.input)}#${revision}` : "", page: initial?.page ?? null, error: initial?.error ?? null }));
   useEffect(() => {
     if (!input || key === loaded.key) return;
     let current = true;
@@ -38,7 +39,9 @@ export function useRunsPage(input: RunListInput | null, initial: { input: RunLis
     (run: Run) => setLoaded((l) => (l.page ? { ...l, page: { ...l.page, items: l.page.items.map((r) => (r.run_id === run.run_id ? run : r)) } } : l)),
     [],
   );
-  return { page: loaded.page, error: loaded.error, loading: input !== null && key !== loaded.key, replaceRun };
+  // A refresh after a workspace change keeps the page shown, not "loading".
+  const refreshing = input !== null && key !== loaded.key && loaded.key.startsWith(`${JSON.stringify(input)}#`);
+  return { page: loaded.page, error: loaded.error, loading: input !== null && key !== loaded.key && !refreshing, replaceRun };
 }
 
 /** `value` once it has stayed the same for `ms` (typing into a search asks once it pauses). */

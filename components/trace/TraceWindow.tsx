@@ -6,14 +6,18 @@ import "./trace.css";
 import { ErrorPanel } from "../ErrorPanel";
 import { errorDocumentOf } from "../home/trpc-client";
 import type { ErrorDocument } from "../../server/domain/errors";
-import { AXIS, layoutTracks, ROW, TRACK_HEADER } from "./layout";
+import { AXIS, layoutTracks, ROW, TRACK_HEADER, trackLabel } from "./layout";
 import { RangeFlame } from "./RangeFlame";
 import { colourFor, formatNs } from "./time-format";
 import { loadFlows, loadWindow, TraceSourceContext, type Flow, type LoadedWindow, type Span, type TraceSummary } from "./trace-data";
 import { fitText, hiDpiContext, prefersDark } from "../canvas";
 import { useElementWidth } from "../use-element-width";
+import { TrackSelector, type TrackChoice, type TrackSelection } from "../flame/TrackSelector";
 
-const GUTTER = 190;
+/** The label column's width to open with, and its bounds when dragged (its right edge is a handle). */
+const GUTTER = 260;
+const MIN_GUTTER = 140;
+const MAX_GUTTER = 720;
 /** The pin control at the right of a track's header in the gutter. */
 const PIN_BOX = 44;
 const BUDGET = 60_000;
@@ -45,6 +49,11 @@ export function TraceWindow(props: {
   marked?: ReadonlySet<string> | null;
   /** Controls placed in the toolbar (e.g. the critical-path toggle). */
   toolbar?: React.ReactNode;
+  /** Told what the run's summary says of its spans once it is read (e.g. no causal edges: no critical path to compute). */
+  onFacts?: (facts: { spans: number; edges: number }) => void;
+  /** The tracks shown (all when absent; "busiest": the one with the most spans), and where a choice goes (the URL's `tracks`). */
+  tracks?: TrackSelection;
+  onTracksChange?: (tracks: TrackSelection) => void;
 }) {
   const { runId, commitId } = props;
   const source = useContext(TraceSourceContext);
@@ -71,6 +80,11 @@ export function TraceWindow(props: {
   const [matchIndex, setMatchIndex] = useState(-1);
   const pointerPx = useRef<number | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
+  // The label column: wide enough for most "process · thread" names, resizable by its edge; a cut label's full name is the header's title.
+  const [gutterWanted, setGutter] = useState(GUTTER);
+  const gutter = Math.max(MIN_GUTTER, Math.min(gutterWanted, MAX_GUTTER, Math.floor(width * 0.6)));
+  const [headerTitle, setHeaderTitle] = useState<string | null>(null);
+  const resizing = useRef<{ x0: number; g0: number } | null>(null);
 
   const full = useMemo<View | null>(() => {
     const s = summary?.spans;
@@ -89,6 +103,7 @@ export function TraceWindow(props: {
       .then((s) => {
         if (cancelled) return;
         setSummary(s);
+        props.onFacts?.({ spans: s.spans?.spans ?? 0, edges: s.spans?.edges ?? 0 });
         if (!s.spans || s.spans.spans === 0 || s.spans.first_ns === null) setLoading(false);
         else {
           const whole = { start: s.spans.first_ns, end: Math.max(s.spans.last_ns ?? 0, s.spans.first_ns + 1) };
@@ -146,6 +161,25 @@ export function TraceWindow(props: {
     };
   }, [data, runId, commitId, summary]);
 
+  // Back and Forward: the page's URL brings another visible range or selection; follow it (the whole run when it has none).
+  const askedView = props.initialView ? `${Math.round(props.initialView.start)}..${Math.round(props.initialView.end)}` : "";
+  const askedSelection = props.initialSelection ? `${Math.round(props.initialSelection.start)}..${Math.round(props.initialSelection.end)}` : "";
+  useEffect(() => {
+    if (!full) return;
+    setView((v) => {
+      const asked = props.initialView;
+      const next = asked && asked.start >= full.start && asked.end <= full.end && asked.end > asked.start ? asked : full;
+      return v && Math.round(v.start) === Math.round(next.start) && Math.round(v.end) === Math.round(next.end) ? v : next;
+    });
+  }, [askedView, full]);
+  useEffect(() => {
+    setSelection((s) => {
+      const asked = props.initialSelection ?? null;
+      if (!asked) return null;
+      return s && Math.round(s.start) === Math.round(asked.start) && Math.round(s.end) === Math.round(asked.end) ? s : asked;
+    });
+  }, [askedSelection]);
+
   // Reported once the view settles (150 ms): a wheel zoom changes it every frame.
   useEffect(() => {
     if (!view || !full) return;
@@ -154,7 +188,20 @@ export function TraceWindow(props: {
     return () => clearTimeout(timer);
   }, [view, selection, full]);
 
-  const layout = useMemo(() => layoutTracks(summary?.tracks ?? [], data?.spans ?? [], { collapsed, pinned }), [summary, data, collapsed, pinned]);
+  // The track selector's choices (tracks with spans, busiest first) and the tracks it leaves shown.
+  const trackChoices = useMemo<TrackChoice[]>(
+    () =>
+      (summary?.tracks ?? [])
+        .filter((t) => t.spans > 0)
+        .map((t) => ({ track_key: t.track_key, label: trackLabel(t), process_id: t.process_id, process_name: t.process_name, thread_id: t.thread_id, thread_name: t.thread_name, kind: t.kind, samples: t.spans, value: t.spans }))
+        .sort((a, b) => b.value - a.value || a.label.localeCompare(b.label)),
+    [summary],
+  );
+  const shownKeys = useMemo(() => shownTrackKeys(trackChoices, props.tracks ?? "all"), [trackChoices, props.tracks]);
+  const layout = useMemo(
+    () => layoutTracks((summary?.tracks ?? []).filter((t) => shownKeys === null || shownKeys.has(t.track_key)), data?.spans ?? [], { collapsed, pinned }),
+    [summary, data, collapsed, pinned, shownKeys],
+  );
   // Search: loaded spans whose name or category holds the text, in time order, and tracks whose label does.
   const search = useMemo(() => {
     const q = query.trim().toLowerCase();
@@ -163,7 +210,7 @@ export function TraceWindow(props: {
     const tracks = new Set(layout.tracks.filter((t) => t.label.toLowerCase().includes(q)).map((t) => t.track.track_id));
     return { spans, keys: new Set(spans.map((sp) => `${sp.generation_id}:${sp.span_id}`)), tracks };
   }, [query, data, layout]);
-  const x = useMemo(() => scaleLinear().domain(view ? [view.start, view.end] : [0, 1]).range([GUTTER, width]), [view, width]);
+  const x = useMemo(() => scaleLinear().domain(view ? [view.start, view.end] : [0, 1]).range([gutter, width]), [view, width, gutter]);
   // Draw the tracks, spans, flows, selection and axis.
   const drawnRef = useRef(0);
   useEffect(() => {
@@ -182,6 +229,7 @@ export function TraceWindow(props: {
     ctx.textBaseline = "middle";
     let drawn = 0;
     let markedDrawn = 0;
+    let cut = 0;
     const accent = css.getPropertyValue("--accent").trim() || "#c2410c";
     const marked = props.marked;
     const colours = new Map<string, string>();
@@ -194,12 +242,14 @@ export function TraceWindow(props: {
       // ▸/▾ collapses (click the header), the pin on the right of the gutter keeps the track on top.
       ctx.fillText(row.collapsed ? "▸" : "▾", 6, row.y + TRACK_HEADER / 2);
       ctx.font = "600 11px system-ui, sans-serif";
-      ctx.fillText(fitText(ctx, row.label, GUTTER - PIN_BOX - 22), 18, row.y + TRACK_HEADER / 2);
+      const shown = fitLabel(ctx, row.label, gutter - PIN_BOX - 22);
+      if (shown !== row.label) cut++;
+      ctx.fillText(shown, 18, row.y + TRACK_HEADER / 2);
       ctx.font = "11px system-ui, sans-serif";
       ctx.fillStyle = row.pinned ? accent : muted;
-      ctx.fillText(row.pinned ? "● pin" : "○ pin", GUTTER - PIN_BOX, row.y + TRACK_HEADER / 2);
+      ctx.fillText(row.pinned ? "● pin" : "○ pin", gutter - PIN_BOX, row.y + TRACK_HEADER / 2);
       ctx.fillStyle = muted;
-      if (!row.collapsed) ctx.fillText(fitText(ctx, `${row.track.spans.toLocaleString("en-US")} spans`, GUTTER - 16), 8, row.y + TRACK_HEADER + 9);
+      if (!row.collapsed) ctx.fillText(fitText(ctx, `${row.track.spans.toLocaleString("en-US")} spans`, gutter - 16), 8, row.y + TRACK_HEADER + 9);
       ctx.strokeStyle = border;
       ctx.beginPath();
       ctx.moveTo(0, row.y + row.height - 0.5);
@@ -207,14 +257,14 @@ export function TraceWindow(props: {
       ctx.stroke();
       ctx.save();
       ctx.beginPath();
-      ctx.rect(GUTTER, row.y, width - GUTTER, row.height);
+      ctx.rect(gutter, row.y, width - gutter, row.height);
       ctx.clip();
       // Per depth, the last pixel filled: spans narrower than a pixel merge into one mark.
       const lastPx = new Float64Array(row.depth).fill(-1);
       for (const s of row.collapsed ? [] : row.spans) {
         const x0 = x(s.start_ns);
         const x1 = x(s.start_ns + s.dur_ns);
-        if (x1 < GUTTER || x0 > width) continue;
+        if (x1 < gutter || x0 > width) continue;
         drawn++;
         const y = row.y + TRACK_HEADER + s.depth * ROW;
         const w = x1 - x0;
@@ -229,11 +279,11 @@ export function TraceWindow(props: {
         const selected = picked && picked.span_id === s.span_id && picked.generation_id === s.generation_id;
         // A search dims what does not match, as the flame graph does.
         ctx.globalAlpha = search && !search.keys.has(`${s.generation_id}:${s.span_id}`) ? 0.2 : 1;
-        ctx.fillRect(Math.max(GUTTER, x0), y, Math.max(1, Math.min(x1, width) - Math.max(GUTTER, x0) - (w > 3 ? 1 : 0)), ROW - 2);
+        ctx.fillRect(Math.max(gutter, x0), y, Math.max(1, Math.min(x1, width) - Math.max(gutter, x0) - (w > 3 ? 1 : 0)), ROW - 2);
         ctx.globalAlpha = 1;
         if (critical) {
           // The critical path: an outline and a bar under the span.
-          const left = Math.max(GUTTER, x0);
+          const left = Math.max(gutter, x0);
           const right = Math.max(left + 2, Math.min(x1, width));
           ctx.strokeStyle = accent;
           ctx.lineWidth = 1.5;
@@ -246,12 +296,12 @@ export function TraceWindow(props: {
         if (selected) {
           ctx.strokeStyle = fg;
           ctx.lineWidth = 2;
-          ctx.strokeRect(Math.max(GUTTER, x0) + 1, y + 1, Math.max(1, Math.min(x1, width) - Math.max(GUTTER, x0) - 2), ROW - 4);
+          ctx.strokeRect(Math.max(gutter, x0) + 1, y + 1, Math.max(1, Math.min(x1, width) - Math.max(gutter, x0) - 2), ROW - 4);
           ctx.lineWidth = 1;
         }
         if (w > 28) {
           ctx.fillStyle = dark ? "#f3f4f6" : "#111827";
-          const left = Math.max(GUTTER, x0) + 3;
+          const left = Math.max(gutter, x0) + 3;
           ctx.fillText(fitText(ctx, s.name, Math.min(x1, width) - left - 3), left, y + (ROW - 2) / 2);
         }
       }
@@ -260,10 +310,11 @@ export function TraceWindow(props: {
     drawnRef.current = drawn;
     canvas.dataset.drawn = String(drawn);
     canvas.dataset.marked = String(markedDrawn);
+    canvas.dataset.cutLabels = String(cut);
     // Flows: an arrow from the end of the source span to the start of the target.
     ctx.save();
     ctx.beginPath();
-    ctx.rect(GUTTER, AXIS, width - GUTTER, height - AXIS);
+    ctx.rect(gutter, AXIS, width - gutter, height - AXIS);
     ctx.clip();
     ctx.strokeStyle = dark ? "#fbbf24" : "#b45309";
     ctx.fillStyle = ctx.strokeStyle;
@@ -274,7 +325,7 @@ export function TraceWindow(props: {
       if (!from || !to) continue;
       const x0 = x(f.from_end_ns);
       const x1 = x(f.to_start_ns);
-      if ((x0 < GUTTER && x1 < GUTTER) || (x0 > width && x1 > width)) continue;
+      if ((x0 < gutter && x1 < gutter) || (x0 > width && x1 > width)) continue;
       const y0 = from.y + TRACK_HEADER + f.from_depth * ROW + ROW / 2;
       const y1 = to.y + TRACK_HEADER + f.to_depth * ROW + ROW / 2;
       ctx.beginPath();
@@ -295,7 +346,7 @@ export function TraceWindow(props: {
     // Selection (or the range being dragged).
     const sel = dragNow ?? selection;
     if (sel) {
-      const a = Math.max(GUTTER, x(sel.start));
+      const a = Math.max(gutter, x(sel.start));
       const b = Math.min(width, x(sel.end));
       if (b > a) {
         ctx.fillStyle = dark ? "rgba(96,165,250,0.18)" : "rgba(37,99,235,0.12)";
@@ -310,9 +361,9 @@ export function TraceWindow(props: {
     ctx.fillRect(0, 0, width, AXIS);
     ctx.fillStyle = muted;
     ctx.strokeStyle = border;
-    for (const t of x.ticks(Math.max(2, Math.floor((width - GUTTER) / 110)))) {
+    for (const t of x.ticks(Math.max(2, Math.floor((width - gutter) / 110)))) {
       const px = Math.round(x(t)) + 0.5;
-      if (px < GUTTER) continue;
+      if (px < gutter) continue;
       ctx.beginPath();
       ctx.moveTo(px, AXIS - 6);
       ctx.lineTo(px, height);
@@ -332,12 +383,12 @@ export function TraceWindow(props: {
     const h = 36;
     const ctx = hiDpiContext(canvas, width, h, { sizeElement: true });
     ctx.clearRect(0, 0, width, h);
-    const mx = scaleLinear().domain([full.start, full.end]).range([GUTTER, width]);
-    const bins = new Float64Array(Math.max(1, width - GUTTER));
+    const mx = scaleLinear().domain([full.start, full.end]).range([gutter, width]);
+    const bins = new Float64Array(Math.max(1, width - gutter));
     for (const s of data?.spans ?? []) {
       if (s.depth !== 0) continue;
-      const a = Math.max(0, Math.floor(mx(s.start_ns) - GUTTER));
-      const b = Math.min(bins.length - 1, Math.floor(mx(s.start_ns + s.dur_ns) - GUTTER));
+      const a = Math.max(0, Math.floor(mx(s.start_ns) - gutter));
+      const b = Math.min(bins.length - 1, Math.floor(mx(s.start_ns + s.dur_ns) - gutter));
       for (let i = a; i <= b; i++) bins[i]++;
     }
     const max = Math.max(1, ...bins);
@@ -347,7 +398,7 @@ export function TraceWindow(props: {
       if (!bins[i]) continue;
       const bh = Math.max(1, (bins[i] / max) * (h - 6));
       ctx.globalAlpha = 0.55;
-      ctx.fillRect(GUTTER + i, h - 3 - bh, 1, bh);
+      ctx.fillRect(gutter + i, h - 3 - bh, 1, bh);
     }
     ctx.globalAlpha = 1;
     ctx.strokeStyle = dark ? "#60a5fa" : "#2563eb";
@@ -360,8 +411,8 @@ export function TraceWindow(props: {
     ctx.fillStyle = getComputedStyle(canvas).getPropertyValue("--fg-muted").trim() || "#5b6570";
     ctx.font = "11px system-ui, sans-serif";
     ctx.textBaseline = "middle";
-    ctx.fillText(`overview · ${formatNs(full.end - full.start)}`, 8, h / 2, GUTTER - 16);
-  }, [full, view, width, data]);
+    ctx.fillText(`overview · ${formatNs(full.end - full.start)}`, 8, h / 2, gutter - 16);
+  }, [full, view, width, data, gutter]);
 
   const clampView = useCallback(
     (v: View): View => {
@@ -417,14 +468,14 @@ export function TraceWindow(props: {
   /** A click on a track's header: the pin toggles pinning, elsewhere it collapses or expands the track. */
   const onHeader = (px: number, py: number): boolean => {
     const row = layout.tracks.find((t) => py >= t.y && py < t.y + TRACK_HEADER);
-    if (!row || px >= GUTTER) return false;
+    if (!row || px >= gutter) return false;
     const id = row.track.track_id;
     const flip = (set: ReadonlySet<number>) => {
       const next = new Set(set);
       if (!next.delete(id)) next.add(id);
       return next;
     };
-    if (px >= GUTTER - PIN_BOX - 4) setPinned(flip);
+    if (px >= gutter - PIN_BOX - 4) setPinned(flip);
     else setCollapsed(flip);
     return true;
   };
@@ -432,7 +483,7 @@ export function TraceWindow(props: {
   const onMouseDown = (e: React.MouseEvent<HTMLCanvasElement>) => {
     const rect = e.currentTarget.getBoundingClientRect();
     const px = e.clientX - rect.left;
-    if (px < GUTTER) {
+    if (px < gutter) {
       onHeader(px, e.clientY - rect.top);
       return;
     }
@@ -442,16 +493,18 @@ export function TraceWindow(props: {
     const rect = e.currentTarget.getBoundingClientRect();
     const px = e.clientX - rect.left;
     const py = e.clientY - rect.top;
-    pointerPx.current = px >= GUTTER ? px : null;
+    pointerPx.current = px >= gutter ? px : null;
+    const header = px < gutter ? layout.tracks.find((t) => py >= t.y && py < t.y + TRACK_HEADER) : undefined;
+    setHeaderTitle(header ? `${header.label} — ${header.track.spans.toLocaleString("en-US")} spans · click to ${header.collapsed ? "expand" : "collapse"}` : null);
     if (drag.current) {
       if (Math.abs(px - drag.current.x0) > 3) drag.current.moved = true;
       if (drag.current.moved) {
-        const t = x.invert(Math.max(GUTTER, Math.min(width, px)));
+        const t = x.invert(Math.max(gutter, Math.min(width, px)));
         setDragNow({ start: Math.min(t, drag.current.t0), end: Math.max(t, drag.current.t0) });
       }
       return;
     }
-    const s = px >= GUTTER ? spanAt(px, py) : null;
+    const s = px >= gutter ? spanAt(px, py) : null;
     setHover(s ? { span: s, x: px, y: py } : null);
   };
   const onMouseUp = (e: React.MouseEvent<HTMLCanvasElement>) => {
@@ -465,6 +518,26 @@ export function TraceWindow(props: {
       return;
     }
     setPicked(spanAt(e.clientX - rect.left, e.clientY - rect.top));
+  };
+
+  /** Dragging the label column's edge widens or narrows it (double-click: wide enough for the longest label). */
+  const onResizeStart = (e: React.MouseEvent) => {
+    e.preventDefault();
+    resizing.current = { x0: e.clientX, g0: gutter };
+    const move = (ev: MouseEvent) => resizing.current && setGutter(resizing.current.g0 + ev.clientX - resizing.current.x0);
+    const up = () => {
+      resizing.current = null;
+      window.removeEventListener("mousemove", move);
+      window.removeEventListener("mouseup", up);
+    };
+    window.addEventListener("mousemove", move);
+    window.addEventListener("mouseup", up);
+  };
+  const fitLabels = () => {
+    const ctx = canvasRef.current?.getContext("2d");
+    if (!ctx) return;
+    ctx.font = "600 11px system-ui, sans-serif";
+    setGutter(Math.ceil(Math.max(...layout.tracks.map((t) => ctx.measureText(t.label).width), 0)) + PIN_BOX + 30);
   };
 
   const onKeyDown = (e: React.KeyboardEvent) => {
@@ -508,7 +581,7 @@ export function TraceWindow(props: {
   const onMinimap = (e: React.MouseEvent<HTMLCanvasElement>) => {
     if (!full || !view || (e.type === "mousemove" && e.buttons !== 1)) return;
     const rect = e.currentTarget.getBoundingClientRect();
-    const mx = scaleLinear().domain([full.start, full.end]).range([GUTTER, width]);
+    const mx = scaleLinear().domain([full.start, full.end]).range([gutter, width]);
     const center = mx.invert(e.clientX - rect.left);
     const half = (view.end - view.start) / 2;
     setView(clampView({ start: center - half, end: center + half }));
@@ -539,19 +612,26 @@ export function TraceWindow(props: {
       data-pinned={[...pinned].join(",") || undefined}
       data-collapsed={[...collapsed].join(",") || undefined}
     >
-      <div className="trace-toolbar">
+      {/* Two fixed rows, each on one line at any width from 1024 px: what is loaded, then the controls (nothing moves while spans load or a search is typed). */}
+      <div className="trace-toolbar trace-facts">
         <span className="muted">
           commit <code data-testid="trace-commit">{summary?.commit_id ?? commitId}</code>
         </span>
         {summary && totalSpans > 0 ? (
           <span data-testid="trace-counts">
-            <strong>{spanCount.toLocaleString("en-US")}</strong> of {totalSpans.toLocaleString("en-US")} spans loaded · {layout.tracks.length} track{layout.tracks.length === 1 ? "" : "s"} ·{" "}
+            <strong>{spanCount.toLocaleString("en-US")}</strong> of {totalSpans.toLocaleString("en-US")} spans loaded · {layout.tracks.length}
+            {shownKeys ? ` of ${trackChoices.length}` : ""} track{layout.tracks.length === 1 && !shownKeys ? "" : "s"} ·{" "}
             {(summary.spans?.edges ?? 0).toLocaleString("en-US")} edges{flows.length ? ` (${flows.length} flows drawn)` : ""}
             {data && data.truncatedTracks.length ? <span className="muted"> · zoom in to load the rest</span> : null}
           </span>
         ) : null}
-        {loading && summary ? <span className="muted">loading spans…</span> : null}
+        <span className="muted trace-loading-note" aria-live="polite">{loading && summary ? "loading spans…" : ""}</span>
+      </div>
+      <div className="trace-toolbar trace-controls" role="toolbar" aria-label="Trace window controls">
         {props.toolbar}
+        {summary && totalSpans > 0 && props.onTracksChange ? (
+          <TrackSelector choices={trackChoices} covered={shownKeys === null ? trackChoices.map((t) => t.track_key) : [...shownKeys]} selection={props.tracks ?? "all"} onChange={props.onTracksChange} unit="count" metric="spans" />
+        ) : null}
         {summary && totalSpans > 0 ? (
           <span className="trace-search" role="search">
             <input
@@ -626,14 +706,28 @@ export function TraceWindow(props: {
               onMouseDown={onMouseDown}
               onMouseMove={onMouseMove}
               onMouseUp={onMouseUp}
+              title={headerTitle ?? undefined}
+              data-gutter={gutter}
               onMouseLeave={() => {
                 pointerPx.current = null;
+                setHeaderTitle(null);
                 setHover(null);
                 if (drag.current?.moved && dragNow) setSelection(dragNow);
                 drag.current = null;
                 setDragNow(null);
               }}
               onKeyDown={onKeyDown}
+            />
+            <div
+              className="trace-gutter-handle"
+              style={{ left: gutter - 3 }}
+              role="separator"
+              aria-orientation="vertical"
+              aria-label="Track label width: drag to resize, double-click to fit the longest label"
+              title="Drag to resize the track labels; double-click to fit the longest"
+              onMouseDown={onResizeStart}
+              onDoubleClick={fitLabels}
+              data-testid="trace-gutter-handle"
             />
             {hover ? (
               <div className="trace-tooltip" style={{ left: Math.min(hover.x + 12, width - 280), top: hover.y + 14 }} data-testid="trace-tooltip">
@@ -711,4 +805,26 @@ export function TraceWindow(props: {
       ) : null}
     </section>
   );
+}
+
+/** The keys of the tracks a selection leaves shown (null: every track): "busiest" is the track with the most spans; keys the run lacks are ignored (none left: every track). */
+function shownTrackKeys(choices: readonly TrackChoice[], selection: TrackSelection): ReadonlySet<string> | null {
+  if (selection === "all" || choices.length < 2) return null;
+  if (selection === "busiest") return new Set([choices[0].track_key]);
+  const known = selection.filter((k) => choices.some((t) => t.track_key === k));
+  return known.length ? new Set(known) : null;
+}
+
+/** A track label in `room` pixels: a long process name is cut before the thread's name, which stays whole when it fits ("renderer process for https://… · CrRendererMain"). */
+function fitLabel(ctx: CanvasRenderingContext2D, label: string, room: number): string {
+  if (ctx.measureText(label).width <= room) return label;
+  const cut = label.lastIndexOf(" · ");
+  if (cut > 0) {
+    const thread = label.slice(cut);
+    const left = room - ctx.measureText(thread).width;
+    if (left > 40) return fitText(ctx, label.slice(0, cut), left) + thread;
+    // Too narrow for both: the thread's name alone (the title has the whole label).
+    return fitText(ctx, label.slice(cut + 3), room);
+  }
+  return fitText(ctx, label, room);
 }

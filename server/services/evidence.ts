@@ -3,7 +3,7 @@ import {
   addPrunedRemainders,
   calleesQuery,
   callersQuery,
-  compareQuery,
+  compareOnTracksQuery,
   flameTreeQuery,
   flameTreeRangeQuery,
   hotspotsQuery,
@@ -578,10 +578,22 @@ export const compareRuns = defineService({
       collection: z.enum(["changed", "added", "removed", "all"]).default("changed"),
       normalize: z.boolean().default(false).describe("Compare shares of each run's total instead of absolute values."),
       limit: z.number().int().min(1).max(1000).default(50),
+      base_tracks: TracksArg.describe('The base run\'s threads/processes/profiles: "all" (default, merged), "busiest", or its track_key values.'),
+      candidate_tracks: TracksArg.describe('The candidate run\'s threads/processes/profiles: "all" (default, merged), "busiest", or its track_key values.'),
       commit_id: CommitArg,
     })
     .strict(),
-  output: z.object({ rows: z.array(CompareRow), metric: z.string().nullable(), unit: z.string().nullable(), base_total: z.number(), candidate_total: z.number(), commit_id: z.string(), status: EvidenceStatus }),
+  output: z.object({
+    rows: z.array(CompareRow),
+    metric: z.string().nullable(),
+    unit: z.string().nullable(),
+    base_total: z.number(),
+    candidate_total: z.number(),
+    base_tracks: TrackCoverage.nullable().describe("Which tracks of the base run the comparison reads (null: the run has no samples of the metric)."),
+    candidate_tracks: TrackCoverage.nullable().describe("Which tracks of the candidate run the comparison reads."),
+    commit_id: z.string(),
+    status: EvidenceStatus,
+  }),
   handler: async (input, { ws }) => {
     const base = await runEvidence(ws, input.base_run_id, input.commit_id);
     const candidate = await runEvidence(ws, input.candidate_run_id, input.commit_id);
@@ -590,9 +602,14 @@ export const compareRuns = defineService({
     const totalOf = (e: RunEvidence) => e.metrics.find((m) => m.name === metric?.name)?.total ?? 0;
     if (!metric || !base.generations.length || !candidate.generations.length) {
       const missing = !base.generations.length ? base : candidate;
-      return { rows: [], metric: metric?.name ?? null, unit: metric?.unit ?? null, base_total: totalOf(base), candidate_total: totalOf(candidate), commit_id: commitId, status: statusOf(missing, !base.generations.length ? input.base_run_id : input.candidate_run_id, false, "samples") };
+      return { rows: [], metric: metric?.name ?? null, unit: metric?.unit ?? null, base_total: totalOf(base), candidate_total: totalOf(candidate), base_tracks: null, candidate_tracks: null, commit_id: commitId, status: statusOf(missing, !base.generations.length ? input.base_run_id : input.candidate_run_id, false, "samples") };
     }
-    const rows = await base.reader.run(compareQuery, {
+    // Each side on its own tracks (track keys differ between captures: another pid is another track).
+    const baseTracks = await resolveTracks(base, metric.name, input.base_tracks);
+    const candidateTracks = await resolveTracks(candidate, metric.name, input.candidate_tracks);
+    const rows = await base.reader.run(compareOnTracksQuery(baseTracks.filter !== null, candidateTracks.filter !== null), {
+      ...(baseTracks.filter ? { base_tracks: baseTracks.filter } : {}),
+      ...(candidateTracks.filter ? { candidate_tracks: candidateTracks.filter } : {}),
       base_generations: base.generations,
       candidate_generations: candidate.generations,
       metric: metric.name,
@@ -600,7 +617,18 @@ export const compareRuns = defineService({
       collection: input.collection,
       limit: input.limit,
     });
-    return { rows, metric: metric.name, unit: metric.unit, base_total: totalOf(base), candidate_total: totalOf(candidate), commit_id: commitId, status: statusOf(candidate, input.candidate_run_id, rows.length > 0, `${input.collection} frames`) };
+    const sideTotal = (e: RunEvidence, t: ResolvedTracks) => (t.filter ? t.coverage.value : totalOf(e));
+    return {
+      rows,
+      metric: metric.name,
+      unit: metric.unit,
+      base_total: sideTotal(base, baseTracks),
+      candidate_total: sideTotal(candidate, candidateTracks),
+      base_tracks: baseTracks.coverage,
+      candidate_tracks: candidateTracks.coverage,
+      commit_id: commitId,
+      status: statusOf(candidate, input.candidate_run_id, rows.length > 0, `${input.collection} frames`),
+    };
   },
 });
 

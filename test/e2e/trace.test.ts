@@ -72,7 +72,7 @@ describe("trace window in a real browser", () => {
 
       // Hover the outermost slice of the main thread (depth 0, just after its start).
       const box = (await canvas.boundingBox())!;
-      const gutter = 190;
+      const gutter = Number(await canvas.getAttribute("data-gutter"));
       const span = 2500 - 1000;
       const xAt = (us: number) => box.x + gutter + ((us - 1000) / span) * (box.width - gutter);
       await page.mouse.move(xAt(1050), box.y + 24 + 20 + 8);
@@ -133,7 +133,7 @@ describe("trace window in a real browser", () => {
       const [v0, v1] = zoomed.split("..").map(Number);
       expect(v1 - v0).toBeLessThan(1_500_000 * 0.5);
       const box = (await canvas.boundingBox())!;
-      const gutter = 190;
+      const gutter = Number(await canvas.getAttribute("data-gutter"));
       const xAt = (us: number) => box.x + gutter + ((t(us) - v0) / (v1 - v0)) * (box.width - gutter);
       await page.mouse.move(xAt(1460), box.y + 60);
       await page.mouse.down();

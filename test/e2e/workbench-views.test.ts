@@ -36,7 +36,7 @@ const TRACE = {
     { ph: "X", name: "paint offscreen", cat: "work", pid: 1, tid: 2, ts: 2500, dur: 300 },
   ],
 };
-const GUTTER = 190;
+const GUTTER = 260;
 const AXIS = 24;
 const TRACK_HEADER = 20;
 

@@ -191,7 +191,9 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           commitId={props.commitId}
           traceView={parseTimeRange(state.window)}
           traceSelection={parseTimeRange(state.range)}
-          onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) }, { transient: true })}
+          onTraceViewChange={(visible, selection) => patch({ window: formatTimeRange(visible), range: formatTimeRange(selection) })}
+          traceTracks={state.tracks === null ? "all" : tracks}
+          onTraceTracksChange={(next) => patch({ tracks: next === "busiest" ? "busiest" : formatTrackSelection(next) })}
           onSqlChange={onSqlChange}
           sql={state.sql}
           onSqlRun={(sql) => patch({ sql })}

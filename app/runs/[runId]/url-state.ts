@@ -26,7 +26,7 @@ export const RUN_URL_STATE = {
   whatif: null,
   trace: null,
   cp: null,
-  /** Flame graph, sandwich, call tree: the tracks shown — absent: the busiest; `all`; or track keys joined by commas. */
+  /** Flame graph, sandwich, call tree, trace window: the tracks shown — absent: the busiest (the trace window: every track); `all`; `busiest`; or track keys joined by commas. */
   tracks: null,
   /** SQL view: the query last run. */
   sql: null,
