@@ -52,6 +52,9 @@ export function CompareWorkbench(props: CompareWorkbenchProps) {
       base_run_id: props.base,
       candidate_run_id: props.candidate,
       ...(metric ? { metric } : {}),
+      // The tracks each side reads, so the cell shows the numbers the page showed (absent: every track merged).
+      ...(baseTracks !== "all" ? { base_tracks: baseTracks } : {}),
+      ...(candidateTracks !== "all" ? { candidate_tracks: candidateTracks } : {}),
       normalize: normalized,
       from: state.from === "base" ? "base" : "candidate",
       zoom: state.zoom,

@@ -171,27 +171,21 @@ export function CompareCell(props: CompareCellProps) {
           <strong>No frame changed.</strong> The two runs have the same self values for every function{props.normalized ? " share" : ""}.
         </div>
       ) : (
-        <table className="data compact" data-testid="compare-table">
+        <table className="data compact compare-table" data-testid="compare-table">
           <thead>
             <tr>
               <th rowSpan={2}>Function</th>
               <th rowSpan={2}>Status</th>
-              <th colSpan={4} className="group">
+              <th colSpan={3} className="group">
                 Self
               </th>
-              <th colSpan={4} className="group">
+              <th colSpan={3} className="group">
                 Total (inclusive)
               </th>
             </tr>
             <tr>
-              <th className="num">Base</th>
-              <th className="num">Candidate</th>
-              <th className="num">Change{props.normalized ? " (share)" : ""}</th>
-              <th className="num">Relative</th>
-              <th className="num">Base</th>
-              <th className="num">Candidate</th>
-              <th className="num">Change{props.normalized ? " (share)" : ""}</th>
-              <th className="num">Relative</th>
+              <ValueHeads normalized={props.normalized} />
+              <ValueHeads normalized={props.normalized} />
             </tr>
           </thead>
           <tbody>
@@ -201,7 +195,7 @@ export function CompareCell(props: CompareCellProps) {
               const texts = compareTexts(r, props.normalized, props.unit, props.metric);
               return (
                 <tr key={r.frame_key} data-testid="compare-row" data-name={r.name} data-frame-key={r.frame_key} data-direction={direction} data-total-direction={totalDirection}>
-                  <td className="wide">
+                  <td className="fn" title={r.file ? `${r.name}\n${r.file}` : r.name}>
                     {r.name} <span className="tip-muted mono">{r.file ?? ""}</span>
                   </td>
                   <td>
@@ -219,21 +213,37 @@ export function CompareCell(props: CompareCellProps) {
   );
 }
 
-/** Base, candidate, change and relative change of one value, as table cells. */
+/** A value group's column heads: base, candidate, and the change with the relative change under it. */
+function ValueHeads(props: { normalized: boolean }) {
+  return (
+    <>
+      <th className="num group-start">Base</th>
+      <th className="num">Candidate</th>
+      <th className="num">
+        Change{props.normalized ? " (share)" : ""}
+        <span className="rel">relative</span>
+      </th>
+    </>
+  );
+}
+
+/** Base, candidate, and the change with its relative change under it, of one value, as table cells (three columns, not four, keep the table inside 1024 px). */
 function ChangeCells(props: { texts: ChangeTexts; direction: string; testId: string }) {
   return (
     <>
-      <td className="num" data-testid={`${props.testId}-base`}>
+      <td className="num group-start" data-testid={`${props.testId}-base`}>
         {props.texts.base}
       </td>
       <td className="num" data-testid={`${props.testId}-candidate`}>
         {props.texts.candidate}
       </td>
-      <td className={`num diff-${props.direction}`} data-testid={`${props.testId}-change`}>
-        {props.texts.change}
-      </td>
-      <td className="num" data-testid={`${props.testId}-relative`}>
-        {props.texts.relative}
+      <td className="num">
+        <span className={`diff-${props.direction}`} data-testid={`${props.testId}-change`}>
+          {props.texts.change}
+        </span>
+        <span className="rel" data-testid={`${props.testId}-relative`}>
+          {props.texts.relative}
+        </span>
       </td>
     </>
   );

@@ -6,6 +6,8 @@ export function workbenchUrlOf(cell: Cell): string | null {
   const query = (params: Record<string, string | number | boolean | null | undefined>) =>
     new URLSearchParams(Object.entries(params).filter((e): e is [string, string | number | boolean] => e[1] !== null && e[1] !== undefined && e[1] !== "").map(([k, v]) => [k, String(v)])).toString();
   const runPage = (runId: string, params: Record<string, string | number | boolean | null | undefined>) => `/runs/${encodeURIComponent(runId)}?${query({ commit, ...params })}`;
+  // The compare page's form: absent is every track merged.
+  const tracksParam = (t: "all" | "busiest" | string[] | undefined) => (t === undefined || t === "all" ? null : t === "busiest" ? "busiest" : [...t].sort().join(","));
   const range = (r: readonly [number, number] | undefined) => (r ? `${r[0]}..${r[1]}` : null);
   switch (cell.kind) {
     case "flame":
@@ -22,6 +24,8 @@ export function workbenchUrlOf(cell: Cell): string | null {
         candidate: cell.content.candidate_run_id,
         commit,
         metric: cell.content.metric,
+        btracks: tracksParam(cell.content.base_tracks),
+        ctracks: tracksParam(cell.content.candidate_tracks),
         from: cell.content.from,
         norm: cell.content.normalize ? "1" : null,
         zoom: cell.content.zoom,

@@ -115,6 +115,18 @@ describe("compare page: differential flame graph of two captures of the demo", (
     expect(await tip.locator("[data-testid=diff-node-self] th").innerText()).toBe("self");
     expect(await tip.locator("[data-testid=diff-node-total] th").innerText()).toBe("total");
     await page.screenshot({ path: screenshotPath("compare-tooltip"), fullPage: true });
+
+    // At 1024 px the table, with the demo's long file URLs, stays inside its column: the function column ellipsizes and keeps the full name and file in its title.
+    await page.mouse.move(2, 2);
+    await page.setViewportSize({ width: 1024, height: 900 });
+    const fit = await page.locator("[data-testid=compare-table]").evaluate((t) => ({ over: t.getBoundingClientRect().right - t.parentElement!.getBoundingClientRect().right, page: document.documentElement.scrollWidth - document.documentElement.clientWidth }));
+    expect(fit).toEqual({ over: expect.toSatisfy((x: number) => x <= 1), page: 0 });
+    const fn = cells.locator("td.fn");
+    expect(await fn.getAttribute("title")).toBe(row.file ? `${row.name}\n${row.file}` : row.name);
+    // Some function cell is cut (the demo's file URLs are longer than the column), and none spills over the numbers.
+    const clipped = await page.locator("[data-testid=compare-table] td.fn").evaluateAll((tds) => tds.filter((td) => td.scrollWidth > td.clientWidth).length);
+    expect(clipped).toBeGreaterThan(0);
+    await page.screenshot({ path: screenshotPath("compare-table-1024"), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   }

@@ -8,7 +8,7 @@ import { layoutFlame } from "../../analysis/flame/layout";
 import { buildFlameTree } from "../../analysis/flame/tree";
 import type { Transform } from "../../analysis/queries/transforms";
 import { ROW_HEIGHT } from "../../components/flame/constants";
-import { callService, flameTree, importArtifact, summarizeRun, type ServiceContext } from "../../server/services";
+import { callService, createInvestigation, flameTree, importArtifact, listCells, summarizeRun, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
 import { startServer } from "../helpers/server";
@@ -262,6 +262,48 @@ describe("daily gaps (issue 21): trace window, toolbars, tracks on compare, live
       expect(fold(candidateDoc.profiles[0], null).get("step")!.self - fold(baseDoc.profiles[0], null).get("step")!.self).toBe(6);
       await expect.poll(() => page.locator("table").first().innerText()).toMatch(/step[\s\S]*\+6/);
       await shoot(page, "compare-tracks");
+
+      // At 1024 px the largest-changes table fits its column: nothing it sits in scrolls sideways, and the function column ellipsizes with the whole name in its title.
+      await page.setViewportSize({ width: 1024, height: 900 });
+      const fit = await page.locator("[data-testid=compare-table]").evaluate((table) => {
+        const spills: string[] = [];
+        for (let el: HTMLElement | null = table.parentElement; el; el = el.parentElement) if (el.scrollWidth - el.clientWidth > 1) spills.push(`${el.tagName}.${el.className}: ${el.scrollWidth} > ${el.clientWidth}`);
+        return { right: table.getBoundingClientRect().right, container: table.parentElement!.getBoundingClientRect().right, spills };
+      });
+      expect(fit.spills).toEqual([]);
+      expect(fit.right).toBeLessThanOrEqual(fit.container + 1);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+      const stepRow = page.locator('[data-testid=compare-row][data-name="step"]');
+      expect(await stepRow.locator("td.fn").getAttribute("title")).toMatch(/^step/);
+      expect(await stepRow.locator("td.fn").evaluate((td) => getComputedStyle(td).textOverflow)).toBe("ellipsis");
+      // Self and total side by side, each labelled, each with its change and relative change.
+      expect(await page.locator("[data-testid=compare-table] thead").innerText()).toMatch(/Self[\s\S]*Total \(inclusive\)/i);
+      expect(await stepRow.locator("[data-testid=compare-self-change]").innerText()).toBe("+6 samples");
+      expect(await stepRow.locator("[data-testid=compare-self-relative]").isVisible()).toBe(true);
+      await page.screenshot({ path: screenshotPath("daily-gaps-compare-table-1024"), fullPage: true });
+
+      // "Add to investigation" carries both sides' tracks into the cell, and the cell reads them: step's +6, not the merged profiles' change.
+      const investigation = await callService(createInvestigation, ctx, { title: "Main threads compared" });
+      await page.locator("[data-testid=add-to-investigation]").click();
+      await page.locator("[data-testid=add-to-investigation-popover] >> text=Loading open investigations").waitFor({ state: "detached" });
+      await page.locator(`[data-testid=add-to-investigation-choice][data-investigation-id="${investigation.investigation_id}"]`).click();
+      await page.locator("[data-testid=add-to-investigation-open]").waitFor();
+      const [cell] = (await callService(listCells, ctx, { investigation_id: investigation.investigation_id })).items;
+      expect(cell.kind).toBe("compare");
+      expect(cell.content).toMatchObject({ base_run_id: base.run_id, candidate_run_id: candidate.run_id, base_tracks: [key], candidate_tracks: [key] });
+      // The workers' step (90 samples on each side) is not in the cell: step's base self is the main thread's alone.
+      const mainStep = fold(baseDoc.profiles[0], null).get("step")!.self;
+      expect(mainStep).toBe(8);
+      await page.goto(`${server.url}/investigations/${investigation.investigation_id}`);
+      const notebookCell = page.locator("[data-testid=notebook-cell]").first();
+      await notebookCell.locator('[data-testid=compare-row][data-name="step"]').waitFor({ timeout: 60_000 });
+      expect(await notebookCell.locator('[data-testid=compare-row][data-name="step"] [data-testid=compare-self-change]').innerText()).toBe("+6 samples");
+      expect(await notebookCell.locator('[data-testid=compare-row][data-name="step"] [data-testid=compare-self-base]').innerText()).toBe(`${mainStep} samples`);
+      expect(await notebookCell.locator("[data-testid=compare-cell-tracks]").innerText()).toMatch(/base: Main thread; candidate: Main thread/);
+      // Its "open" link goes back to the compare page on the same tracks.
+      const open = new URL((await notebookCell.locator("[data-testid=cell-open]").getAttribute("href"))!, server.url);
+      expect([open.searchParams.get("btracks"), open.searchParams.get("ctracks")]).toEqual([key, key]);
+      await page.screenshot({ path: screenshotPath("daily-gaps-compare-cell-tracks-1024"), fullPage: true });
       expect(errors).toEqual([]);
     } finally {
       await server.stop();

@@ -17,6 +17,14 @@ describe("the cell-kind registry", () => {
     expect(CellBodySchema.parse({ kind: "critical_path", content: { run_id: "run_1", what_if: { node: "n2", duration_ms: 10 } } })).toEqual({ kind: "critical_path", content: { run_id: "run_1", what_if: { node: "n2", duration_ms: 10 } } });
   });
 
+  it("a compare cell keeps each run's tracks in evidence.compare's three forms, and refuses anything else", () => {
+    const content = { base_run_id: "run_a", candidate_run_id: "run_b", base_tracks: ["0123456789ab"], candidate_tracks: "busiest" };
+    expect(CellBodySchema.parse({ kind: "compare", content })).toEqual({ kind: "compare", content });
+    expect(CellBodySchema.parse({ kind: "compare", content: { ...content, base_tracks: "all" } }).content).toMatchObject({ base_tracks: "all" });
+    for (const bad of [[], ["XYZ"], ["0123456789ab'--"], "every", 12, [null], Array.from({ length: 1001 }, (_, i) => i.toString(16).padStart(12, "0"))])
+      expect(CellBodySchema.safeParse({ kind: "compare", content: { ...content, candidate_tracks: bad } }).success, JSON.stringify(bad).slice(0, 40)).toBe(false);
+  });
+
   it("names are lower-case SQL identifiers that hide no evidence table", () => {
     expect(CellName.safeParse("hot_frames").success).toBe(true);
     expect(CellName.safeParse("_t2").success).toBe(true);
