@@ -1,14 +1,40 @@
 "use client";
 
 import { useCallback, useEffect, useState } from "react";
+import type { z } from "zod";
 import { formatValue } from "../../analysis/flame/format";
 import type { ErrorDocument } from "../../server/domain/errors";
 import type { flameTimeline } from "../../server/services/evidence";
 import { callQuery, errorDocumentOf } from "../home/trpc-client";
 import type { TimeOrderInput } from "./FlameGraphCell";
+import { TIME_ORDER_CELL_BUDGET as CELL_BUDGET, timeOrderQuestion } from "./time-order-question";
 import type { TrackSelection } from "./TrackSelector";
 
-const CELL_BUDGET = 20_000;
+export type TimelineAnswer = z.output<typeof flameTimeline.output>;
+
+/** The time order the server asked while it rendered the page, by the key of the page's first question. */
+const seeds = new Map<string, Promise<TimelineAnswer | null>>();
+
+/**
+ * Hands the page the time order its server asked while rendering it (`?mode=time-order`): the
+ * first frame then waits for no request made after hydration. An answer for another commit or
+ * metric than the page's (a commit published meanwhile), or none (it failed), is not used and
+ * the page asks again.
+ */
+export function seedTimeOrder(args: { runId: string; commitId: string; metric: string | null; tracks?: TrackSelection }, first: Promise<TimelineAnswer | null>): void {
+  if (typeof window === "undefined") return;
+  // React hands a server's promise over as a thenable whose then() returns nothing: made a Promise first.
+  seeds.set(questionKey(args.runId, args.commitId, args.metric, null, tracksKeyOf(args.tracks), 0), Promise.resolve(first).then((r) => (r !== null && r.commit_id === args.commitId && r.metric === args.metric ? r : null)));
+}
+
+function tracksKeyOf(selection: TrackSelection | undefined): string {
+  const tracks = selection === undefined || selection === "all" ? undefined : selection;
+  return tracks === undefined ? "" : Array.isArray(tracks) ? tracks.join(",") : tracks;
+}
+
+function questionKey(runId: string, commitId: string, metric: string | null, trackId: number | null, tracksKey: string, attempt: number): string {
+  return `${runId}\u0000${commitId}\u0000${metric}\u0000${trackId}\u0000${tracksKey}\u0000${attempt}`;
+}
 
 type Loaded = { key: string; cells: NonNullable<TimeOrderInput["cells"]>; note: TimeOrderInput["note"] } | { key: string; error: ErrorDocument };
 
@@ -30,7 +56,7 @@ export function useTimeOrder(args: {
 }): TimeOrderInput {
   const { runId, commitId, metric, timeRange, enabled } = args;
   const tracks = args.tracks === undefined || args.tracks === "all" ? undefined : args.tracks;
-  const tracksKey = tracks === undefined ? "" : Array.isArray(tracks) ? tracks.join(",") : tracks;
+  const tracksKey = tracksKeyOf(args.tracks);
   const available = timeRange !== null && timeRange !== undefined;
   // Not known to be impossible (the run's flame tree, which says, may still be on its way): the
   // cells are asked for at once, beside the flame tree rather than after it.
@@ -40,13 +66,17 @@ export function useTimeOrder(args: {
   const [trackId, setTrackId] = useState<number | null>(null);
   // Bumped by a retry: the same question asked again.
   const [attempt, setAttempt] = useState(0);
-  const key = `${runId}\u0000${commitId}\u0000${metric}\u0000${trackId}\u0000${tracksKey}\u0000${attempt}`;
+  const key = questionKey(runId, commitId, metric, trackId, tracksKey, attempt);
   useEffect(() => {
     if (!enabled || !possible || result?.key === key) return;
     let live = true;
     // Marks for the benchmark: when the cells were asked for and when they arrived.
     performance.mark("emberscope:time-order-request");
-    callQuery<typeof flameTimeline>("evidence.flame_timeline", { run_id: runId, commit_id: commitId, metric: metric ?? undefined, budget: CELL_BUDGET, ...(tracks === undefined ? { track_id: trackId ?? undefined } : { tracks }) })
+    const ask = () => callQuery<typeof flameTimeline>("evidence.flame_timeline", timeOrderQuestion({ runId, commitId, metric, trackId, tracks }));
+    // The server's own answer, when it asked this question while rendering the page (kept: an
+    // effect run again before it arrived takes the same answer; a commit's answer does not change).
+    const seeded = seeds.get(key);
+    (seeded ? seeded.then((r) => r ?? ask()) : ask())
       .then((r) => {
         if (!live) return;
         performance.mark("emberscope:time-order-data");

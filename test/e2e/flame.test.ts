@@ -253,11 +253,18 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     await expect.poll(() => page.locator("[data-testid=flame-breadcrumb]").innerText()).toMatch(/all\s*›\s*main\s*›\s*render\s*›\s*paint/);
     await page.screenshot({ path: screenshotPath("flame-time-order-zoomed") });
 
-    // A copied link reopens time order with the zoom.
+    // A copied link reopens time order with the zoom; the server asked its cells while rendering
+    // the page, so the page makes no time-order request of its own.
     const again = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const asked: string[] = [];
+    again.on("request", (r) => {
+      if (r.url().includes("flame_timeline")) asked.push(r.url());
+    });
     await again.goto(page.url());
     await expect.poll(() => again.locator("[data-testid=flame-canvas]").getAttribute("data-mode"), { timeout: 20_000 }).toBe("time-order");
     await expect.poll(() => again.locator("[data-testid=flame-breadcrumb]").innerText()).toContain("paint");
+    expect(await again.locator("[data-testid=time-order-note]").innerText()).toContain("10 samples merged");
+    expect(asked).toEqual([]);
     await again.close();
     expect(errors).toEqual([]);
     await page.close();

@@ -4,7 +4,7 @@ import { useCallback, useMemo, useRef, useState } from "react";
 import { ErrorPanel } from "../../../components/ErrorPanel";
 import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
 import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
-import { useTimeOrder } from "../../../components/flame/use-time-order";
+import { seedTimeOrder, useTimeOrder, type TimelineAnswer } from "../../../components/flame/use-time-order";
 import { SandwichCell } from "../../../components/sandwich/SandwichCell";
 import { seedFlameTree, useFlameTree, useHotspots, useNeighbours, type FlameData } from "../../../components/evidence/use-evidence";
 import { formatValue } from "../../../analysis/flame/format";
@@ -62,6 +62,8 @@ export interface RunWorkbenchProps {
   title?: string;
   /** The flame tree of the view the URL names, asked by the server while it rendered the page (null when it could not answer). */
   firstFlame?: Promise<FlameData | null>;
+  /** The time order, when the URL opens the flame view in time order, asked by the server the same way. */
+  firstTimeOrder?: Promise<TimelineAnswer | null>;
 }
 
 
@@ -85,6 +87,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const treeArgs = { runId: treeRun, commitId: props.commitId, metric, budget, tracks, transforms, inverted };
   // Once, before the first fetch: the tree the server already asked answers the page's first question.
   useState(() => props.firstFlame && seedFlameTree(treeArgs, props.firstFlame));
+  useState(() => props.firstTimeOrder && seedTimeOrder({ runId: props.runId, commitId: props.commitId, metric, tracks }, props.firstTimeOrder));
   const answered = useFlameTree(treeArgs);
   // While another transform stack's tree is on its way, the last tree stays drawn (not "Loading…").
   const lastTree = useRef<{ base: string; tree: FlameData } | null>(null);

@@ -1,8 +1,9 @@
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../../components/AppShell";
-import { callService, flameTree, listArtifacts, listCommits, listToolContracts, showHead, showRun, summarizeRun } from "../../../server/services";
+import { callService, flameTimeline, flameTree, listArtifacts, listCommits, listToolContracts, showHead, showRun, summarizeRun } from "../../../server/services";
 import type { FlameData } from "../../../components/evidence/use-evidence";
 import { parseTrackSelection } from "../../../components/flame/track-selection";
+import { timeOrderQuestion } from "../../../components/flame/time-order-question";
 import { parseTransforms } from "../../../analysis/queries/transforms";
 import { budgetOf } from "./url-state";
 import { RunShareMenu } from "../../../components/share/RunShareMenu";
@@ -48,15 +49,27 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           () => null,
         )
       : Promise.resolve(null);
+    // A page that opens in time order gets its cells the same way, asked beside the flame tree
+    // (the page asks again if this failed or answers another commit or metric).
+    const firstTimeOrder =
+      initial.view === "flame" && initial.mode === "time-order"
+        ? callService(flameTimeline, ctx, timeOrderQuestion({ runId, commitId: commit, metric: initial.metric, trackId: null, tracks: parseTrackSelection(initial.tracks) })).then(
+            (answer) => answer,
+            () => null,
+          )
+        : Promise.resolve(null);
     const run = await callService(showRun, ctx, { run_id: runId });
-    const summary = await callService(summarizeRun, ctx, { run_id: runId, commit_id: commit });
-    // The picker offers only the commits that hold this run's evidence.
-    const commits = await callService(listCommits, ctx, { limit: 50, run_id: runId });
-    const head = await callService(showHead, ctx, {});
+    // Asked together (the run exists): the summary reads the evidence, the others the catalog.
+    const [summary, commits, head, artifacts] = await Promise.all([
+      callService(summarizeRun, ctx, { run_id: runId, commit_id: commit }),
+      // The picker offers only the commits that hold this run's evidence.
+      callService(listCommits, ctx, { limit: 50, run_id: runId }),
+      callService(showHead, ctx, {}),
+      callService(listArtifacts, ctx, { run_id: runId, limit: 20 }),
+    ]);
     const hasSpans = (summary.spans?.spans ?? 0) > 0;
     // The DAG view compiles tool calls with the tools a person reviewed.
     const contracts = hasSpans ? (await callService(listToolContracts, ctx, {})).tools.map((t) => ({ tool: t.tool, side_effect: t.side_effect })) : [];
-    const artifacts = await callService(listArtifacts, ctx, { run_id: runId, limit: 20 });
     // The console output a capture keeps is not "the original file"; a profile or trace is.
     const hasArtifact = artifacts.items.some((a) => a.registrations.some((r) => r.run_id === runId && r.kind !== "stdout" && r.kind !== "stderr"));
     const headId = head.commit_id;
@@ -106,6 +119,7 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           metadata={summary.metadata}
           title={run.title}
           firstFlame={firstFlame}
+          firstTimeOrder={firstTimeOrder}
         />
         )}
       </AppShell>
