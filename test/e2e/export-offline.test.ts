@@ -125,7 +125,7 @@ describe("an export opened offline from disk", () => {
     await page.screenshot({ path: screenshotPath("export-offline") });
     const box = (await canvas.boundingBox())!;
     await page.mouse.click(box.x + 0.85 * box.width, box.y + 2 * ROW_HEIGHT + ROW_HEIGHT / 2);
-    await expect.poll(() => page.locator("[data-testid=flame-breadcrumb]").innerText()).toMatch(/main\s*›\s*render/);
+    await expect.poll(() => page.locator("[data-testid=export-flame] [data-testid=flame-breadcrumb]").first().innerText()).toMatch(/main\s*›\s*render/);
     await page.screenshot({ path: screenshotPath("export-offline-zoomed") });
 
     // Trace window: the app's own, its spans read from the file; it draws every span and zooms.
