@@ -112,6 +112,15 @@ async function gunzipFile(file: string): Promise<Uint8Array> {
 
 const parseError = (input: Uint8Array) => parseErrorOf(pprofImporter, input);
 
+/** The go toolchain's path, or null where it is not installed (the real-profile tests then skip). */
+function goOnPath(): string | null {
+  try {
+    return execFileSync("sh", ["-c", "command -v go"], { encoding: "utf8" }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
 describe("pprof importer", () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "emberscope-pprof-"));
 
@@ -224,12 +233,7 @@ describe("pprof importer", () => {
   });
 
   it("imports a profile written by Go's runtime/pprof", async (ctx) => {
-    let go: string | null = null;
-    try {
-      go = execFileSync("sh", ["-c", "command -v go"], { encoding: "utf8" }).trim() || null;
-    } catch {
-      go = null;
-    }
+    const go = goOnPath();
     if (!go) {
       ctx.skip(true, "the go toolchain is not installed on this machine, so no real pprof profile can be produced");
       return;
@@ -286,12 +290,7 @@ func main() { f, _ := os.Create(os.Args[1]); pprof.StartCPUProfile(f); spin(300 
   });
 
   it("maps the thread labels of a profile written by Go's runtime/pprof (pprof.Do) to tracks whose totals go tool pprof agrees with", async (ctx) => {
-    let go: string | null = null;
-    try {
-      go = execFileSync("sh", ["-c", "command -v go"], { encoding: "utf8" }).trim() || null;
-    } catch {
-      go = null;
-    }
+    const go = goOnPath();
     if (!go) {
       ctx.skip(true, "the go toolchain is not installed on this machine, so no real pprof profile can be produced");
       return;

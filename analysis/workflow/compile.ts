@@ -128,6 +128,12 @@ export interface Workflow {
   edges: WorkflowEdge[];
 }
 
+/** The workflow's sinks: the calls nothing depends on, whose results are a replay's outputs. */
+export function sinkNodes(doc: Pick<Workflow, "nodes" | "edges">): WorkflowNode[] {
+  const hasDependants = new Set(doc.edges.map((e) => e.from));
+  return doc.nodes.filter((n) => !hasDependants.has(n.id));
+}
+
 export interface ReferenceTie {
   node: string;
   /** JSON pointer of the argument value. */

@@ -337,6 +337,20 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
     return viewForAgent(value, { ws, projectRoot: ws?.layout.projectRoot ?? mcpProjectRoot(options.locator), detail: ws ? agentDetail(ws) : "redacted" });
   }
 
+  /**
+   * A tool's result as the agent gets it: projected (redacted, neutralized), summarized in text from
+   * the projection (never from the raw result), with its links, and as structured content.
+   */
+  const toolAnswer =
+    (summarize: (value: Record<string, unknown>) => string, links: (value: Record<string, unknown>) => { uri: string; name: string }[] = () => []) =>
+    (result: unknown, ws: Workspace | null): CallToolResult => {
+      const view = viewOf(result as Record<string, unknown>, ws);
+      return {
+        content: [{ type: "text", text: summarize(view.value) + suppressionNote(view.report) }, ...links(view.value).map((l) => ({ type: "resource_link" as const, uri: l.uri, name: l.name, mimeType: "application/json" }))],
+        structuredContent: { ...view.value, agent_view: view.report },
+      };
+    };
+
   /** The workspace for a short read (the held one, or one opened now); `done` closes what it opened. */
   const borrow = (): { ws: Workspace | null; done: () => void } => {
     const held = options.heldWorkspace?.() ?? null;
@@ -373,10 +387,7 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
           `mcp.${name}`,
           args,
           () => callService(callExposedWorkflow, ctx, { tool: name, inputs: args }),
-          (result, ws) => {
-            const view = viewOf(result as Record<string, unknown>, ws);
-            return { content: [{ type: "text", text: summarizeExposedCall(result) + suppressionNote(view.report) }], structuredContent: { ...view.value, agent_view: view.report } };
-          },
+          toolAnswer((value) => summarizeExposedCall(value as Parameters<typeof summarizeExposedCall>[0])),
           (call) => {
             const id = (call.result as { workflow_id?: unknown } | undefined)?.workflow_id ?? call.error?.details.workflow_id;
             return typeof id === "string" ? id : null;
@@ -396,14 +407,7 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
         `mcp.${tool.name}`,
         args,
         () => (tool.long ? runLong(tool, ctx, args, extra, options.cancellationFor?.(extra.requestId)) : callService(tool.service, ctx, args)),
-        (result, ws) => {
-          const view = viewOf(result as Record<string, unknown>, ws);
-          const summary = tool.summarize(view.value) + suppressionNote(view.report);
-          return {
-            content: [{ type: "text", text: summary }, ...tool.links(view.value).map((l) => ({ type: "resource_link" as const, uri: l.uri, name: l.name, mimeType: "application/json" }))],
-            structuredContent: { ...view.value, agent_view: view.report },
-          };
-        },
+        toolAnswer(tool.summarize, tool.links),
         tool.target,
       );
     } finally {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { canonicalJson } from "../../analysis/notebook/digest";
-import type { Json, Workflow } from "../../analysis/workflow/compile";
+import { sinkNodes, type Json, type Workflow } from "../../analysis/workflow/compile";
 import { loadProjectConfig } from "../capture/project-config";
 import { EmberscopeError, toEmberscopeError, type ErrorCode } from "../domain/errors";
 import type { WorkflowRecord } from "../domain/workflow";
@@ -71,12 +71,6 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
   delete json.$schema;
   return json;
-}
-
-/** The sinks: the calls nothing depends on, whose results are the tool's outputs. */
-function sinkNodes(doc: Workflow) {
-  const hasDependants = new Set(doc.edges.map((e) => e.from));
-  return doc.nodes.filter((n) => !hasDependants.has(n.id));
 }
 
 function listingOf(record: WorkflowRecord, doc: Workflow, registry: ToolRegistry): ExposureListing {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { recordedValue } from "../../analysis/workflow/arguments";
-import type { Json, Workflow } from "../../analysis/workflow/compile";
+import { sinkNodes, type Json, type Workflow } from "../../analysis/workflow/compile";
 import { PACKAGE_ROOT } from "../package-root";
 
 /**
@@ -24,9 +24,8 @@ const ident = (text: string) => text.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64
 export function generateWorkflowProject(workflowId: string, doc: Workflow): Record<string, string> {
   const toolName = ident(`workflow_${workflowId}`);
   const tools = [...new Set(doc.nodes.map((n) => n.tool))].sort();
-  const hasDependants = new Set(doc.edges.map((e) => e.from));
   const expected: Record<string, Json> = {};
-  for (const node of doc.nodes) if (!hasDependants.has(node.id)) expected[node.id] = recordedValue(node.recorded.result);
+  for (const node of sinkNodes(doc)) expected[node.id] = recordedValue(node.recorded.result);
   const json = (value: unknown) => JSON.stringify(value, null, 2);
 
   const packageJson = {
