@@ -129,10 +129,16 @@ export function useFlameTree(args: FlameTreeArgs): Fetched<FlameData> {
 export function seedFlameTree(args: FlameTreeArgs, first: Promise<FlameData | null>): void {
   const question = flameTreeQuestion(args);
   if (typeof window === "undefined" || question === null || answers.has(question.key)) return;
+  shared(question.key, () => usableSeed(first, args).then((data) => data ?? question.ask()).then(markFlameData));
+}
+
+/**
+ * An answer the server asked while rendering the page, when it answers the page's question (the
+ * same commit and metric; a commit published meanwhile does not), else null: the page asks itself.
+ */
+export function usableSeed<T extends { commit_id: string; metric: string | null }>(first: Promise<T | null>, question: { commitId: string; metric: string | null }): Promise<T | null> {
   // React hands a server's promise over as a thenable whose then() returns nothing: made a Promise first.
-  shared(question.key, () =>
-    Promise.resolve(first).then((data) => (data !== null && data.commit_id === args.commitId && data.metric === args.metric ? data : question.ask())).then(markFlameData),
-  );
+  return Promise.resolve(first).then((r) => (r !== null && r.commit_id === question.commitId && r.metric === question.metric ? r : null));
 }
 
 /** `evidence.hotspots`: every function's self and total (the first 1,000 by total). */

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import { formatValue } from "../../analysis/flame/format";
 import type { ErrorDocument } from "../../server/domain/errors";
 import type { flameTimeline } from "../../server/services/evidence";
+import { usableSeed } from "../evidence/use-evidence";
 import { callQuery, errorDocumentOf } from "../home/trpc-client";
 import type { TimeOrderInput } from "./FlameGraphCell";
 import { TIME_ORDER_CELL_BUDGET as CELL_BUDGET, timeOrderQuestion } from "./time-order-question";
@@ -23,8 +24,7 @@ const seeds = new Map<string, Promise<TimelineAnswer | null>>();
  */
 export function seedTimeOrder(args: { runId: string; commitId: string; metric: string | null; tracks?: TrackSelection }, first: Promise<TimelineAnswer | null>): void {
   if (typeof window === "undefined") return;
-  // React hands a server's promise over as a thenable whose then() returns nothing: made a Promise first.
-  seeds.set(questionKey(args.runId, args.commitId, args.metric, null, tracksKeyOf(args.tracks), 0), Promise.resolve(first).then((r) => (r !== null && r.commit_id === args.commitId && r.metric === args.metric ? r : null)));
+  seeds.set(questionKey(args.runId, args.commitId, args.metric, null, tracksKeyOf(args.tracks), 0), usableSeed(first, args));
 }
 
 function tracksKeyOf(selection: TrackSelection | undefined): string {
