@@ -15,7 +15,7 @@ import { LeanMcpClient } from "./lean-mcp-client";
 
 const MB = 1024 * 1024;
 
-function percentiles(samples: number[]) {
+export function percentiles(samples: number[]) {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   const round = (x: number) => Math.round(x * 10) / 10;
@@ -70,14 +70,14 @@ function cpuMsOf(pid: number | undefined): number | null {
  * What one agent asks next. Each agent gets its own (an agent walking pages keeps its cursor);
  * `previous` is the structured result of its last call.
  */
-type Questions = () => (previous: Record<string, unknown> | undefined) => Record<string, unknown>;
+export type Questions = () => (previous: Record<string, unknown> | undefined) => Record<string, unknown>;
 
 /**
  * `clients` connected agents each make `calls` calls back to back; latency per call (ms), errors
  * (a JSON-RPC error, or a CallToolResult with isError), and the CPU time per call of the server
  * and of the clients (this process) — less sensitive than latency to other work on the machine.
  */
-async function load(server: RunningServer, token: string, kind: ClientKind, clients: number, calls: number, tool: string, questions: Questions) {
+export async function load(server: Pick<RunningServer, "url" | "process">, token: string, kind: ClientKind, clients: number, calls: number, tool: string, questions: Questions, keepLatencies = false) {
   const agents = await Promise.all(Array.from({ length: clients }, () => connect(kind, server.url, token)));
   const samples: number[] = [];
   let errors = 0;
@@ -111,6 +111,26 @@ async function load(server: RunningServer, token: string, kind: ClientKind, clie
     server_cpu_ms_per_call: serverCpu,
     client_cpu_ms_per_call: Math.round(((clientCpu.user + clientCpu.system) / 1000 / samples.length) * 100) / 100,
     load_average_1m: Math.round(((loadBefore + os.loadavg()[0]) / 2) * 10) / 10,
+    /** Every call's latency (ms), for a caller pooling several loads. */
+    latencies: keepLatencies ? samples : undefined,
+  };
+}
+
+/**
+ * What an agent does: the default page (20 rows), then the next one with next_cursor, and at the
+ * end of the ranking the same walk for the run's next metric. Agents start at different metrics,
+ * so the pages asked at one moment differ.
+ */
+export function hotspotPagesOf(runId: string, metrics: string[]): Questions {
+  let walkers = 0;
+  return () => {
+    let metric = walkers++ % metrics.length;
+    return (previous) => {
+      const cursor = previous?.next_cursor;
+      if (typeof cursor === "string") return { run_id: runId, metric: metrics[metric], cursor };
+      if (previous) metric = (metric + 1) % metrics.length;
+      return { run_id: runId, metric: metrics[metric] };
+    };
   };
 }
 
@@ -145,19 +165,7 @@ export async function mcpBenchmark(): Promise<Record<string, unknown>> {
         return { run_id: trace.run_id, start_ns: start, end_ns: start + 2_000_000, limit: 200 };
       };
       const windows: Questions = () => () => windowArgs();
-      // What an agent does: the default page (20 rows), then the next one with next_cursor, and at
-      // the end of the ranking the same walk for the run's next metric. Agents start at different
-      // metrics, so the pages asked at one moment differ.
-      let walkers = 0;
-      const hotspotPages: Questions = () => {
-        let metric = walkers++ % metrics.length;
-        return (previous) => {
-          const cursor = previous?.next_cursor;
-          if (typeof cursor === "string") return { run_id: profile.run_id, metric: metrics[metric], cursor };
-          if (previous) metric = (metric + 1) % metrics.length;
-          return { run_id: profile.run_id, metric: metrics[metric] };
-        };
-      };
+      const hotspotPages = hotspotPagesOf(profile.run_id, metrics);
       // A different page size on every call, up to 1000 rows (the tool's maximum): a heavier load
       // than an agent's, dominated by projecting, serializing and sending large results. The
       // service pages one kept ranking per (commit, run, metric), so these are pages of an answered

@@ -11,6 +11,7 @@ import { exportBenchmark } from "./export.bench";
 import { foundationBenchmark } from "./foundation.bench";
 import { importScalingBenchmark } from "./import-scaling.bench";
 import { mcpBenchmark } from "./mcp.bench";
+import { mcpAbBenchmark } from "./mcp-ab.bench";
 import { notebookBenchmark } from "./notebook.bench";
 import { redactionBenchmark } from "./redaction.bench";
 import { runsLibraryBenchmark } from "./runs-library.bench";
@@ -30,6 +31,7 @@ const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = {
   "time-order": timeOrderBenchmark,
   capture: captureBenchmark,
   mcp: mcpBenchmark,
+  "mcp-ab": mcpAbBenchmark,
   redaction: redactionBenchmark,
   notebook: notebookBenchmark,
   "critical-path": criticalPathBenchmark,

@@ -11,9 +11,12 @@ export interface RunningServer {
   stop: () => Promise<void>;
 }
 
-/** Starts the real built app with `emberscope serve --port 0 --json` and waits for its announce document. */
-export async function startServer(projectRoot: string, extraArgs: string[] = []): Promise<RunningServer> {
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--json", "--project-root", projectRoot, ...extraArgs], {
+/**
+ * Starts the real built app with `emberscope serve --port 0 --json` and waits for its announce
+ * document; `cli` is another checkout's `bin/emberscope.js` (a benchmark comparing two trees).
+ */
+export async function startServer(projectRoot: string, extraArgs: string[] = [], cli = CLI): Promise<RunningServer> {
+  const child = spawn(process.execPath, [cli, "serve", "--port", "0", "--json", "--project-root", projectRoot, ...extraArgs], {
     cwd: projectRoot,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
@@ -28,7 +31,8 @@ export async function startServer(projectRoot: string, extraArgs: string[] = [])
       try {
         const doc = JSON.parse(stdout) as { url?: string; sign_in_url?: string; pid?: number; code?: string };
         clearTimeout(timer);
-        if (doc.url && doc.sign_in_url && doc.pid) resolve(doc as { url: string; sign_in_url: string; pid: number });
+        // Another checkout (`cli`) may be older than the sign-in link; this one always announces it.
+        if (doc.url && doc.pid && (doc.sign_in_url || cli !== CLI)) resolve({ url: doc.url, sign_in_url: doc.sign_in_url ?? "", pid: doc.pid });
         else reject(new Error(`server refused to start: ${stdout}`));
       } catch {
         // the document is not complete yet
