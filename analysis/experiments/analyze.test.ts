@@ -48,7 +48,8 @@ describe("experiment analysis", () => {
       if (c.ci![0] <= 1.05 && 1.05 <= c.ci![1]) covered++;
     }
     expect(covered).toBeGreaterThanOrEqual(186);
-  });
+    // 200 bootstraps of 10,000 resamples: seconds of CPU, more on a busy machine.
+  }, 120_000);
 
   it("is deterministic for a seed", () => {
     const trials = simulate(3, 1.1, 12);

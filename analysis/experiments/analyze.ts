@@ -221,7 +221,7 @@ export function bootstrapMedianCi(values: Float64Array, confidence: number, resa
   const sample = new Float64Array(n);
   for (let r = 0; r < resamples; r++) {
     for (let i = 0; i < n; i++) sample[i] = values[randomIndex(random, n)] + (h > 0 ? h * standardNormal(random) : 0);
-    medians[r] = median(sample);
+    medians[r] = medianOfSorted(sample.sort());
   }
   medians.sort();
   const alpha = 1 - confidence;
@@ -235,7 +235,11 @@ export function standardNormal(random: () => number): number {
 
 /** Median (the mean of the middle two for an even count); sorts a copy. */
 export function median(values: ArrayLike<number>): number {
-  const sorted = Float64Array.from(values).sort();
+  return medianOfSorted(Float64Array.from(values).sort());
+}
+
+/** Median of values already in ascending order (a resample sorted in place: no copy per resample). */
+function medianOfSorted(sorted: Float64Array): number {
   const n = sorted.length;
   if (n === 0) return NaN;
   return n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;

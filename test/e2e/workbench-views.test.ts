@@ -146,8 +146,8 @@ describe("workbench views: history, layout, theme and the trace window", () => {
       const page = await context.newPage();
       for (const url of all) {
         await page.goto(`${server.url}${url}`);
-        await page.waitForLoadState("networkidle").catch(() => undefined);
-        await page.waitForTimeout(300);
+        // A live page polls: quiet for 500 ms may never come, so it is waited for 3 s at most.
+        await page.waitForLoadState("networkidle", { timeout: 3000 }).catch(() => undefined);
         const [scrollWidth, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
         if (scrollWidth > inner) overflow.push(`${url} at ${width}: ${scrollWidth} > ${inner}`);
         const name = url === "/" ? "home" : url.slice(1).replace(profileRun, "run").replace(traceRun, "trace-run").replace(investigationId, "inv").replace(/[^a-z0-9]+/gi, "-");
