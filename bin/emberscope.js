@@ -21,7 +21,10 @@ const KEEP_OLD_BUILDS_MS = 60 * 60 * 1000;
 /** The current build's directory, unless a source changed since it was built. */
 function currentBuild() {
   try {
-    const dir = path.join(cacheDir, JSON.parse(readFileSync(currentFile, "utf8")).dir);
+    const current = JSON.parse(readFileSync(currentFile, "utf8"));
+    // Built from another checkout's sources (a node_modules copied from it): not this one's.
+    if (current.root !== root) return null;
+    const dir = path.join(cacheDir, current.dir);
     const bundle = path.join(dir, "cli.mjs");
     const inputs = path.join(dir, "inputs.json");
     if (!existsSync(bundle) || !existsSync(path.join(dir, "threads.mjs")) || !existsSync(inputs)) return null;
@@ -59,7 +62,7 @@ async function build() {
   });
   writeFileSync(path.join(dir, "inputs.json"), JSON.stringify(Object.keys(result.metafile.inputs).map((p) => path.resolve(root, p))));
   const staging = `${currentFile}.${process.pid}-${threadId}.tmp`;
-  writeFileSync(staging, JSON.stringify({ dir: name }));
+  writeFileSync(staging, JSON.stringify({ dir: name, root }));
   renameSync(staging, currentFile);
   for (const old of readdirSync(cacheDir)) {
     const oldPath = path.join(cacheDir, old);
