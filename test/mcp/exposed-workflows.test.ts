@@ -186,24 +186,41 @@ describe("workflows exposed as MCP tools, over Streamable HTTP on loopback", () 
     await callService(exposeWorkflow, p.ctx(), { workflow_id: hung, withdraw: true });
   });
 
+  it("a client's cancel of an exposed call cancels its workflow run on the worker pool", async () => {
+    await callService(reviewTool, p.ctx(), { tool: "slow", side_effect: "read" });
+    const long = await p.compile([{ id: "w", tool: "slow", arguments: { ms: 30_000 }, result: { slept: 30_000 }, start: 0, end: 30_000 }]);
+    await callService(exposeWorkflow, p.ctx(), { workflow_id: long });
+    const abort = new AbortController();
+    const call = agent.client.callTool({ name: `workflow_${long.slice(3)}`, arguments: {} }, undefined, { signal: abort.signal, timeout: 120_000 });
+    const running = async () => (await callService(listOperations, p.ctx(), { active: true })).items.find((o) => o.kind === "workflow_run" && o.phase === "nodes");
+    await expect.poll(running, { timeout: 30_000 }).toBeTruthy();
+    const op = (await running())!;
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    // The 30 s call is aborted on the worker, well before it would have ended.
+    await expect.poll(async () => (await callService(listOperations, p.ctx(), { limit: 20 })).items.find((o) => o.operation_id === op.operation_id)?.state, { timeout: 10_000 }).toBe("cancelled");
+    await callService(exposeWorkflow, p.ctx(), { workflow_id: long, withdraw: true });
+  }, 60_000);
+
   it("stops a worker whose handler blocks it for ever: TOOL_TIMEOUT soon after the contract's timeout, other calls answered meanwhile, no worker left busy", async () => {
     await callService(reviewTool, p.ctx(), { tool: "spin", side_effect: "read" });
     const spun = await p.compile([{ id: "s", tool: "spin", arguments: { key: "spin-key" }, result: { value: "v" }, start: 0, end: 5 }]);
     await callService(exposeWorkflow, p.ctx(), { workflow_id: spun });
-    const started = Date.now();
     let answered = false;
     const pending = agent.call(`workflow_${spun.slice(3)}`, {}).finally(() => (answered = true));
     // The worker is inside the handler's loop: its operation is at its calls and its lease stops being renewed.
     const spinning = async () => (await callService(listOperations, p.ctx(), { active: true })).items.find((o) => o.kind === "workflow_run" && o.phase === "nodes");
     await expect.poll(spinning, { timeout: 30_000 }).toBeTruthy();
+    const callsStarted = Date.now();
     const status = await agent.call("workspace_status", {});
     expect(status.ok).toBe(true);
     expect(answered).toBe(false);
     const answer = await pending;
-    const elapsed = Date.now() - started;
+    const elapsed = Date.now() - callsStarted;
     expect(answer).toMatchObject({ ok: false, error: { code: "TOOL_TIMEOUT", details: { reason: "worker_stopped", timeout_ms: 400, workflow_run_id: expect.stringMatching(/^wfr_/) } } });
-    // 400 ms timeout, then the watchdog's grace; well before the lease (15 s) would have expired.
-    expect(elapsed).toBeLessThan(12_000);
+    // From its first call: the 400 ms timeout, the watchdog's grace (750 ms) and a second without a
+    // lease renewal; well before the lease (15 s) would have expired and reconciliation ended it.
+    expect(elapsed).toBeLessThan(8_000);
     if (answer.ok) return;
     const run = await callService(getWorkflowRun, p.ctx(), { workflow_run_id: String(answer.error.details.workflow_run_id) });
     expect(run.workflow_run.state).toBe("failed");
