@@ -19,7 +19,7 @@ export interface WorkerOptions {
  * renews its own registration. A supervised worker stops (cancelling its job, so the workload's
  * process group dies with it) when its supervisor goes away.
  */
-export async function runWorker(locator: WorkspaceLocator, options: WorkerOptions): Promise<{ operations: number }> {
+export async function runWorker(locator: WorkspaceLocator, options: WorkerOptions): Promise<{ operations: number; retired: boolean }> {
   const ws = openWorkspace(locator);
   const identity = registerWorker(ws.db, options.mode);
   let current: string | null = null;
@@ -35,6 +35,7 @@ export async function runWorker(locator: WorkspaceLocator, options: WorkerOption
   if (options.mode === "supervised") process.once("disconnect", () => stop("supervisor went away"));
   const beat = setInterval(() => heartbeatWorker(ws.db, identity), 3000);
   let done = 0;
+  let retired = false;
   let idleSince = Date.now();
   try {
     reconcileOperations(ws);
@@ -47,7 +48,7 @@ export async function runWorker(locator: WorkspaceLocator, options: WorkerOption
       }
       current = operation.operation_id;
       options.log(`worker ${identity.id} runs ${operation.operation_id}`);
-      const outcome =
+      const outcome: { status: string; abandoned?: number } =
         operation.kind === "experiment"
           ? await runExperimentOperation(ws, operation.operation_id, identity)
           : operation.kind === "workflow_run"
@@ -57,6 +58,13 @@ export async function runWorker(locator: WorkspaceLocator, options: WorkerOption
       current = null;
       done++;
       idleSince = Date.now();
+      // A tool handler that ignored its abort may still run here: this process retires (the caller
+      // exits it, ending that code with it) and its supervisor, or the next ensureWorker, starts a fresh one.
+      if (outcome.abandoned) {
+        options.log(`worker ${identity.id} retires: ${outcome.abandoned} aborted tool call(s) did not return`);
+        retired = true;
+        break;
+      }
       if (stopping && getOperation(ws.db, operation.operation_id).state === "running") break;
     }
   } finally {
@@ -64,5 +72,5 @@ export async function runWorker(locator: WorkspaceLocator, options: WorkerOption
     stopWorker(ws.db, identity);
     ws.close();
   }
-  return { operations: done };
+  return { operations: done, retired };
 }

@@ -129,6 +129,8 @@ export const CAPTURE_COMMANDS: CliCommand[] = [
       } finally {
         ws.close();
       }
+      // A retired worker's abandoned tool code would keep this process alive: end it here.
+      if (result.retired) process.exit(0);
       return { document: result, human: `Worker stopped after ${result.operations} operation(s).`, exitCode: 0 };
     },
   },

@@ -94,8 +94,11 @@ Besides these built-in tools (the budget of 28 counts built-ins only), \`tools/l
 tool per workflow a person exposed (\`emberscope workflows expose WF\`, or the workflow's page
 with the person's session; never an agent): \`workflow_<slug>\`, read-only, whose arguments are
 the workflow's runtime inputs and whose output is the results of its final calls. Each call
-replays the workflow live through the runtime's per-call checks and is audited like every call;
-it is refused with \`WORKFLOW_NOT_EXPOSED\` once withdrawn and \`WORKFLOW_EXPOSURE_STALE\` when
+replays the workflow live as a workflow run on the worker pool, through the runtime's per-call
+checks, and publishes the replay as a run of spans: the answer gives \`workflow_run_id\` and
+\`replay_run_id\` (with a link to \`emberscope://runs/{id}\`), and the call's audit row cites both.
+A tool that ignores its signal is cut at its timeout (\`TOOL_TIMEOUT\`) and ends with its worker.
+It is refused with \`WORKFLOW_NOT_EXPOSED\` once withdrawn and \`WORKFLOW_EXPOSURE_STALE\` when
 the workflow or a contract changed since it was exposed. A stdio server sends
 \`notifications/tools/list_changed\` when the exposed set changes. See docs/workflows.md.
 

@@ -31,7 +31,7 @@ import { MCP_RESOURCES, MCP_TOOL_NAMES, MCP_TOOLS, toolForOperation, type Audite
 import { viewForAgent } from "./view";
 import { callExposedWorkflow } from "../services/workflow-exposures";
 import { exposureGeneration } from "../store/workflow-exposures";
-import { exposedToolEntries, isExposedToolName, summarizeExposedCall } from "./tools/exposed-workflows";
+import { exposedCallLinks, exposedCallRuns, exposedToolEntries, isExposedToolName, summarizeExposedCall } from "./tools/exposed-workflows";
 
 /**
  * The one MCP server definition, used by both transports (Streamable HTTP in the app, stdio in
@@ -276,6 +276,7 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
     run: () => Promise<T>,
     project: (value: T, ws: Workspace | null) => CallToolResult,
     targetOf?: (call: AuditedCall) => string | null,
+    detailsOf?: (call: AuditedCall) => Record<string, unknown>,
   ): Promise<CallToolResult> {
     const started = performance.now();
     const call: AuditedCall = { args };
@@ -301,13 +302,15 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
     }
     if (!ws) return answer;
     let target: string | null = null;
+    let cited: Record<string, unknown> = {};
     try {
       target = targetOf?.(call) ?? null;
+      cited = detailsOf?.(call) ?? {};
     } catch {
       // a target that cannot be read from the call is not recorded; the call still is
     }
     try {
-      recordAudit(ws.db, { actor: "agent", action, target, argumentsDigest: digestOf(args), resultCode: code, durationMs: Math.round((performance.now() - started) * 100) / 100, details: { transport: options.transport } });
+      recordAudit(ws.db, { actor: "agent", action, target, argumentsDigest: digestOf(args), resultCode: code, durationMs: Math.round((performance.now() - started) * 100) / 100, details: { ...cited, transport: options.transport } });
       return answer;
     } catch (error) {
       console.error("emberscope mcp: audit write failed:", toEmberscopeError(error).code);
@@ -387,11 +390,12 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
           `mcp.${name}`,
           args,
           () => callService(callExposedWorkflow, ctx, { tool: name, inputs: args }),
-          toolAnswer((value) => summarizeExposedCall(value as Parameters<typeof summarizeExposedCall>[0])),
+          toolAnswer((value) => summarizeExposedCall(value as Parameters<typeof summarizeExposedCall>[0]), exposedCallLinks),
           (call) => {
             const id = (call.result as { workflow_id?: unknown } | undefined)?.workflow_id ?? call.error?.details.workflow_id;
             return typeof id === "string" ? id : null;
           },
+          exposedCallRuns,
         );
       } finally {
         options.callEnded?.(extra.requestId);

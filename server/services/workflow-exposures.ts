@@ -3,7 +3,7 @@ import { z } from "zod";
 import { canonicalJson } from "../../analysis/notebook/digest";
 import { sinkNodes, type Json, type Workflow } from "../../analysis/workflow/compile";
 import { loadProjectConfig } from "../capture/project-config";
-import { EmberscopeError, toEmberscopeError, type ErrorCode } from "../domain/errors";
+import { EmberscopeError, toEmberscopeError, type ErrorCode, type ErrorDocument } from "../domain/errors";
 import type { WorkflowRecord } from "../domain/workflow";
 import { recordAudit } from "../store/audit";
 import { writeTransaction } from "../store/control-store";
@@ -12,9 +12,11 @@ import { getContractRow, getWorkflowRow } from "../store/workflows";
 import type { Workspace } from "../store/workspace";
 import { integrityGuard, verifyWorkflow } from "../workflow/integrity";
 import { loadToolRegistry, type ToolRegistry } from "../workflow/registry";
-import { runWorkflowNodes } from "../workflow/runtime";
+import { awaitWorkflowRun } from "../workflow/await-run";
+import type { NodeReport } from "../workflow/runtime";
 import { requirePerson } from "./agent-access";
 import { defineService } from "./service";
+import { startRun } from "./workflow-runs";
 import { readWorkflowDocument } from "./workflows";
 
 /**
@@ -293,14 +295,22 @@ export function exposureOfTool(ws: Workspace, toolName: string): ExposureRow {
 export const callExposedWorkflow = defineService({
   name: "workflows.call_exposed",
   summary:
-    "Call a workflow a person exposed as an MCP tool: checks the exposure still matches (content hash, contracts, code), then replays it live with these runtime inputs through the runtime's per-call checks, and returns the results of the calls nothing depends on.",
+    "Call a workflow a person exposed as an MCP tool: checks the exposure still matches (content hash, contracts, code), then replays it live with these runtime inputs on the worker pool, through the runtime's per-call checks, publishes the replay as a run, and returns the results of the calls nothing depends on with the workflow run and replay run ids.",
   kind: "mutation",
   input: z.object({ tool: z.string().min(1).max(128), inputs: z.record(z.string().max(256), z.json()).default({}) }).strict(),
-  output: z.object({ workflow_id: z.string(), tool: z.string(), outputs: z.record(z.string(), z.unknown()), wall_ms: z.number(), calls: z.number().int() }),
+  output: z.object({
+    workflow_id: z.string(),
+    tool: z.string(),
+    outputs: z.record(z.string(), z.unknown()),
+    wall_ms: z.number(),
+    calls: z.number().int(),
+    workflow_run_id: z.string(),
+    replay_run_id: z.string().nullable().describe("The run holding this call's replay as spans (trace window, critical path)."),
+  }),
   handler: async (input, { ws, ctx }) => {
     const row = exposureOfTool(ws, input.tool);
     const registry = await loadToolRegistry(ws.layout.projectRoot);
-    const { doc, deps, integrity } = await currentExposure(ws, row, registry);
+    const { record, doc } = await currentExposure(ws, row, registry);
     const parsed = exposedInputSchema(doc).safeParse(input.inputs);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -308,27 +318,27 @@ export const callExposedWorkflow = defineService({
       throw new EmberscopeError("INVALID_ARGUMENTS", `Invalid argument ${argument.slice(0, 64)}: ${issue.message}.`, { details: { argument: argument.slice(0, 256), known: Object.keys(doc.inputs).slice(0, 50) } });
     }
     const inputs = Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as Record<string, Json>;
-    const result = await runWorkflowNodes({
-      workflowId: row.workflow_id,
-      doc,
-      deps,
-      mode: "live",
-      inputs,
-      registry,
-      contract: (tool) => getContractRow(ws.db, tool),
-      integrity,
-      // Exposed workflows are read-only: no approval counts here.
-      approved: new Set(),
-      concurrency: loadProjectConfig(ws.layout.projectRoot).tools.concurrency,
-      onFailure: "cancel",
-      signal: ctx.signal,
-    });
-    if (result.state !== "succeeded") {
-      if (ctx.signal?.aborted) throw new EmberscopeError("CANCELLED", "The call was cancelled: its running tool calls were aborted.", { details: { tool: row.tool_name } });
-      const failed = result.nodes.find((n) => n.state === "failed" && n.error);
-      if (failed?.error) throw new EmberscopeError(failed.error.code, failed.error.message, { details: { ...failed.error.details, tool: row.tool_name, node: failed.node, counts: result.counts } });
-      throw new EmberscopeError("WORKFLOW_RUN_FAILED", `The workflow did not complete: ${result.counts.failed} failed, ${result.counts.skipped} skipped.`, { details: { tool: row.tool_name, counts: result.counts } });
+    // A live run like `workflows run`'s, on the worker pool: tool code never runs in this process.
+    const { row: run } = startRun(
+      ws,
+      { workflow_id: row.workflow_id, digest: record.digest, kind: "run", mode: "live", repetitions: 1, inputs, on_failure: "cancel", concurrency: loadProjectConfig(ws.layout.projectRoot).tools.concurrency, exposed: { tool: row.tool_name, revision: row.revision } },
+      ctx.actor,
+      undefined,
+    );
+    // Each call ends by its timeout, so a worker still calling past their sum is blocked.
+    const budgetMs = doc.nodes.reduce((sum, node) => sum + (getContractRow(ws.db, node.tool)?.binding?.timeout_ms ?? registry.get(node.tool)?.definition.timeout_ms ?? 0), 0);
+    const { operation, row: ended } = await awaitWorkflowRun(ws, { operationId: run.operation_id, workflowRunId: run.id, budgetMs, signal: ctx.signal });
+    const cited = { tool: row.tool_name, workflow_id: row.workflow_id, workflow_run_id: run.id, replay_run_id: ended.replay_run_id };
+    const summary = ended.summary ? (JSON.parse(ended.summary) as { wall_ms?: number; counts?: Record<string, number>; outputs?: Record<string, Json>; nodes?: NodeReport[] }) : {};
+    if (operation.state === "succeeded") {
+      return { workflow_id: row.workflow_id, tool: row.tool_name, outputs: summary.outputs ?? {}, wall_ms: Math.round((summary.wall_ms ?? 0) * 100) / 100, calls: doc.nodes.length, workflow_run_id: run.id, replay_run_id: ended.replay_run_id };
     }
-    return { workflow_id: row.workflow_id, tool: row.tool_name, outputs: result.outputs, wall_ms: Math.round(result.wall_ms * 100) / 100, calls: doc.nodes.length };
+    if (operation.state === "cancelled" || ctx.signal?.aborted) throw new EmberscopeError("CANCELLED", "The call was cancelled: its running tool calls were aborted.", { details: cited });
+    const failed = summary.nodes?.find((n) => n.state === "failed" && n.error);
+    if (failed?.error) throw new EmberscopeError(failed.error.code, failed.error.message, { details: { ...failed.error.details, ...cited, node: failed.node, counts: summary.counts } });
+    // Refused before its first call, or its worker was stopped: the operation's own error.
+    const error = operation.error as ErrorDocument | null;
+    if (error) throw new EmberscopeError(error.code, error.message, { details: { ...error.details, ...cited }, recovery: error.recovery });
+    throw new EmberscopeError("WORKFLOW_RUN_FAILED", `The workflow did not complete: ${summary.counts?.failed ?? 0} failed, ${summary.counts?.skipped ?? 0} skipped.`, { details: { ...cited, counts: summary.counts } });
   },
 });

@@ -148,7 +148,7 @@ function intentDigest(job: Omit<WorkflowRunJob, "workflow_run_id">): string {
 }
 
 /** Creates the operation and its workflow run (one transaction) and makes sure a pool worker will claim it; an idempotency key already used for the same intent reconnects. */
-function startRun(ws: Workspace, job: Omit<WorkflowRunJob, "workflow_run_id">, actor: string, idempotencyKey: string | undefined): { row: WorkflowRunRow; reconnected: boolean } {
+export function startRun(ws: Workspace, job: Omit<WorkflowRunJob, "workflow_run_id">, actor: string, idempotencyKey: string | undefined): { row: WorkflowRunRow; reconnected: boolean } {
   const workflowRunId = newId("wfr");
   const started = writeTransaction(ws.db, () => {
     const { operation, created } = createOperation(ws.db, {

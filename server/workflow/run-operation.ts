@@ -24,6 +24,12 @@ export interface WorkflowRunJob {
   inputs: Record<string, Json>;
   on_failure: "continue" | "cancel";
   concurrency: number;
+  /**
+   * A call of a workflow a person exposed as an MCP tool (services/workflow-exposures.ts): the
+   * exposure's tool name and revision. Exposed workflows are read-only, so no approval counts:
+   * a contract that says `write` by now is refused (APPROVAL_REQUIRED) at its call.
+   */
+  exposed?: { tool: string; revision: number };
 }
 
 /** The most nodes a stored summary lists (the counts cover them all). */
@@ -100,9 +106,11 @@ function failedNodes(nodes: readonly NodeReport[]) {
  * and records the summary. Cancel is looked for every 100 ms and aborts every running call.
  * Never throws: the outcome is the operation's.
  */
-export async function runWorkflowOperation(ws: Workspace, operationId: string, worker: WorkerIdentity): Promise<{ status: "succeeded" | "failed" | "cancelled" }> {
+export async function runWorkflowOperation(ws: Workspace, operationId: string, worker: WorkerIdentity): Promise<{ status: "succeeded" | "failed" | "cancelled"; abandoned: number }> {
   const job = operationIntent<WorkflowRunJob>(ws.db, operationId);
   const abort = new AbortController();
+  // Handler calls aborted but never returned (code ignoring its signal): the worker retires after this operation.
+  let abandoned = 0;
   let progress = { completed: 0, total: 0, written: true };
   const watch = setInterval(() => {
     try {
@@ -121,7 +129,7 @@ export async function runWorkflowOperation(ws: Workspace, operationId: string, w
       patchWorkflowRun(ws.db, job.workflow_run_id, { state, summary, replay_run_id: replayRunId });
       finishOperation(ws.db, operationId, { state, result: { workflow_run_id: job.workflow_run_id, ...(replayRunId ? { replay_run_id: replayRunId } : {}) }, error: error?.toDocument() });
     });
-    return { status: state };
+    return { status: state, abandoned };
   };
   try {
     patchWorkflowRun(ws.db, job.workflow_run_id, { state: "running" });
@@ -134,7 +142,7 @@ export async function runWorkflowOperation(ws: Workspace, operationId: string, w
     const registry = job.mode === "live" ? await loadToolRegistry(ws.layout.projectRoot) : null;
     // Read per call (one indexed row): a review withdrawn or changed mid-run applies to the next call.
     const contract = (tool: string): ToolContract | null => getContractRow(ws.db, tool);
-    const approved = approvedTools(ws.db, job.workflow_id, job.digest);
+    const approved = job.exposed ? new Set<string>() : approvedTools(ws.db, job.workflow_id, job.digest);
     const total = doc.nodes.length * job.repetitions;
     reportProgress(ws.db, operationId, "nodes", 0, total);
     const results: { result: RuntimeResult; startedAtMs: number }[] = [];
@@ -155,6 +163,7 @@ export async function runWorkflowOperation(ws: Workspace, operationId: string, w
         signal: abort.signal,
         onNodeSettled: (settled) => (progress = { completed: rep * doc.nodes.length + settled, total, written: false }),
       });
+      abandoned += result.abandoned;
       results.push({ result, startedAtMs });
       if (result.state !== "succeeded") break;
     }

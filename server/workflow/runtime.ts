@@ -79,7 +79,15 @@ export interface RuntimeResult {
   reproduced: boolean | null;
   /** Each node's arguments as called and its result (undefined where it has none): what the replay's spans carry. */
   calls: { args: Json | undefined; result: Json | undefined }[];
+  /**
+   * Handler calls that were aborted (timeout, cancel) and had still not returned ABANDON_GRACE_MS
+   * after the run ended: code that ignores its signal and may still be running in this process.
+   */
+  abandoned: number;
 }
+
+/** How long a run waits, at its end, for aborted handlers to return before it counts them abandoned. */
+export const ABANDON_GRACE_MS = 200;
 
 function schemaIssues(error: { issues: { path: PropertyKey[]; message: string }[] }) {
   return error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String).join("."), message: i.message.slice(0, 200) }));
@@ -123,6 +131,8 @@ export async function runWorkflowNodes(req: RuntimeRequest): Promise<RuntimeResu
   const matches: (boolean | null)[] = doc.nodes.map(() => null);
   const called: (Json | undefined)[] = doc.nodes.map(() => undefined);
   const msPerNs = req.msPerNs ?? 1e-6;
+  // Handler calls not yet returned: those still out once the run ends were abandoned.
+  const pending = new Set<Promise<unknown>>();
 
   const runNode = async (i: number, signal: AbortSignal): Promise<void> => {
     const node = doc.nodes[i];
@@ -157,9 +167,13 @@ export async function runWorkflowNodes(req: RuntimeRequest): Promise<RuntimeResu
         result = await new Promise((resolve, reject) => {
           if (callSignal.aborted) return reject(callSignal.reason);
           callSignal.addEventListener("abort", () => reject(callSignal.reason), { once: true });
-          Promise.resolve()
-            .then(() => tool.definition.handler(input.data, { signal: callSignal, node: node.id }))
-            .then(resolve, reject);
+          const call = Promise.resolve().then(() => tool.definition.handler(input.data, { signal: callSignal, node: node.id }));
+          const tracked: Promise<unknown> = call.then(
+            () => pending.delete(tracked),
+            () => pending.delete(tracked),
+          );
+          pending.add(tracked);
+          call.then(resolve, reject);
         });
       } catch (error) {
         if (timeout.signal.aborted && !signal.aborted) throw timeout.signal.reason;
@@ -201,6 +215,7 @@ export async function runWorkflowNodes(req: RuntimeRequest): Promise<RuntimeResu
     },
   );
   const wall = performance.now() - started;
+  if (pending.size > 0) await Promise.race([Promise.allSettled([...pending]), new Promise((r) => setTimeout(r, ABANDON_GRACE_MS).unref())]);
   const hasDependants = new Set(req.deps.flat());
   const nodes: NodeReport[] = outcomes.map((o, i) => {
     const node = doc.nodes[i];
@@ -225,7 +240,7 @@ export async function runWorkflowNodes(req: RuntimeRequest): Promise<RuntimeResu
     if (!hasDependants.has(i) && outputs.has(node.id)) sinks[node.id] = outputs.get(node.id)!;
   });
   const calls = doc.nodes.map((node, i) => ({ args: called[i], result: outputs.get(node.id) }));
-  return { state, wall_ms: wall, nodes, counts, outputs: sinks, reproduced: mode === "frozen" ? state === "succeeded" : null, calls };
+  return { state, wall_ms: wall, nodes, counts, outputs: sinks, reproduced: mode === "frozen" ? state === "succeeded" : null, calls, abandoned: pending.size };
 }
 
 function cancelledDoc(reason: unknown): ErrorDocument {

@@ -1,8 +1,12 @@
-import { loadavg } from "node:os";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import path from "node:path";
 import { workflowCriticalPathReport } from "../../analysis/critical-path/report";
 import { WORKFLOW_FORMAT, workflowDigest, type Workflow, type WorkflowEdge, type WorkflowNode } from "../../analysis/workflow/compile";
 import { scheduleByEvents } from "../../analysis/workflow/schedule";
-import { verifyWorkflow } from "../../server/workflow/integrity";
+import { callService, compileRunWorkflow, importArtifact } from "../../server/services";
+import { initWorkspace, openWorkspace } from "../../server/store/workspace";
+import { integrityGuard, verifyWorkflow } from "../../server/workflow/integrity";
 import { runWorkflowNodes } from "../../server/workflow/runtime";
 import { summarize } from "./stats";
 
@@ -54,6 +58,7 @@ export async function workflowRuntimeBenchmark(): Promise<Record<string, unknown
     bareWalls.push(performance.now() - start);
   }
   const big = await overheadAt(10_000);
+  const integrity = await integrityCheckCost(doc, deps);
 
   const median = (xs: number[]) => summarize(xs).p50;
   const event = median(eventWalls);
@@ -84,9 +89,58 @@ export async function workflowRuntimeBenchmark(): Promise<Record<string, unknown
       per_node_us_controlled_over_bound: round(((event - pathMs) / doc.nodes.length) * 1000, 1),
       ...big,
     },
+    per_call_integrity_check: {
+      ...integrity,
+      // Of the per-node cost of frozen replay with the check (the scheduler's whole cost per call), the check's share.
+      share_of_scheduler_overhead: round((integrity.per_node_us_added * doc.nodes.length) / 1000 / integrity.frozen_200_with_check_ms, 3),
+    },
     load_average_1m_at_end: round(loadavg()[0], 1),
     note: "controlled replay waits real time (setTimeout), so timer granularity (~1 ms per wait on a path of ~20 calls) is part of over_bound_ms; 2 shared cores: see the load average",
   };
+}
+
+/**
+ * The integrity check every call of a run passes first (integrity.ts `integrityGuard`: one indexed
+ * SQLite read of the workflow's record and one stat of its stored document) in a real workspace:
+ * alone, 5,000 calls in a row; and frozen replay of the 200-node workflow with and without it,
+ * interleaved, 15 times each (the check is per call, so its cost there is per node).
+ */
+async function integrityCheckCost(doc: Workflow, deps: number[][]): Promise<{ per_call_us: number; calls: number; frozen_200_with_check_ms: number; frozen_200_without_check_ms: number; per_node_us_added: number }> {
+  const root = mkdtempSync(path.join(tmpdir(), "emberscope-bench-wf-"));
+  try {
+    initWorkspace(root).close();
+    writeFileSync(path.join(root, "trace.json"), JSON.stringify({ format: "emberscope.trace", version: 1, inputs: {}, events: [{ id: "a", tool: "Read", status: "ok", side_effect: "read", arguments: { file: "abcd" }, result: "x", start: 0, end: 5 }] }));
+    const ctx = { locator: { cwd: root, projectRoot: root }, actor: "cli" as const };
+    const { run_id } = await callService(importArtifact, ctx, { path: "trace.json" });
+    const { workflow } = await callService(compileRunWorkflow, ctx, { run_id });
+    const ws = openWorkspace(ctx.locator);
+    try {
+      const guard = await integrityGuard(ws, workflow.workflow_id, workflow.digest);
+      const calls = 5000;
+      for (let i = 0; i < 500; i++) await guard(); // warm-up
+      const start = performance.now();
+      for (let i = 0; i < calls; i++) await guard();
+      const perCallUs = ((performance.now() - start) / calls) * 1000;
+      const frozen = async (withCheck: boolean) =>
+        (await runWorkflowNodes({ workflowId: "wf_bench", doc, deps, mode: "frozen", inputs: {}, registry: null, contract: () => null, approved: new Set(), concurrency: 256, onFailure: "cancel", ...(withCheck ? { integrity: guard } : {}) })).wall_ms;
+      // Interleaved, so both see the same machine (2 shared cores).
+      const withWalls: number[] = [];
+      const withoutWalls: number[] = [];
+      await frozen(true);
+      for (let r = 0; r < 15; r++) {
+        withoutWalls.push(await frozen(false));
+        withWalls.push(await frozen(true));
+      }
+      const without = summarize(withoutWalls).p50;
+      const withCheck = summarize(withWalls).p50;
+      const round = (x: number) => Math.round(x * 100) / 100;
+      return { per_call_us: round(perCallUs), calls, frozen_200_with_check_ms: round(withCheck), frozen_200_without_check_ms: round(without), per_node_us_added: round(((withCheck - without) / doc.nodes.length) * 1000) };
+    } finally {
+      ws.close();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 }
 
 /** A seeded random in [0, 1). */

@@ -99,6 +99,17 @@ describe("the workflow runtime", () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(op).toMatchObject({ state: "failed", error: { code: "WORKFLOW_RUN_FAILED" } });
     expect((run.summary!.nodes as { error: { code: string; details: { timeout_ms: number } } }[])[0].error).toMatchObject({ code: "TOOL_TIMEOUT", details: { timeout_ms: 300 } });
+    // The handler still runs (for 20 s) in the worker that called it: that worker retires, ending it.
+    const pid = op.worker!.pid!;
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await expect.poll(alive, { timeout: 10_000 }).toBe(false);
   });
 
   it("stops a failed node's dependants, finishes the rest and reports exactly what ran, failed and was skipped", async () => {

@@ -1,13 +1,15 @@
 // Compiled workflows as tools of Emberscope's own MCP server (issue 25, build item 5): a person
 // exposes a reviewed read-only workflow (CLI, or the page with the person's session; never an
-// agent), a real MCP SDK client over HTTP on loopback (`emberscope serve`) lists it with its input
-// and output schemas and calls it — a live replay with the agent's runtime inputs, audited — and
-// it is refused when not exposed, unreviewed, side-effecting, or changed since it was exposed.
+// agent), a real MCP SDK client over HTTP on loopback (`emberscope serve` with one pool worker)
+// lists it with its input and output schemas and calls it — a live replay with the agent's runtime
+// inputs, run on the worker pool and published as a run the answer and the audit row cite — and it
+// is refused when not exposed, unreviewed, side-effecting, or changed since it was exposed. A
+// handler that ignores its signal is cut at its timeout and ends with its worker.
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MCP_TOOLS } from "../../server/mcp/tools";
-import { agentToken, approveWorkflowTool, callService, exposeWorkflow, getWorkflow, listAuditEvents, listExposedWorkflows, reviewTool, setAgentAccess } from "../../server/services";
+import { agentToken, approveWorkflowTool, callService, exposeWorkflow, getCriticalPath, getWorkflow, getWorkflowRun, listAuditEvents, listExposedWorkflows, listOperations, reviewTool, setAgentAccess } from "../../server/services";
 import { CSRF_HEADER } from "../../server/http/header-names";
 import type { ObjectId } from "../../server/store/object-store";
 import { openWorkspace } from "../../server/store/workspace";
@@ -15,6 +17,16 @@ import { runCli } from "../helpers/cli";
 import { csrfTokenOf, rawRequest, startServer, type RunningServer } from "../helpers/server";
 import { workflowProject } from "../helpers/workflow-project";
 import { httpClient, memoryClient, type AgentClient } from "./clients";
+
+/** Whether a process is alive (signal 0). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** lookup(input key) → lookup(its value): two reads, the second fed by the first. */
 const TWO_LOOKUPS = [
@@ -43,7 +55,7 @@ describe("workflows exposed as MCP tools, over Streamable HTTP on loopback", () 
     ]);
     unreviewed = await p.compile([{ id: "s1", tool: "slow", arguments: { ms: 5 }, result: { slept: 5 }, start: 0, end: 5 }]);
     token = (await callService(agentToken, p.ctx(), {})).token;
-    server = await startServer(p.root, ["--workers", "0"]);
+    server = await startServer(p.root, ["--workers", "1"]);
     await callService(setAgentAccess, p.ctx(), { enabled: true });
     agent = await httpClient(server.url, token);
   }, 120_000);
@@ -109,7 +121,7 @@ describe("workflows exposed as MCP tools, over Streamable HTTP on loopback", () 
     const answer = await agent.call(tool(), { key: "zulu" });
     expect(answer.ok).toBe(true);
     if (!answer.ok) return;
-    expect(answer.value).toMatchObject({ workflow_id: wf, tool: tool(), calls: 2, outputs: { n2: { value: "value-of-value-of-zulu" } } });
+    expect(answer.value).toMatchObject({ workflow_id: wf, tool: tool(), calls: 2, outputs: { n2: { value: "value-of-value-of-zulu" } }, workflow_run_id: expect.stringMatching(/^wfr_/), replay_run_id: expect.any(String) });
     // Without arguments: the recorded inputs, so the recorded result.
     const recorded = await agent.call(tool(), {});
     expect(recorded).toMatchObject({ ok: true, value: { outputs: { n2: { value: "value-of-value-of-alpha-key" } } } });
@@ -126,9 +138,105 @@ describe("workflows exposed as MCP tools, over Streamable HTTP on loopback", () 
       ["agent", wf, "OK"],
       ["agent", null, "WORKFLOW_NOT_EXPOSED"],
     ]);
-    expect(calls[2].details).toMatchObject({ transport: "http" });
+    expect(calls[3].details).toMatchObject({ transport: "http", workflow_run_id: answer.value.workflow_run_id, replay_run_id: answer.value.replay_run_id });
     expect(audit.items.find((e) => e.action === "workflows.expose")).toMatchObject({ actor: "cli", target: wf, details: { tool: tool(), revision: 1 } });
   });
+
+  it("runs each call on the worker pool as a live workflow run and publishes its replay as a run with a span per call, cited by the answer and its audit row", async () => {
+    const answer = await agent.call(tool(), { key: "whiskey" });
+    expect(answer.ok).toBe(true);
+    if (!answer.ok) return;
+    const { workflow_run_id: runId, replay_run_id: replayId } = answer.value as { workflow_run_id: string; replay_run_id: string };
+    expect(answer.text).toContain(runId);
+    expect(answer.text).toContain(replayId);
+    expect(answer.links).toContain(`emberscope://runs/${replayId}`);
+    // The run is a workflow run of the agent's, whose operation a pool worker (not the server) held.
+    const run = await callService(getWorkflowRun, p.ctx(), { workflow_run_id: runId });
+    expect(run.workflow_run).toMatchObject({ workflow_id: wf, kind: "run", mode: "live", state: "succeeded", created_by: "agent", replay_run_id: replayId });
+    expect(run.operation).toMatchObject({ kind: "workflow_run", state: "succeeded" });
+    expect(run.operation.worker?.pid).toEqual(expect.any(Number));
+    expect([server.pid, process.pid]).not.toContain(run.operation.worker!.pid);
+    expect(run.summary).toMatchObject({ state: "succeeded", counts: { succeeded: 2 }, outputs: { n2: { value: "value-of-value-of-whiskey" } } });
+    // The replay's spans: both calls, the second after the first, as live replay publishes them.
+    const replay = await callService(getCriticalPath, p.ctx(), { run_id: replayId });
+    expect(replay.kind).toBe("workflow");
+    expect(replay.path).toHaveLength(2);
+    expect(replay.path[1].start_ns).toBeGreaterThanOrEqual(replay.path[0].end_ns);
+    // An agent can follow the link.
+    const resource = await agent.client.readResource({ uri: `emberscope://runs/${replayId}` });
+    expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({ run_id: replayId, status: "succeeded", details: { workflow_run_id: runId, replay_mode: "live" } });
+    const audit = (await callService(listAuditEvents, p.ctx(), { limit: 20 })).items.find((e) => e.action === `mcp.${tool()}`);
+    expect(audit).toMatchObject({ actor: "agent", target: wf, result_code: "OK", details: { workflow_run_id: runId, replay_run_id: replayId } });
+  });
+
+  it("cuts a handler that ignores its signal at its contract's timeout (TOOL_TIMEOUT), and the worker it ran on retires with it", async () => {
+    await callService(reviewTool, p.ctx(), { tool: "hang", side_effect: "read" });
+    const hung = await p.compile([{ id: "h", tool: "hang", arguments: { key: "some-key" }, result: { value: "v" }, start: 0, end: 5 }]);
+    await callService(exposeWorkflow, p.ctx(), { workflow_id: hung });
+    // `hang` would resolve after 20 s, ignoring its signal; its timeout is 300 ms.
+    const answer = await agent.call(`workflow_${hung.slice(3)}`, {});
+    expect(answer).toMatchObject({ ok: false, error: { code: "TOOL_TIMEOUT", details: { timeout_ms: 300, node: "n1", workflow_run_id: expect.stringMatching(/^wfr_/), replay_run_id: expect.any(String) } } });
+    if (answer.ok) return;
+    const run = await callService(getWorkflowRun, p.ctx(), { workflow_run_id: String(answer.error.details.workflow_run_id) });
+    expect(run.operation).toMatchObject({ state: "failed", error: { code: "WORKFLOW_RUN_FAILED" } });
+    // Its worker exits rather than keep the abandoned handler; the supervisor starts another.
+    await expect.poll(() => alive(run.operation.worker!.pid!), { timeout: 10_000 }).toBe(false);
+    const audit = (await callService(listAuditEvents, p.ctx(), { limit: 20 })).items.find((e) => e.action === `mcp.workflow_${hung.slice(3)}`);
+    expect(audit).toMatchObject({ result_code: "TOOL_TIMEOUT", target: hung, details: { workflow_run_id: answer.error.details.workflow_run_id, replay_run_id: answer.error.details.replay_run_id } });
+    await callService(exposeWorkflow, p.ctx(), { workflow_id: hung, withdraw: true });
+  });
+
+  it("a client's cancel of an exposed call cancels its workflow run on the worker pool", async () => {
+    await callService(reviewTool, p.ctx(), { tool: "slow", side_effect: "read" });
+    const long = await p.compile([{ id: "w", tool: "slow", arguments: { ms: 30_000 }, result: { slept: 30_000 }, start: 0, end: 30_000 }]);
+    await callService(exposeWorkflow, p.ctx(), { workflow_id: long });
+    const abort = new AbortController();
+    const call = agent.client.callTool({ name: `workflow_${long.slice(3)}`, arguments: {} }, undefined, { signal: abort.signal, timeout: 120_000 });
+    const running = async () => (await callService(listOperations, p.ctx(), { active: true })).items.find((o) => o.kind === "workflow_run" && o.phase === "nodes");
+    await expect.poll(running, { timeout: 30_000 }).toBeTruthy();
+    const op = (await running())!;
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    // The 30 s call is aborted on the worker, well before it would have ended.
+    await expect.poll(async () => (await callService(listOperations, p.ctx(), { limit: 20 })).items.find((o) => o.operation_id === op.operation_id)?.state, { timeout: 10_000 }).toBe("cancelled");
+    await callService(exposeWorkflow, p.ctx(), { workflow_id: long, withdraw: true });
+  }, 60_000);
+
+  it("stops a worker whose handler blocks it for ever: TOOL_TIMEOUT soon after the contract's timeout, other calls answered meanwhile, no worker left busy", async () => {
+    await callService(reviewTool, p.ctx(), { tool: "spin", side_effect: "read" });
+    const spun = await p.compile([{ id: "s", tool: "spin", arguments: { key: "spin-key" }, result: { value: "v" }, start: 0, end: 5 }]);
+    await callService(exposeWorkflow, p.ctx(), { workflow_id: spun });
+    let answered = false;
+    const pending = agent.call(`workflow_${spun.slice(3)}`, {}).finally(() => (answered = true));
+    // The worker is inside the handler's loop: its operation is at its calls and its lease stops being renewed.
+    const spinning = async () => (await callService(listOperations, p.ctx(), { active: true })).items.find((o) => o.kind === "workflow_run" && o.phase === "nodes");
+    await expect.poll(spinning, { timeout: 30_000 }).toBeTruthy();
+    const callsStarted = Date.now();
+    const status = await agent.call("workspace_status", {});
+    expect(status.ok).toBe(true);
+    expect(answered).toBe(false);
+    const answer = await pending;
+    const elapsed = Date.now() - callsStarted;
+    expect(answer).toMatchObject({ ok: false, error: { code: "TOOL_TIMEOUT", details: { reason: "worker_stopped", timeout_ms: 400, workflow_run_id: expect.stringMatching(/^wfr_/) } } });
+    // From its first call: the 400 ms timeout, the watchdog's grace (750 ms) and a second without a
+    // lease renewal; well before the lease (15 s) would have expired and reconciliation ended it.
+    expect(elapsed).toBeLessThan(8_000);
+    if (answer.ok) return;
+    const run = await callService(getWorkflowRun, p.ctx(), { workflow_run_id: String(answer.error.details.workflow_run_id) });
+    expect(run.workflow_run.state).toBe("failed");
+    expect(run.operation).toMatchObject({ state: "failed", error: { code: "TOOL_TIMEOUT" } });
+    const stopped = run.operation.worker!.pid!;
+    expect(alive(stopped)).toBe(false);
+    expect(alive(server.pid)).toBe(true);
+    expect((await callService(listOperations, p.ctx(), { active: true })).items).toEqual([]);
+    await callService(exposeWorkflow, p.ctx(), { workflow_id: spun, withdraw: true });
+    // The pool serves the next call on a fresh worker.
+    const next = await agent.call(tool(), { key: "xray" });
+    expect(next).toMatchObject({ ok: true, value: { outputs: { n2: { value: "value-of-value-of-xray" } } } });
+    if (!next.ok) return;
+    const again = await callService(getWorkflowRun, p.ctx(), { workflow_run_id: next.value.workflow_run_id });
+    expect(again.operation.worker!.pid).not.toBe(stopped);
+  }, 60_000);
 
   it("refuses the tool once a contract changes (WORKFLOW_EXPOSURE_STALE) until a person exposes it again", async () => {
     await callService(reviewTool, p.ctx(), { tool: "lookup", side_effect: "read", note: "looked again" });
