@@ -363,7 +363,51 @@ become typed tokens — and the run's page shows them under the error.
 `;
 }
 
+/** A benchmark's doc comment (the JSDoc right above its exported function), as one paragraph. */
+function docCommentAbove(source: string, fn: string): string {
+  const at = source.indexOf(`export async function ${fn}(`);
+  const before = source.slice(0, at).trimEnd();
+  if (at < 0 || !before.endsWith("*/")) throw new Error(`${fn} has no doc comment`);
+  const comment = before.slice(before.lastIndexOf("/**") + 3, -2);
+  return comment
+    .split("\n")
+    .map((line) => line.replace(/^\s*\* ?/, "").trim())
+    .filter(Boolean)
+    .join(" ");
+}
+
+/** docs/benchmarks.md: every `npm run bench -- NAME` of test/bench/run.ts, its doc comment and the env vars it reads. */
+export function renderBenchmarksDoc(): string {
+  const bench = path.join(root, "test", "bench");
+  const runner = readFileSync(path.join(bench, "run.ts"), "utf8");
+  const fileOf = new Map([...runner.matchAll(/^import \{ (\w+) \} from "\.\/([\w.-]+)";$/gm)].map((m) => [m[1], m[2]]));
+  const table = runner.slice(runner.indexOf("const BENCHMARKS"), runner.indexOf("};", runner.indexOf("const BENCHMARKS")));
+  const rows = [...table.matchAll(/^\s+"?([\w-]+)"?: (\w+),$/gm)].map(([, name, fn]) => {
+    const file = `${fileOf.get(fn)}.ts`;
+    const source = readFileSync(path.join(bench, file), "utf8");
+    const env = [...new Set([...source.matchAll(/EMBERSCOPE_BENCH_\w+/g)].map((m) => m[0]))].sort();
+    const knobs = env.length ? ` Settings: ${env.map((e) => `\`${e}\``).join(", ")}.` : "";
+    return `| \`${name}\` | [${file}](../test/bench/${file}) | ${docCommentAbove(source, fn).replaceAll("|", "\\|")}${knobs} |`;
+  });
+  return `# Benchmarks
+
+${GENERATED}
+
+\`npm run bench\` runs every benchmark below; \`npm run bench -- NAME [NAME …]\` runs those named. Each
+prints its figures and writes them to \`bench-results/NAME.json\` (with the time, the machine's cores
+and Node's version). Benchmarks that open pages in Chromium need \`npm run build\` first. Figures
+on a shared machine move with its load: most benchmarks record the load average, and several judge
+CPU time rather than wall time for that reason. Settings are environment variables the benchmark
+reads (see its file for their defaults).
+
+| name | file | what it measures |
+|---|---|---|
+${rows.join("\n")}
+`;
+}
+
 export const GENERATED_DOCS: Record<string, () => string> = {
+  "docs/benchmarks.md": renderBenchmarksDoc,
   "docs/captures.md": renderCapturesDoc,
   "docs/evidence.md": renderEvidenceDoc,
   "docs/errors.md": renderErrorsDoc,

@@ -171,6 +171,13 @@ function pinToOneCpu(): string | null {
   return pinned.status === 0 ? cpu : null;
 }
 
+/**
+ * The statistics of experiments proven by running them (issue 23): false positives of A/A
+ * experiments under `measure`, power against a known 5 % slowdown under `measure` and under
+ * `callgrind`, and hyperfine side by side with the interleaved design on one CPU while a background
+ * load ramps up (each ratio against the truth read by hyperfine on the quiet machine and by
+ * valgrind's own totals). Needs cc, valgrind, hyperfine and taskset; about 15 minutes.
+ */
 export async function experimentsBenchmark(): Promise<Record<string, unknown>> {
   const { root, ctx } = project();
   const roots = [root];

@@ -7,18 +7,6 @@ import { MB, measuredImport, prepareInput } from "./evidence.bench";
 import { chromeTraceFile, cpuprofileFile, foldedFile, geckoProfileFile, instrumentsDeepCopyFile, processedProfileFile, safariRecordingFile, stackprofFile } from "./generators";
 import { callgrindFile, jaegerJsonFile, otlpJsonFile, perfScriptFile, pprofFile, speedscopeFile } from "./generators";
 
-/**
- * Issue 19, item 13: import cost must grow linearly with the input. Each format is imported at a
- * base size (200 MB) and at five times it (1 GB), each into a fresh workspace as a child process
- * with its peak RSS sampled; the goal is the large import in at most 5× the base one's time, within
- * 2 GB of RSS. The shared generators (../shared/bench/) give shapes this project's own generators
- * were not written for. Hours on this machine for every format: EMBERSCOPE_BENCH_SCALING_FORMATS
- * picks some (comma-separated), EMBERSCOPE_BENCH_SCALING_MB changes the base size. The ratio is
- * of CPU seconds (user + system, all the import's threads), which other work on a shared machine
- * moves far less than wall time; both are reported, with the load average before each import.
- * pprof and speedscope importers read the whole document (at most 512 MB): measure them with
- * EMBERSCOPE_BENCH_SCALING_MB=100 (100 MB against 500 MB).
- */
 
 const SHARED = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "bench");
 
@@ -53,6 +41,18 @@ const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: numb
 
 const GOAL = { time_ratio_at_5x: 5, peak_rss_mb: 2048 };
 
+/**
+ * Issue 19, item 13: import cost must grow linearly with the input. Each format is imported at a
+ * base size (200 MB) and at five times it (1 GB), each into a fresh workspace as a child process
+ * with its peak RSS sampled; the goal is the large import in at most 5× the base one's time, within
+ * 2 GB of RSS. The shared generators (../shared/bench/) give shapes this project's own generators
+ * were not written for. Hours on this machine for every format: EMBERSCOPE_BENCH_SCALING_FORMATS
+ * picks some (comma-separated), EMBERSCOPE_BENCH_SCALING_MB changes the base size. The ratio is
+ * of CPU seconds (user + system, all the import's threads), which other work on a shared machine
+ * moves far less than wall time; both are reported, with the load average before each import.
+ * pprof and speedscope importers read the whole document (at most 512 MB): measure them with
+ * EMBERSCOPE_BENCH_SCALING_MB=100 (100 MB against 500 MB).
+ */
 export async function importScalingBenchmark(): Promise<Record<string, unknown>> {
   const baseMb = Number(process.env.EMBERSCOPE_BENCH_SCALING_MB ?? 200);
   const picked = process.env.EMBERSCOPE_BENCH_SCALING_FORMATS?.split(",").map((f) => f.trim()) ?? Object.keys(GENERATORS);
