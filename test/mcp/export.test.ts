@@ -41,7 +41,7 @@ describe("export_investigation over MCP (real SDK client)", () => {
     writeFileSync(path.join(root, "leaky.folded"), "main;load /home/dana/app/src/db.c;connect dana.kowalski@example.org 40\nmain;run 60\n");
     runId = (await callService(importArtifact, person, { path: "leaky.folded" })).run_id;
     investigationId = (await callService(createInvestigation, person, { title: "Slow connect" })).investigation_id;
-    await callService(addCell, person, { investigation_id: investigationId, kind: "note", content: { markdown: "Seen on build-7.corp.example.com by dana.kowalski@example.org" } });
+    await callService(addCell, person, { investigation_id: investigationId, kind: "note", content: { markdown: "Seen on build-7.corp.acme.net by dana.kowalski@example.org" } });
     await callService(addCell, person, { investigation_id: investigationId, kind: "flame", content: { run_id: runId } });
     agent = await memoryClient(root);
   }, 60_000);
@@ -68,8 +68,9 @@ describe("export_investigation over MCP (real SDK client)", () => {
     expect(r.redaction_mode).toBe("redacted");
     expect(r.redactions.PATH).toBeGreaterThan(0);
     expect(r.redactions.EMAIL).toBeGreaterThan(0);
+    expect(r.redactions.HOST).toBeGreaterThan(0);
     expect(Object.keys(r.redactions).sort()).toEqual(Object.keys(manifest.redaction.choices).sort());
-    for (const needle of ["/home/dana", "dana.kowalski@example.org"]) expect(html).not.toContain(needle);
+    for (const needle of ["/home/dana", "dana.kowalski@example.org", "build-7.corp.acme.net"]) expect(html).not.toContain(needle);
     expect((await callService(verifyExport, person, { file })).redaction.mode).toBe("redacted");
     expect(exportOperations().at(-1)).toEqual({ state: "succeeded" });
     expect(answer.links).toContain(`emberscope://operations/${r.operation_id}`);
