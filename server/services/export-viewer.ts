@@ -3,7 +3,8 @@ import { PACKAGE_ROOT } from "../package-root";
 
 /**
  * The export viewer's code (components/export-viewer/main.tsx and the components it reuses),
- * bundled by esbuild into one script with its CSS inlined: the file must hold all it runs.
+ * bundled by esbuild into one script with its CSS inlined and the Parquet decoder's worker code
+ * (`parquet-worker.ts`, built first) as a string: the file must hold all it runs.
  * Built once per process (about a second).
  */
 let built: Promise<Uint8Array> | null = null;
@@ -11,6 +12,21 @@ let built: Promise<Uint8Array> | null = null;
 export function buildViewer(): Promise<Uint8Array> {
   built ??= (async () => {
     const esbuild = await import("esbuild");
+    // The Parquet decoder's worker first: the viewer carries its code as a string and starts it from a Blob URL.
+    const worker = await esbuild.build({
+      entryPoints: [path.join(PACKAGE_ROOT, "components", "export-viewer", "parquet-worker.ts")],
+      absWorkingDir: PACKAGE_ROOT,
+      bundle: true,
+      write: false,
+      format: "iife",
+      platform: "browser",
+      target: "es2022",
+      minify: true,
+      define: { "process.env.NODE_ENV": '"production"', "import.meta.url": "undefined" },
+      logLevel: "silent",
+      legalComments: "none",
+    });
+    const workerJs = worker.outputFiles[0].text;
     const result = await esbuild.build({
       entryPoints: [path.join(PACKAGE_ROOT, "components", "export-viewer", "main.tsx")],
       absWorkingDir: PACKAGE_ROOT,
@@ -22,7 +38,7 @@ export function buildViewer(): Promise<Uint8Array> {
       minify: true,
       jsx: "automatic",
       outdir: "out",
-      define: { "process.env.NODE_ENV": '"production"', "import.meta.url": "undefined" },
+      define: { "process.env.NODE_ENV": '"production"', "import.meta.url": "undefined", __EMBERSCOPE_PARQUET_WORKER__: JSON.stringify(workerJs) },
       logLevel: "silent",
       legalComments: "none",
     });
