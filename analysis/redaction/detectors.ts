@@ -187,7 +187,7 @@ const URL_HOST = /\b([a-z][a-z0-9+.-]*):\/\/(?:[^\s/?#@"'<>]*@)?([^\s/?#:@"'<>[\
  */
 const ANONYMOUS_HOST = /^(?:localhost|localhost\.localdomain|ip6-localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0)$|(?:^|\.)(?:example\.(?:com|net|org)|example|test|invalid|localhost)$/i;
 /** Schemes whose authority is no machine: a bundler's namespace, a bucket, an extension, a path. */
-const NOT_A_HOST_SCHEME = /^(?:file|webpack|webpack-internal|s3|s3a|s3n|gs|az|abfss?|wasbs?|hdfs|chrome-extension|moz-extension|safari-web-extension|chrome|about|data|blob|javascript|node|vscode-file|vscode-webview|resource|jar|app|ng|rollup|vite|turbopack)$/i;
+const NOT_A_HOST_SCHEME = /^(?:file|webpack|webpack-internal|s3|s3a|s3n|gs|az|abfss?|wasbs?|hdfs|chrome-extension|moz-extension|safari-web-extension|chrome|chrome-devtools|devtools|edge|about|data|blob|javascript|node|vscode-file|vscode-webview|resource|jar|app|ng|rollup|vite|turbopack)$/i;
 /** `user@host` without a domain (ssh, scp): the user part a login name, the host a bare name. */
 const USER_AT_HOST = /(?<![\w.%+@/-])([a-z_][a-z0-9_-]{0,31})@([A-Za-z][A-Za-z0-9-]{0,62})(?![\w@.-]|:\/\/|\()/g;
 /** What follows `@` and is no machine: npm dist-tags and ranges, decorators' neighbours. */

@@ -210,8 +210,11 @@ export function openSession(manifest: Manifest, commitId: string): Promise<Sessi
     );
   const ready: Session = {
     async query(sql: string) {
+      // The tables' decoding starts before the engine is ready: the worker decodes while DuckDB-WASM compiles.
+      const tables = ensure(namedTables(sql), sql);
+      tables.catch(() => undefined); // awaited below; a failure while the engine starts is not unhandled
       const { connection, version } = await opened;
-      await ensure(namedTables(sql), sql);
+      await tables;
       const start = performance.now();
       let table;
       for (let attempt = 0; ; attempt++) {

@@ -6,7 +6,7 @@ import type { AuditedCall, McpTool } from "../tools";
 type Written = z.output<typeof writeExport.output>;
 
 /** The investigation an export names (its subject), for the audit row. */
-function exportTarget(call: AuditedCall): string | null {
+function exportAuditTarget(call: AuditedCall): string | null {
   const subject = call.args.subject as { investigation_id?: unknown } | undefined;
   const found = subject?.investigation_id ?? call.error?.details.investigation_id;
   return typeof found === "string" && /^inv_[0-9a-z]{1,120}$/.test(found) ? found : null;
@@ -24,5 +24,5 @@ export const exportInvestigationTool: McpTool = {
     return `Wrote ${r.path} (${(r.size_bytes / 1e6).toFixed(1)} MB, redacted: ${counted.map(([k, n]) => `${k} ${n}`).join(", ") || "nothing found to redact"}; manifest sha256 ${r.manifest_sha256.slice(0, 12)}…).`;
   },
   links: (r: Written) => [{ uri: `emberscope://operations/${r.operation_id}`, name: `operation ${r.operation_id}` }],
-  target: exportTarget,
+  target: exportAuditTarget,
 };
