@@ -243,7 +243,9 @@ async function runLong(tool: McpTool, ctx: ServiceContext, args: Record<string, 
   };
   const watcher = watch();
   try {
-    return await callService(tool.service, { ...ctx, operationStarted: (id) => (started = id) }, args);
+    // A service that runs its operation in this process (an export) also stops at once on the client's cancellation.
+    const signal = external ? AbortSignal.any([extra.signal, external]) : extra.signal;
+    return await callService(tool.service, { ...ctx, signal, operationStarted: (id) => (started = id) }, args);
   } finally {
     stopped = true;
     await watcher;

@@ -88,6 +88,23 @@ describe("export_investigation over MCP (real SDK client)", () => {
     expect(readBundle(readFileSync(path.join(root, "shared", "run.html"), "utf8")).manifest.subject).toEqual({ kind: "run", run_id: runId, view: "flame" });
   }, 120_000);
 
+  it("reports the operation's progress to a client that sent a progressToken, and the client's cancellation cancels it: no file", async () => {
+    const subject = { kind: "investigation", investigation_id: investigationId };
+    const messages: string[] = [];
+    await agent.client.callTool({ name: "export_investigation", arguments: { subject, out: "progress.html" } }, undefined, { timeout: 120_000, onprogress: (p) => messages.push(p.message ?? "") });
+    expect(messages.length).toBeGreaterThan(0);
+    expect(messages.every((m) => m.startsWith("running"))).toBe(true);
+
+    const before = exportOperations().length;
+    const abort = new AbortController();
+    const call = agent.client.callTool({ name: "export_investigation", arguments: { subject, out: "cancelled.html" } }, undefined, { timeout: 120_000, signal: abort.signal });
+    await expect.poll(() => exportOperations().length, { timeout: 30_000, interval: 20 }).toBe(before + 1);
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    await expect.poll(() => exportOperations().at(-1)?.state, { timeout: 30_000 }).toBe("cancelled");
+    expect(existsSync(path.join(root, "cancelled.html"))).toBe(false);
+  }, 120_000);
+
   it("refuses, typed and before any operation starts, every wider choice and every place outside the project root", async () => {
     const before = exportOperations().length;
     const subject = { kind: "investigation", investigation_id: investigationId };
@@ -119,7 +136,7 @@ describe("export_investigation over MCP (real SDK client)", () => {
     // Every call, answered or refused, has its audit row naming the investigation.
     const audited = rows<{ action: string; result_code: string; target: string | null }>("SELECT action, result_code, target FROM audit_events WHERE action = 'mcp.export_investigation' ORDER BY seq");
     expect(audited.slice(-refusals.length).map((a) => a.result_code)).toEqual(refusals.map(([, code]) => code));
-    expect(audited.filter((a) => a.result_code === "OK").length).toBe(3);
+    expect(audited.filter((a) => a.result_code === "OK").length).toBe(4);
     expect(audited[0].target).toBe(investigationId);
   }, 120_000);
 });
