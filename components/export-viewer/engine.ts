@@ -86,6 +86,13 @@ function decoderPool(): Worker[] {
       if ("error" in answer) entry.reject(new Error(answer.error));
       else entry.resolve(answer);
     };
+    // A worker that cannot run (its script refused) fails what waits on it, rather than leave it waiting.
+    worker.onerror = (event) => {
+      for (const [id, entry] of waiting) {
+        waiting.delete(id);
+        entry.reject(new Error(`The Parquet decoder stopped: ${event.message || "it could not start"}.`));
+      }
+    };
     return worker;
   });
   return decoders;
