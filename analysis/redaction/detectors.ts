@@ -179,6 +179,41 @@ const EMAIL_ENCODED = /(?<![A-Za-z0-9._+-])[A-Za-z0-9._+-]+%40[A-Za-z0-9-]+(?:\.
 const DASHED_ADDRESS_HOST = /(?<![A-Za-z0-9.-])(?:[A-Za-z][A-Za-z0-9]*-)?(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})(?:\.[A-Za-z0-9-]+)*(?![A-Za-z0-9-])/g;
 /** `host10.20.30.44`: a name glued to an IPv4 address. */
 const GLUED_ADDRESS_HOST = /(?<![A-Za-z0-9.-])([A-Za-z][A-Za-z0-9-]*?[A-Za-z-])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.])(?:\.[A-Za-z][A-Za-z0-9-]*)*/g;
+/** A URL's host: `scheme://[userinfo@]host` (group 1), a bracketed IPv6 address or a name. */
+const URL_HOST = /\b([a-z][a-z0-9+.-]*):\/\/(?:[^\s/?#@"'<>]*@)?([^\s/?#:@"'<>[\]]+)/gi;
+/**
+ * Names that identify no machine: this one by its loopback names, and the names reserved for
+ * documentation and tests (RFC 2606: example.com/.net/.org, .example, .test, .invalid, .localhost).
+ */
+const ANONYMOUS_HOST = /^(?:localhost|localhost\.localdomain|ip6-localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0)$|(?:^|\.)(?:example\.(?:com|net|org)|example|test|invalid|localhost)$/i;
+/** Schemes whose authority is no machine: a bundler's namespace, a bucket, an extension, a path. */
+const NOT_A_HOST_SCHEME = /^(?:file|webpack|webpack-internal|s3|s3a|s3n|gs|az|abfss?|wasbs?|hdfs|chrome-extension|moz-extension|safari-web-extension|chrome|chrome-devtools|devtools|edge|about|data|blob|javascript|node|vscode-file|vscode-webview|resource|jar|app|ng|rollup|vite|turbopack)$/i;
+/** `user@host` without a domain (ssh, scp): the user part a login name, the host a bare name. */
+const USER_AT_HOST = /(?<![\w.%+@/-])([a-z_][a-z0-9_-]{0,31})@([A-Za-z][A-Za-z0-9-]{0,62})(?![\w@.-]|:\/\/|\()/g;
+/** What follows `@` and is no machine: npm dist-tags and ranges, decorators' neighbours. */
+const NOT_A_HOST = /^(?:latest|next|beta|alpha|canary|rc|stable|dev|main|master|head|experimental|insiders|lts|nightly|preview|legacy|types|version|none|null|undefined|self|this|http|https|file|webpack)$/i;
+/**
+ * A bare fully qualified name: lower-case labels ending in a top-level domain. Only names that
+ * cannot be something else: dotted code (`a.b.c`, `com.example.Order.place`, `console.log`,
+ * `app.module.ts`) has upper case, underscores, a call or a last part that is no domain, and
+ * reversed package names (`com.example.shop`) start with a domain.
+ */
+const FQDN = /(?<![\w.@/\\:$-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){1,12}([a-z]{2,24})(?![\w.$-]|\(|:\/\/)/g;
+/** Top-level domains that end a host name in two labels (`example.com`); fewer collide with code than country codes do. */
+const HOST_TLDS_2 = new Set(["com", "net", "org", "edu", "gov", "mil", "internal", "corp", "lan", "localdomain", "intranet", "local", "home"]);
+/** ... and with three or more (`build-7.corp.example.de`). */
+const HOST_TLDS_3 = new Set([...HOST_TLDS_2, "io", "co", "ai", "dev", "cloud", "info", "biz", "us", "uk", "de", "fr", "nl", "eu", "jp", "cn", "ru", "br", "au", "ca", "ch", "se", "no", "fi", "dk", "pl", "es", "it", "be", "at", "cz", "ie", "nz", "za", "kr", "sg", "hk", "tw", "in", "example", "test", "invalid"]);
+/** First labels of reversed package names and code roots: `com.example.shop`, `process.env.local`. */
+const CODE_ROOTS = new Set(["com", "org", "net", "io", "edu", "gov", "java", "javax", "jdk", "sun", "kotlin", "kotlinx", "android", "androidx", "scala", "akka", "dalvik", "process", "window", "document", "self", "this", "module", "exports", "globalthis", "console", "math", "json", "os", "sys"]);
+
+/** Whether a lower-case dotted name reads as a machine's name (see FQDN). */
+function isHostName(name: string, tld: string): boolean {
+  const labels = name.split(".");
+  if (CODE_ROOTS.has(labels[0]) || ANONYMOUS_HOST.test(name)) return false;
+  if (!/[a-z]/.test(labels.slice(0, -1).join(""))) return false;
+  return labels.length === 2 ? HOST_TLDS_2.has(tld) : HOST_TLDS_3.has(tld);
+}
+
 const VERSION_PREFIX = /^(?:v|ver|version|rev|r|build|release|node|chrome|firefox|python|java|go)-?$/i;
 const IPV4 = /(?<![\w.])(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}(?![\w.])/g;
 const IPV6_CANDIDATE = /(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){1,7}(?::|(?::[0-9A-Fa-f]{1,4}){1,7}|[0-9A-Fa-f]{1,4})(?![\w:])/g;
@@ -330,6 +365,19 @@ export const DETECTORS: readonly Detector[] = [
     },
   },
   {
+    name: "url_host",
+    hint: (t, c) => (c & (CHARS.COLON | CHARS.SLASH)) === (CHARS.COLON | CHARS.SLASH) && t.includes("://"),
+    find(text, spans) {
+      for (let m = first(URL_HOST, text); m; m = URL_HOST.exec(text)) {
+        const host = m[2];
+        // file:// URLs are paths (local_url); addresses are IPs (ip_address); tokens are done.
+        if (NOT_A_HOST_SCHEME.test(m[1]) || ANONYMOUS_HOST.test(host) || TOKEN.test(host) || /^[\d.]+$/.test(host)) continue;
+        const end = m.index + m[0].length;
+        spans.add(end - host.length, end, "HOST", host.toLowerCase());
+      }
+    },
+  },
+  {
     name: "web_url",
     hint: (t, c) => (c & (CHARS.COLON | CHARS.SLASH)) === (CHARS.COLON | CHARS.SLASH) && t.includes("://"),
     find(text, spans) {
@@ -400,6 +448,25 @@ export const DETECTORS: readonly Detector[] = [
       for (let m = first(GLUED_ADDRESS_HOST, text); m; m = GLUED_ADDRESS_HOST.exec(text)) {
         if (octets(m, 2) && !VERSION_PREFIX.test(m[1])) spans.add(m.index, m.index + m[0].length, "HOST");
       }
+    },
+  },
+  {
+    name: "user_at_host",
+    hint: (_t, c) => (c & CHARS.AT) !== 0,
+    find(text, spans) {
+      for (let m = first(USER_AT_HOST, text); m; m = USER_AT_HOST.exec(text)) {
+        const [, user, host] = m;
+        if (NOT_A_HOST.test(host) || NOT_A_HOST.test(user) || TOKEN.test(host) || ANONYMOUS_HOST.test(host)) continue;
+        const at = m.index + user.length;
+        if (spans.add(m.index, at, "USER")) spans.add(at + 1, at + 1 + host.length, "HOST", host.toLowerCase());
+      }
+    },
+  },
+  {
+    name: "host_name",
+    hint: (t, c) => (c & CHARS.DOT) !== 0 && /[a-z]\.[a-z]/.test(t),
+    find(text, spans) {
+      for (let m = first(FQDN, text); m; m = FQDN.exec(text)) if (isHostName(m[0], m[1])) spans.add(m.index, m.index + m[0].length, "HOST");
     },
   },
   {

@@ -16,6 +16,19 @@ describe("export redaction", () => {
     expect(r.column(["/srv/projects/shop/src/a.js"], "frames.file")[0]).toBe("src/a.js");
   });
 
+  it("gives another machine's name one token across evidence, span args and notes, keyed per export", () => {
+    const r = exportOf();
+    const name = r.column(["connect db01.prod.internal"], "spans.name")[0]!;
+    const host = name.replace("connect ", "");
+    expect(host).toMatch(/^HOST_[0-9a-f]{6}$/);
+    const args = r.column([JSON.stringify({ url: "https://db01.prod.internal:5432/shop", peer: "ops@db01" })], "spans.args")[0]!;
+    expect(JSON.parse(args).url).toBe(`https://${host}:5432/shop`);
+    expect(JSON.parse(args).peer).toMatch(/^USER_[0-9a-f]{6}@HOST_[0-9a-f]{6}$/);
+    expect(r.document({ note: "slow on db01.prod.internal" }, "notebook").note).toBe(`slow on ${host}`);
+    expect(exportOf().column(["connect db01.prod.internal"], "spans.name")[0]).not.toBe(name);
+    expect(r.report().find((e) => e.kind === "HOST")!.count).toBeGreaterThanOrEqual(4);
+  });
+
   it("keys tokens per export: two exports of the same value cannot be joined", () => {
     expect(exportOf().column(["/opt/private/key.pem"], "x")[0]).not.toBe(exportOf().column(["/opt/private/key.pem"], "x")[0]);
   });

@@ -35,6 +35,41 @@ describe("redaction", () => {
     }
   });
 
+  it("tokenizes other machines' names: URL hosts, user@host and bare fully qualified names, the same name the same token", () => {
+    const r = redact("GET https://grafana.acme-corp.io/d/x failed; ssh deploy@buildbox-3 then scp ci@runner-12:/var/tmp/a; db01.prod.internal and build-7.corp.acme.net timed out; redis://cache-01:6379/0; again grafana.acme-corp.io");
+    for (const name of ["grafana.acme-corp.io", "deploy", "buildbox-3", "ci@", "runner-12", "db01.prod.internal", "build-7.corp.acme.net", "cache-01"]) expect(r.text).not.toContain(name);
+    expect(r.text).toMatch(/^GET https:\/\/HOST_[0-9a-f]{6}\/d\/x failed; ssh USER_[0-9a-f]{6}@HOST_[0-9a-f]{6} then scp USER_[0-9a-f]{6}@HOST_[0-9a-f]{6}:PATH_[0-9a-f]{6}; HOST_[0-9a-f]{6} and HOST_[0-9a-f]{6} timed out; redis:\/\/HOST_[0-9a-f]{6}:6379\/0; again HOST_[0-9a-f]{6}$/);
+    const hosts = r.text.match(/HOST_[0-9a-f]{6}/g)!;
+    expect(hosts[0]).toBe(hosts.at(-1)); // grafana.acme-corp.io in the URL and bare
+    expect(r.counts.HOST).toBe(7);
+    expect(r.counts.USER).toBe(2);
+    // Case does not split a name into two tokens.
+    expect(redact("https://DB01.Prod.Internal/x").text).toBe(redact("https://db01.prod.internal/x").text);
+  });
+
+  it("leaves dotted code, file names, versions, buckets, bundler namespaces, loopback and reserved example names alone", () => {
+    for (const s of [
+      "a.b.c",
+      "app.render.main",
+      "at com.example.shop.OrderService.place(OrderService.java:42)",
+      "org.apache.kafka.clients.NetworkClient.poll",
+      "java.util.concurrent.ThreadPoolExecutor.runWorker",
+      "io.netty.channel.nio.NioEventLoop.run",
+      "console.log Object.prototype.hasOwnProperty lodash.merge React.createElement",
+      "process.env.local window.location.href this.state.app self.net.home",
+      "django.db.models.query asyncio.base_events urllib3.connectionpool",
+      "app.module.ts index.d.ts jquery.min.js next.config.ts README.md main.cc",
+      "node_modules/socket.io/lib/index.js",
+      "render@http://localhost:3000/app.js:10:5",
+      "react@latest lodash@4.17.21 @types/node",
+      "v1.2.3 python3.11",
+      "s3://bucket/key/part-0001.parquet webpack://shop/./src/App.tsx",
+      "http://localhost:3000/x http://127.0.0.1:8080/ https://api.example.com/v1 host1.example.com svc.test",
+    ]) {
+      expect(redact(s).text).toBe(s);
+    }
+  });
+
   it("replaces e-mail addresses, IPv4 and IPv6 addresses", () => {
     const r = redact("mail bob.smith+x@mail.example.com from 10.1.2.3 via fe80::1ff:fe23:4567:890a and 2001:db8:0:0:0:0:2:1");
     expect(r.text).not.toMatch(/bob|10\.1\.2\.3|fe80|2001/);

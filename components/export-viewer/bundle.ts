@@ -4,6 +4,8 @@
  * Nothing is fetched: every byte the viewer reads is in the file.
  */
 
+import { fromBase64 } from "./base64";
+
 export interface ManifestPart {
   name: string;
   media_type: string;
@@ -57,24 +59,20 @@ function parsed(): Promise<void> {
   return new Promise((resolve) => document.addEventListener("DOMContentLoaded", () => resolve(), { once: true }));
 }
 
-/** Base64 to bytes: the browser's own decoder where it has one, else atob. */
-function fromBase64(text: string): Uint8Array {
-  const native = (Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array }).fromBase64;
-  if (native) return native(text);
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
-/** A part's stored bytes (base64 decoded), inflated when the manifest says it is gzip. */
-export async function partBytes(manifest: Manifest, name: string): Promise<Uint8Array> {
+/** A part's stored text (base64) as the manifest lists it. */
+export async function partText(manifest: Manifest, name: string): Promise<{ spec: ManifestPart; text: string }> {
   const spec = manifest.parts.find((p) => p.name === name);
   // A part after the viewer may be still being parsed (its text half read): wait for the whole document.
   if (!EARLY_PARTS.includes(name)) await parsed();
   const element = document.querySelector(`script[data-part="${CSS.escape(name)}"]`);
   if (!spec || !element?.textContent) throw new Error(`The export has no part ${name}.`);
-  const bytes = fromBase64(element.textContent);
+  return { spec, text: element.textContent };
+}
+
+/** A part's stored bytes (base64 decoded), inflated when the manifest says it is gzip. */
+export async function partBytes(manifest: Manifest, name: string): Promise<Uint8Array> {
+  const { spec, text } = await partText(manifest, name);
+  const bytes = fromBase64(text);
   if (spec.encoding !== "gzip") return bytes;
   const inflated = new Blob([bytes as BlobPart]).stream().pipeThrough(new DecompressionStream("gzip"));
   return new Uint8Array(await new Response(inflated).arrayBuffer());

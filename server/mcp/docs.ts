@@ -61,7 +61,10 @@ row cannot be written the answer is withheld (\`AUDIT_FAILED\`, with the call's 
 
 By default agent-facing strings are redacted: absolute paths (POSIX, Windows, UNC, \`~\`, \`file:\`
 and \`webpack:///\` URLs) become project-relative or a keyed token (\`PATH_3f9a1c\`); user and host
-names (also host names holding an address, \`ip-10-20-30-45\`), e-mail and IP addresses and
+names (the local ones; other machines' names in URLs (\`https://HOST_…/path\`), in \`user@host\` and as
+bare fully qualified names such as \`db01.prod.internal\` — dotted code such as \`a.b.c\` or
+\`com.example.Order.place\`, loopback and the reserved example names pass; host names holding an
+address, \`ip-10-20-30-45\`), e-mail and IP addresses and
 secrets (private key blocks, provider keys such as AWS, GitHub, Slack, Stripe, npm, Google, JWTs,
 bare AWS secret keys, \`Authorization\` values, URL passwords, secret query parameters and
 \`NAME=value\` assignments, values under secret-like keys) become typed tokens (\`USER_…\`,

@@ -205,16 +205,19 @@ function operationOfPlan(ws: Workspace, planToken: string): string | null {
 async function runLong(tool: McpTool, ctx: ServiceContext, args: Record<string, unknown>, extra: Extra, external?: AbortSignal): Promise<unknown> {
   const progressToken = extra._meta?.progressToken;
   const planToken = typeof args.plan_token === "string" ? args.plan_token : null;
+  // A capture's operation is found by its plan token; other long services say which they started.
+  let started: string | null = null;
   let stopped = false;
   let reported = -1;
   const watch = async () => {
-    while (!stopped && planToken) {
+    while (!stopped) {
       await new Promise((r) => setTimeout(r, 250));
       if (stopped) break;
+      if (!planToken && !started) continue;
       const ws = tryOpen(ctx.locator);
       if (!ws) continue;
       try {
-        const opId = operationOfPlan(ws, planToken);
+        const opId = planToken ? operationOfPlan(ws, planToken) : started;
         if (!opId) continue;
         if (extra.signal.aborted || external?.aborted) {
           await callService(cancelOperation, ctx, { operation_id: opId }).catch(() => undefined);
@@ -240,7 +243,9 @@ async function runLong(tool: McpTool, ctx: ServiceContext, args: Record<string, 
   };
   const watcher = watch();
   try {
-    return await callService(tool.service, ctx, args);
+    // A service that runs its operation in this process (an export) also stops at once on the client's cancellation.
+    const signal = external ? AbortSignal.any([extra.signal, external]) : extra.signal;
+    return await callService(tool.service, { ...ctx, signal, operationStarted: (id) => (started = id) }, args);
   } finally {
     stopped = true;
     await watcher;

@@ -33,6 +33,7 @@ import {
   workspaceStatus,
 } from "../services";
 import type { ServiceDef } from "../services/service";
+import { exportInvestigationTool } from "./tools/export-investigation";
 import { getExperimentTool } from "./tools/get-experiment";
 import { planExperimentTool } from "./tools/plan-experiment";
 import { runExperimentTool } from "./tools/run-experiment";
@@ -392,6 +393,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
   planExperimentTool,
   runExperimentTool,
   getExperimentTool,
+  exportInvestigationTool,
 ];
 
 /** Resource templates: durable records by id (metadata only; never artifact bytes or host paths). */

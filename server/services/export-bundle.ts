@@ -143,6 +143,11 @@ export interface ReadBundle {
  * Reads a bundle and checks it whole: the manifest's shape, each part's sha256 (the first that
  * fails is named), no part missing or extra, and the text around them exactly as written.
  */
+/** The sha256 the file's manifest element carries (of the manifest's text as it stands in the file). */
+export function manifestSha256(text: string): string | null {
+  return MANIFEST_ELEMENT.exec(text)?.[1] ?? null;
+}
+
 export function readBundle(text: string): ReadBundle {
   const m = MANIFEST_ELEMENT.exec(text);
   if (!m) throw invalidBundle("Not an Emberscope export: no manifest element.", "manifest");

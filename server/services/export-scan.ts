@@ -61,15 +61,31 @@ export async function scanBundle(bundle: ReadBundle, countsOf: (text: string) =>
       const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
       const metadata = parquetMetadata(file);
       for (const kv of metadata.key_value_metadata ?? []) walk([kv.key, kv.value ?? ""], spec.name, null);
+      const rows = await parquetReadObjects({ file, compressors, rowFormat: "object" });
+      const values = new Set<string>();
+      for (const row of rows) {
+        for (const [k, v] of Object.entries(row)) {
+          if (typeof v !== "string") continue;
+          values.add(v);
+          walk(v, spec.name, k === "generation_id" || k === "frame_key" ? k : null);
+        }
+      }
       for (const group of metadata.row_groups) {
         for (const chunk of group.columns) {
           const stats = chunk.meta_data?.statistics;
-          for (const v of [stats?.min_value, stats?.max_value, stats?.min, stats?.max]) if (typeof v === "string") scan(v, spec.name);
+          for (const v of [stats?.min_value, stats?.max_value, stats?.min, stats?.max]) if (typeof v === "string") scan(values.has(v) ? v : completeWords(v), spec.name);
         }
       }
-      const rows = await parquetReadObjects({ file, compressors, rowFormat: "object" });
-      for (const row of rows) for (const [k, v] of Object.entries(row)) if (typeof v === "string") walk(v, spec.name, k === "generation_id" || k === "frame_key" ? k : null);
     }
   }
   return { strings, found, where };
+}
+
+/**
+ * A statistic that is no value of its column was cut by the writer (a max also has its last
+ * character raised: `db.example` → `db.examplf`): its last word is a fragment, not a value, and
+ * read as one it looks like anything (a host name, a user). What comes before it is scanned.
+ */
+function completeWords(stat: string): string {
+  return stat.replace(/[^\s|,;"'()[\]{}<>]*$/, "");
 }

@@ -38,14 +38,14 @@ import { defineService, defineWorkspacelessService, type ServiceContext } from "
 
 export const DUCKDB_WASM_VERSION = "1.32.0";
 
-const KindChoices = z
+export const KindChoices = z
   .object({
     allow: z.array(z.enum(TOKEN_KINDS as [TokenKind, ...TokenKind[]])).max(TOKEN_KINDS.length).default([]).describe("Kinds to leave as they are (a person only; an agent may not widen)."),
     redact: z.array(z.enum(TOKEN_KINDS as [TokenKind, ...TokenKind[]])).max(TOKEN_KINDS.length).default([]).describe("Kinds to redact (all are by default; named here to narrow a widened choice back)."),
   })
   .strict();
 
-const Subject = z.discriminatedUnion("kind", [
+export const ExportSubject = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("investigation"), investigation_id: z.string().min(1).max(128) }).strict(),
   z
     .object({
@@ -59,7 +59,7 @@ const Subject = z.discriminatedUnion("kind", [
 
 export const ExportInput = z
   .object({
-    subject: Subject,
+    subject: ExportSubject,
     choices: KindChoices.default({ allow: [], redact: [] }),
     preview: z.boolean().default(false).describe("Report every redaction (kind, count, first place) without writing the file."),
   })
@@ -80,7 +80,7 @@ export const ExportResult = z.object({
 export type ExportResult = z.infer<typeof ExportResult>;
 
 /** What a caller may choose: a person widens and narrows per kind; an agent only ever gets everything redacted. */
-function resolveChoices(ctx: ServiceContext, choices: z.output<typeof KindChoices>): { allow: Set<TokenKind>; chosenBy: RedactionRecord["chosen_by"] } {
+export function resolveChoices(ctx: ServiceContext, choices: z.output<typeof KindChoices>): { allow: Set<TokenKind>; chosenBy: RedactionRecord["chosen_by"] } {
   const allow = new Set<TokenKind>(choices.allow.filter((k) => !choices.redact.includes(k)));
   const isPerson = ctx.actor === "cli" || ctx.actor === "test" || (ctx.actor === "web" && ctx.person === true);
   if (allow.size && !isPerson) {
@@ -513,7 +513,7 @@ export const previewExport = defineService({
   handler: async (input, { ws, ctx }) => (await buildExport(ws, ctx, { subject: { kind: "investigation", investigation_id: input.investigation_id }, choices: input.choices, preview: true })).result,
 });
 
-const fileNameOf = (title: string) => `${title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "investigation"}.emberscope.html`;
+export const fileNameOf = (title: string) => `${title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "investigation"}.emberscope.html`;
 
 /** Where a finished export operation keeps its file: tmp/, named by the operation (gc sweeps it once the operation has ended). */
 const builtFile = (ws: Workspace, operationId: string) => path.join(ws.layout.tmp, `${operationId}.export.html`);

@@ -38,7 +38,7 @@ export function isInside(dir: string, target: string): boolean {
 }
 
 /** Whether a path passes through a folder named `.emberscope` (any project's workspace). */
-function inAnyWorkspace(target: string): boolean {
+export function inAnyWorkspace(target: string): boolean {
   return target.split(path.sep).includes(WORKSPACE_DIR_NAME);
 }
 
@@ -58,7 +58,7 @@ function checkResolved(target: string, confined: boolean, root: string, workspac
   if (inAnyWorkspace(target) || target === workspace || isInside(workspace, target)) throw denied(IN_WORKSPACE);
 }
 
-async function realpathOr(target: string): Promise<string> {
+export async function realpathOr(target: string): Promise<string> {
   return fsp.realpath(target).catch(() => target);
 }
 

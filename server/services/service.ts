@@ -27,6 +27,8 @@ export interface ServiceContext {
   heldWorkspace?: () => Workspace | null;
   /** Aborted when the caller gives up (an MCP client's cancellation): long calls stop their work. */
   signal?: AbortSignal;
+  /** Told the id of the operation a long call started (MCP reports its progress and cancels it). */
+  operationStarted?: (operationId: string) => void;
 }
 
 interface HandlerEnv {

@@ -7,7 +7,8 @@ import { openWorkspace, initWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
 import { cpuprofileFile } from "./generators";
 
-const SIZES = [100_000, 1_000_000];
+/** `EMBERSCOPE_BENCH_EXPORT_SAMPLES=1000000` measures one size (comma-separated for several). */
+const SIZES = (process.env.EMBERSCOPE_BENCH_EXPORT_SAMPLES ?? "100000,1000000").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0);
 
 /**
  * Issue 24: an investigation (a note, a flame cell and a SQL cell) over a 100 k- and a 1 M-sample

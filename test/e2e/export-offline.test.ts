@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROW_HEIGHT } from "../../components/flame/FlameCanvas";
+import { TABLES } from "../../analysis/evidence/schema";
 import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
 import { addCell, callService, createInvestigation, importArtifact, type ServiceContext } from "../../server/services";
 import { createExport } from "../../server/services/exports";
@@ -103,6 +104,8 @@ describe("an export opened offline from disk", () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(String(e)));
+    const workers: string[] = [];
+    page.on("worker", (w) => workers.push(w.url()));
     await page.goto(`file://${file}`);
 
     await page.locator("[data-testid=export-viewer]").waitFor({ timeout: 30_000 });
@@ -168,6 +171,12 @@ describe("an export opened offline from disk", () => {
     await page.screenshot({ path: screenshotPath("export-offline-cells"), fullPage: true });
 
     expect(await page.locator("[data-testid=export-cell-error]").count()).toBe(0);
+    // Parquet was decoded off the main thread (a worker besides DuckDB's, both from the file's own
+    // code), and only the columns the queries named: no query here reads every column of samples.
+    expect(workers.filter((u) => u.startsWith("blob:")).length).toBeGreaterThanOrEqual(2);
+    const decodedColumns = await page.evaluate(() => performance.getEntriesByType("mark").filter((m) => m.name === "emberscope:table-ready:samples").map((m) => (m as PerformanceMark).detail?.columns as number));
+    expect(decodedColumns.length).toBeGreaterThan(0);
+    expect(Math.max(...decodedColumns)).toBeLessThan(TABLES.samples.length);
     expect(blocked).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();

@@ -35,6 +35,7 @@ const SECRETS = {
   password: "postgres://app:Hunter2Secret@db.example.net:5432/shop",
   fileUrl: "file:///home/dana/notes/plan.txt",
   ip: "10.20.30.40",
+  otherHost: "https://grafana.acme-corp.io/d/slow and build-7.corp.acme.net and deploy@buildbox-3",
 };
 /** What must not survive: the distinctive part of each planted value. */
 const NEEDLES: Record<string, string> = {
@@ -48,6 +49,9 @@ const NEEDLES: Record<string, string> = {
   password: "Hunter2Secret",
   fileUrl: "file:///home/dana",
   ip: "10.20.30.40",
+  urlHost: "grafana.acme-corp.io",
+  fqdn: "build-7.corp.acme.net",
+  userAtHost: "buildbox-3",
 };
 if (HOST.length >= 3 && !["localhost", "debian", "ubuntu"].includes(HOST.toLowerCase())) NEEDLES.localHost = HOST;
 

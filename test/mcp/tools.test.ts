@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -301,7 +301,17 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     expect(notebook.ok && notebook.value.cells.map((c: { kind: string }) => c.kind)).toEqual(["note", "sql", "hypothesis", "finding"]);
     const concluded = await agent.call("update_investigation", { investigation_id: id, expected_revision: 1, status: "concluded" });
     expect(concluded.ok && concluded.value.status).toBe("concluded");
+    ids.investigation = id;
   });
+
+  it("export_investigation writes the investigation redacted inside the project root; a wider choice is refused (test/mcp/export.test.ts holds the rest)", async () => {
+    const widened = await agent.call("export_investigation", { subject: { kind: "investigation", investigation_id: ids.investigation }, choices: { allow: ["PATH"] } });
+    expect(!widened.ok && widened.error.code).toBe("PERSON_SESSION_REQUIRED");
+    const exported = await agent.call("export_investigation", { subject: { kind: "investigation", investigation_id: ids.investigation } });
+    if (!exported.ok) throw new Error(exported.error.message);
+    expect(exported.value).toMatchObject({ path: path.join("emberscope-exports", "where-does-the-demo-spend-its-time.emberscope.html"), redaction_mode: "redacted", manifest_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(statSync(path.join(root, exported.value.path)).size).toBe(exported.value.size_bytes);
+  }, 120_000);
 
   it("plan_experiment shows every trial's command line, get_experiment the planned state; run_experiment refuses an unknown token (test/mcp/experiments.test.ts runs one)", async () => {
     const inv = await agent.call("create_investigation", { title: "Is batch-heavy slower?" });
