@@ -229,6 +229,49 @@ calls=1 1
     expect(result.summary.limitations.map((l) => l.code)).not.toContain("CALLGRIND_RARE_PATHS");
   });
 
+  it("keeps functions of one name in other files or objects apart, and merges calls repeated in later blocks of their caller", async () => {
+    // work() in a.c and in b.c (two functions, one name); main's calls into a.c's work() come in two blocks of main.
+    const text = `events: Ir
+fl=a.c
+fn=main
+1 1
+cfn=work
+calls=1 1
+1 50
+fn=work
+2 10
+cfl=b.c
+cfn=work
+calls=3 1
+2 90
+fl=b.c
+fn=work
+3 90
+ob=other.so
+fn=work
+4 7
+ob=
+fl=a.c
+fn=main
+5 2
+cfn=work
+calls=1 1
+5 50
+`;
+    const result = await importToMemory(callgrindImporter, text, { chunkSize: 16 });
+    const frames = new Map(result.tables.frames.map((f) => [f.frame_id, `${f.name}@${f.file ?? ""}@${f.module ?? ""}`]));
+    const self: Record<string, number> = {};
+    for (const row of result.tables.samples) {
+      const stack = result.tables.stacks.find((s) => s.stack_id === row.stack_id)!;
+      const path: string[] = [];
+      for (let at: Record<string, unknown> | undefined = stack; at; at = result.tables.stacks.find((s) => s.stack_id === at!.parent_stack_id)) path.unshift(frames.get(at.frame_id as number)!);
+      self[path.join(";")] = (self[path.join(";")] ?? 0) + (row.value as number);
+    }
+    // The calls from both blocks of main make one edge: a.c's work() sits under main only, b.c's under it; other.so's work() is a root.
+    expect(self).toEqual({ "main@a.c@": 3, "main@a.c@;work@a.c@": 10, "main@a.c@;work@a.c@;work@b.c@": 90, "work@b.c@other.so": 7 });
+    expect(result.tables.frames.filter((f) => f.name === "work")).toHaveLength(3);
+  });
+
   it("splits a total into integers proportional to weights that sum exactly", () => {
     expect(apportion(10, [1, 1, 1])).toEqual([3, 4, 3]);
     expect(apportion(7, [0.6, 0.4])).toEqual([4, 3]);

@@ -6,12 +6,12 @@
  * each function's self cost over its call paths in proportion to the inclusive cost of the calls
  * on the path (the assumption speedscope and gprof make); self totals per function stay exact.
  */
-import type { EvidenceBuilder } from "../evidence/builder";
+import { IntList, NumberColumn, type EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { int64 } from "../evidence/int64";
 import { ownCopy, readLines } from "../io/text";
 import { demangledFrame } from "../symbols/demangle";
-import { EvidenceParseError } from "./errors";
+import { EvidenceParseError, InputBoundError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
 
 const FORMAT = "callgrind";
@@ -28,50 +28,159 @@ const NAMED = /^\((\d+)\)(?:\s+(.*))?$/;
 type NameSpace = "ob" | "fl" | "fn";
 const NAME_SPACE: Record<string, NameSpace> = { ob: "ob", cob: "ob", fl: "fl", fi: "fl", fe: "fl", cfi: "fl", cfl: "fl", jfi: "fl", fn: "fn", cfn: "fn", jfn: "fn" };
 
-interface CallgrindFunction {
-  name: string;
-  file: string | null;
-  object: string | null;
-}
+/** Functions beyond this are refused: an edge's key is caller × 2^26 + callee, exact in a double. */
+const MAX_FUNCTIONS = 2 ** 26;
 
-interface Call {
-  cost: number[];
-  calls: number;
-}
-
-/** The parsed call graph: functions with self costs, and caller → callee edges with inclusive costs. */
+/**
+ * The parsed call graph, compact (a profile of a large program names millions of functions): per
+ * function its name, file and object (interned ids) and its self cost per event in columns; per
+ * caller → callee edge its call count and inclusive cost per event, found by an open-addressing
+ * hash of (caller, callee), and after `finish` listed per caller in the order the file gave them.
+ */
 class CallGraph {
-  readonly functions: CallgrindFunction[] = [];
-  private readonly index = new Map<string, number>();
-  /** self[fn][event] */
-  readonly self: number[][] = [];
-  readonly calls: Map<number, Call>[] = [];
+  /** Per function, its name (kept whole: a slice of a line would keep the line's batch alive). */
+  readonly names: string[] = [];
+  private readonly fileOf = new IntList();
+  private readonly objectOf = new IntList();
+  /** Files and objects, interned: -1 is none. */
+  private readonly texts: string[] = [];
+  private readonly textIds = new Map<string, number>();
+  /** Per name, its first function; other functions of that name (other file or object) follow by `sameName`. */
+  private readonly byName = new Map<string, number>();
+  private readonly sameName = new IntList();
+  /** self[fn × events + event]. */
+  readonly self = new NumberColumn();
+  readonly edgeCaller = new IntList();
+  readonly edgeCallee = new IntList();
+  readonly edgeCalls = new NumberColumn();
+  /** edgeCost[edge × events + event]: the calls' inclusive cost. */
+  readonly edgeCost = new NumberColumn();
+  /** Open addressing over edge ids + 1 (0: empty), by hash of (caller, callee). */
+  private slots = new Int32Array(1024);
+  /** After finish(): edges of caller c are edgeOrder[edgeStart[c], edgeStart[c + 1]), in file order. */
+  edgeStart = new Int32Array(0);
+  edgeOrder = new Int32Array(0);
 
   constructor(readonly events: number) {}
 
-  fn(name: string, file: string | null, object: string | null): number {
-    const key = `${object ?? ""}\u0000${file ?? ""}\u0000${name}`;
-    let id = this.index.get(key);
+  get count(): number {
+    return this.names.length;
+  }
+
+  get edges(): number {
+    return this.edgeCaller.length;
+  }
+
+  file(fn: number): string | null {
+    const id = this.fileOf.data[fn];
+    return id < 0 ? null : this.texts[id];
+  }
+
+  object(fn: number): string | null {
+    const id = this.objectOf.data[fn];
+    return id < 0 ? null : this.texts[id];
+  }
+
+  private textId(text: string | null): number {
+    if (text === null) return -1;
+    let id = this.textIds.get(text);
     if (id === undefined) {
-      id = this.functions.length;
-      // Kept as copies: the texts are slices of a line, and so of its batch's megabyte of text,
-      // which a kept slice keeps alive (every batch that names a new function, so the whole file).
-      this.index.set(ownCopy(key), id);
-      this.functions.push({ name: ownCopy(name), file: file === null ? null : ownCopy(file), object: object === null ? null : ownCopy(object) });
-      this.self.push(new Array(this.events).fill(0));
-      this.calls.push(new Map());
+      id = this.texts.length;
+      const own = ownCopy(text);
+      this.texts.push(own);
+      this.textIds.set(own, id);
     }
     return id;
   }
 
-  addCall(caller: number, callee: number, count: number, cost: number[]): void {
-    const edges = this.calls[caller];
-    const known = edges.get(callee);
-    if (known) {
-      known.calls += count;
-      for (let e = 0; e < this.events; e++) known.cost[e] += cost[e];
-    } else edges.set(callee, { cost: cost.slice(), calls: count });
+  fn(name: string, file: string | null, object: string | null): number {
+    const fileId = this.textId(file);
+    const objectId = this.textId(object);
+    const first = this.byName.get(name);
+    for (let id = first ?? -1; id >= 0; id = this.sameName.data[id]) {
+      if (this.fileOf.data[id] === fileId && this.objectOf.data[id] === objectId) return id;
+    }
+    const id = this.names.length;
+    if (id >= MAX_FUNCTIONS) throw new InputBoundError("size", MAX_FUNCTIONS, `The profile names more than ${MAX_FUNCTIONS} functions.`);
+    // Kept as copies: the texts are slices of a line, and so of its batch's megabyte of text,
+    // which a kept slice keeps alive (every batch that names a new function, so the whole file).
+    if (first === undefined) {
+      const own = ownCopy(name);
+      this.names.push(own);
+      this.byName.set(own, id);
+      this.sameName.push(-1);
+    } else {
+      this.names.push(this.names[first]);
+      // Chained after the first: later lookups of the name walk its functions in the order they came.
+      let last = first;
+      while (this.sameName.data[last] >= 0) last = this.sameName.data[last];
+      this.sameName.data[last] = id;
+      this.sameName.push(-1);
+    }
+    this.fileOf.push(fileId);
+    this.objectOf.push(objectId);
+    for (let e = 0; e < this.events; e++) this.self.push(0);
+    return id;
   }
+
+  addSelf(fn: number, cost: number[]): void {
+    const at = fn * this.events;
+    for (let e = 0; e < this.events; e++) if (cost[e] !== 0) this.self.set(at + e, this.self.get(at + e) + cost[e]);
+  }
+
+  addCall(caller: number, callee: number, count: number, cost: number[]): void {
+    const mask = this.slots.length - 1;
+    let slot = hashPair(caller, callee) & mask;
+    for (;;) {
+      const entry = this.slots[slot];
+      if (entry === 0) break;
+      const edge = entry - 1;
+      if (this.edgeCaller.data[edge] === caller && this.edgeCallee.data[edge] === callee) {
+        this.edgeCalls.set(edge, this.edgeCalls.get(edge) + count);
+        const at = edge * this.events;
+        for (let e = 0; e < this.events; e++) if (cost[e] !== 0) this.edgeCost.set(at + e, this.edgeCost.get(at + e) + cost[e]);
+        return;
+      }
+      slot = (slot + 1) & mask;
+    }
+    const edge = this.edgeCaller.length;
+    this.edgeCaller.push(caller);
+    this.edgeCallee.push(callee);
+    this.edgeCalls.push(count);
+    for (let e = 0; e < this.events; e++) this.edgeCost.push(cost[e]);
+    this.slots[slot] = edge + 1;
+    if (this.edgeCaller.length * 2 > this.slots.length) this.rehash();
+  }
+
+  private rehash(): void {
+    const slots = new Int32Array(this.slots.length * 2);
+    const mask = slots.length - 1;
+    for (let edge = 0; edge < this.edgeCaller.length; edge++) {
+      let slot = hashPair(this.edgeCaller.data[edge], this.edgeCallee.data[edge]) & mask;
+      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      slots[slot] = edge + 1;
+    }
+    this.slots = slots;
+  }
+
+  /** Lists the edges per caller (the hash is dropped: no call is added after this). */
+  finish(): void {
+    this.slots = new Int32Array(0);
+    const functions = this.count;
+    const edges = this.edges;
+    const start = new Int32Array(functions + 1);
+    for (let edge = 0; edge < edges; edge++) start[this.edgeCaller.data[edge] + 1]++;
+    for (let fn = 0; fn < functions; fn++) start[fn + 1] += start[fn];
+    const fill = start.slice(0, functions);
+    const order = new Int32Array(edges);
+    for (let edge = 0; edge < edges; edge++) order[fill[this.edgeCaller.data[edge]]++] = edge;
+    this.edgeStart = start;
+    this.edgeOrder = order;
+  }
+}
+
+function hashPair(a: number, b: number): number {
+  return (Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca6b)) >>> 0;
 }
 
 /** cob=/cfi=/cfn= seen, then calls= (count ≥ 0): the next cost line is this call's inclusive cost. */
@@ -159,8 +268,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
           builder.limit("CALLGRIND_CALL_WITHOUT_CALLS", "Some cob=/cfi=/cfn= lines were not followed by calls=; the cost line after them was counted as self cost.");
           callee = null;
         }
-        const self = g.self[fn];
-        for (let e = 0; e < g.events; e++) self[e] += cost[e];
+        g.addSelf(fn, cost);
       }
       continue;
     }
@@ -268,12 +376,14 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
   if (callee !== null && (callee as PendingCall).count >= 0) fail("the file ends after calls= without its cost line: truncated", lastLine);
   if (!graph) throw new EvidenceParseError(FORMAT, "no `events:` header: not a callgrind profile", { line: 1 });
   if (unknownLines > 0) builder.limit("CALLGRIND_UNKNOWN_LINES", `${unknownLines} specification line(s) of an unknown kind were ignored.`);
+  graph.finish();
   return { graph, header };
 }
 
 /**
  * Rebuilt call paths: a prefix tree of (function, parent) nodes, each with the share of its
- * function's activity that the path carries, per event.
+ * function's activity that the path carries, per event. At most MAX_PATH_NODES nodes; per
+ * function only typed arrays.
  */
 class CallPaths {
   readonly parent: number[] = [];
@@ -281,9 +391,11 @@ class CallPaths {
   readonly share: number[][] = [];
   /** Per node, its depth (0: a root); at most maxDepth − 1. */
   readonly depth: number[] = [];
-  readonly byFunction: number[][];
+  /** After build(): the nodes of function f are byFunction[functionStart[f], functionStart[f + 1]), in node order. */
+  private functionStart = new Int32Array(0);
+  private byFunction = new Int32Array(0);
   /** Per function, the caller whose calls into it cost the most (-1: never called by another function). */
-  readonly heaviestCaller: number[];
+  readonly heaviestCaller: Int32Array;
   capped = false;
   deep = 0;
 
@@ -291,31 +403,41 @@ class CallPaths {
     private readonly graph: CallGraph,
     private readonly maxDepth: number,
   ) {
-    this.byFunction = graph.functions.map(() => []);
-    this.heaviestCaller = graph.functions.map(() => -1);
+    this.heaviestCaller = new Int32Array(graph.count).fill(-1);
+  }
+
+  nodesOf(fn: number): Int32Array {
+    return this.byFunction.subarray(this.functionStart[fn], this.functionStart[fn + 1]);
   }
 
   build(): void {
     const g = this.graph;
     const events = g.events;
-    const incomingCost = g.functions.map(() => new Array(events).fill(0));
-    const incomingCalls = new Array(g.functions.length).fill(0);
+    const functions = g.count;
+    const incomingCost = new Float64Array(functions * events);
+    const incomingCalls = new Float64Array(functions);
     const totals = new Array(events).fill(0);
-    const heaviest = new Array(g.functions.length).fill(-1);
-    g.calls.forEach((edges, caller) => {
-      for (const [callee, call] of edges) {
+    const heaviest = new Float64Array(functions).fill(-1);
+    for (let caller = 0; caller < functions; caller++) {
+      for (let k = g.edgeStart[caller]; k < g.edgeStart[caller + 1]; k++) {
+        const edge = g.edgeOrder[k];
+        const callee = g.edgeCallee.data[edge];
         if (callee === caller) continue;
-        incomingCalls[callee] += call.calls;
-        for (let e = 0; e < events; e++) incomingCost[callee][e] += call.cost[e];
-        const weight = call.cost.reduce((a, b) => a + b, 0);
+        incomingCalls[callee] += g.edgeCalls.get(edge);
+        let weight = 0;
+        for (let e = 0; e < events; e++) {
+          const cost = g.edgeCost.get(edge * events + e);
+          incomingCost[callee * events + e] += cost;
+          weight += cost;
+        }
         if (weight > heaviest[callee]) {
           heaviest[callee] = weight;
           this.heaviestCaller[callee] = caller;
         }
       }
-    });
-    g.self.forEach((self) => self.forEach((v, e) => (totals[e] += v)));
-    const onPath = new Uint8Array(g.functions.length);
+    }
+    for (let fn = 0; fn < functions; fn++) for (let e = 0; e < events; e++) totals[e] += g.self.get(fn * events + e);
+    const onPath = new Uint8Array(functions);
 
     const visit = (fn: number, parent: number, share: number[], depth: number) => {
       const node = this.fn.length;
@@ -323,21 +445,25 @@ class CallPaths {
       this.parent.push(parent);
       this.share.push(share);
       this.depth.push(depth);
-      this.byFunction[fn].push(node);
       if (depth + 1 >= this.maxDepth) {
         this.deep++;
         return;
       }
       onPath[fn] = 1;
-      for (const [callee, call] of g.calls[fn]) {
+      for (let k = g.edgeStart[fn]; k < g.edgeStart[fn + 1]; k++) {
+        const edge = g.edgeOrder[k];
+        const callee = g.edgeCallee.data[edge];
         // Recursion is folded into the outermost call on the path.
         if (onPath[callee]) continue;
+        const calls = g.edgeCalls.get(edge);
         const childShare = new Array(events);
         let carries = false;
         for (let e = 0; e < events; e++) {
-          const weight = incomingCost[callee][e] > 0 ? call.cost[e] / incomingCost[callee][e] : incomingCalls[callee] > 0 ? call.calls / incomingCalls[callee] : 0;
+          const cost = g.edgeCost.get(edge * events + e);
+          const incoming = incomingCost[callee * events + e];
+          const weight = incoming > 0 ? cost / incoming : incomingCalls[callee] > 0 ? calls / incomingCalls[callee] : 0;
           childShare[e] = share[e] * weight;
-          if (totals[e] > 0 && (share[e] * call.cost[e]) / totals[e] >= MIN_PATH_SHARE) carries = true;
+          if (totals[e] > 0 && (share[e] * cost) / totals[e] >= MIN_PATH_SHARE) carries = true;
         }
         if (!carries) continue;
         if (this.fn.length >= MAX_PATH_NODES) {
@@ -349,9 +475,21 @@ class CallPaths {
       onPath[fn] = 0;
     };
 
-    for (let fn = 0; fn < g.functions.length; fn++) {
-      if (incomingCalls[fn] === 0 && incomingCost[fn].every((v) => v === 0)) visit(fn, -1, new Array(events).fill(1), 0);
+    for (let fn = 0; fn < functions; fn++) {
+      let called = incomingCalls[fn] !== 0;
+      for (let e = 0; e < events && !called; e++) called = incomingCost[fn * events + e] !== 0;
+      if (!called) visit(fn, -1, new Array(events).fill(1), 0);
     }
+
+    // Nodes per function, in node order.
+    const start = new Int32Array(functions + 1);
+    for (const fn of this.fn) start[fn + 1]++;
+    for (let fn = 0; fn < functions; fn++) start[fn + 1] += start[fn];
+    const fill = start.slice(0, functions);
+    const byFunction = new Int32Array(this.fn.length);
+    this.fn.forEach((fn, node) => (byFunction[fill[fn]++] = node));
+    this.functionStart = start;
+    this.byFunction = byFunction;
   }
 }
 
@@ -383,12 +521,13 @@ async function emitSamples(
   builder: EvidenceBuilder,
   maxDepth: number,
 ): Promise<{ unexpanded: number; rootsWithoutPath: number; cutAtDepth: number }> {
-  const frameIds = graph.functions.map(() => -1);
-  const stackIds = new Array<number>(paths.fn.length).fill(-1);
+  const events = graph.events;
+  const frameIds = new Int32Array(graph.count).fill(-1);
+  const stackIds = new Int32Array(paths.fn.length).fill(-1);
   const frameOf = (fn: number) => {
     if (frameIds[fn] < 0) {
-      const f = graph.functions[fn];
-      frameIds[fn] = builder.frame(demangledFrame({ name: f.name, file: f.file, module: f.object, kind: frameKind(f.name) }));
+      const name = graph.names[fn];
+      frameIds[fn] = builder.frame(demangledFrame({ name, file: graph.file(fn), module: graph.object(fn), kind: frameKind(name) }));
     }
     return frameIds[fn];
   };
@@ -407,73 +546,77 @@ async function emitSamples(
     }
     return stack as number;
   };
+  const shareSum = (node: number) => paths.share[node].reduce((a, b) => a + b, 0);
 
   /**
    * Where a function with no expanded path goes: under its heaviest caller's heaviest path (its
    * paths were too rare to expand), or as a root when no caller leads to an expanded path. Under a
    * caller already at the depth bound it goes beside that caller instead, at the bound (`cut`): a
    * call chain deeper than the bound (200 k calls) stays maxDepth frames deep, each function's
-   * self cost still its own.
+   * self cost still its own. Kept per function in typed arrays (placedStack -2: not placed yet;
+   * placedParent -1: a root).
    */
-  interface Placed {
-    stack: number;
-    parent: number | null;
-    depth: number;
-    cut: boolean;
-  }
-  const fallbackStacks = new Map<number, Placed>();
-  const visiting = new Set<number>();
+  const placedStack = new Int32Array(graph.count).fill(-2);
+  const placedParent = new Int32Array(graph.count);
+  const placedDepth = new Int32Array(graph.count);
+  const placedCut = new Uint8Array(graph.count);
+  const visiting = new Uint8Array(graph.count);
   let rootsWithoutPath = 0;
-  const fallbackOf = (fn: number, hops: number): Placed => {
-    const known = fallbackStacks.get(fn);
-    if (known !== undefined) return known;
-    let placed: Placed;
-    const nodes = paths.byFunction[fn];
+  const place = (fn: number, stack: number, parent: number | null, depth: number, cut: boolean) => {
+    placedStack[fn] = stack;
+    placedParent[fn] = parent ?? -1;
+    placedDepth[fn] = depth;
+    placedCut[fn] = cut ? 1 : 0;
+  };
+  const fallbackOf = (fn: number, hops: number): void => {
+    if (placedStack[fn] !== -2) return;
+    const nodes = paths.nodesOf(fn);
     if (nodes.length > 0) {
       let best = nodes[0];
-      for (const n of nodes) if (paths.share[n].reduce((a, b) => a + b, 0) > paths.share[best].reduce((a, b) => a + b, 0)) best = n;
+      for (const n of nodes) if (shareSum(n) > shareSum(best)) best = n;
       const parent = paths.parent[best];
-      placed = { stack: stackOf(best), parent: parent >= 0 ? stackOf(parent) : null, depth: paths.depth[best], cut: false };
-    } else {
-      const caller = paths.heaviestCaller[fn];
-      visiting.add(fn);
-      if (caller >= 0 && !visiting.has(caller) && hops < maxDepth) {
-        const above = fallbackOf(caller, hops + 1);
-        placed =
-          above.depth + 1 < maxDepth
-            ? { stack: builder.stack(above.stack, frameOf(fn)), parent: above.stack, depth: above.depth + 1, cut: above.cut }
-            : { stack: builder.stack(above.parent, frameOf(fn)), parent: above.parent, depth: above.depth, cut: true };
-      } else {
-        placed = { stack: builder.stack(null, frameOf(fn)), parent: null, depth: 0, cut: false };
-        rootsWithoutPath++;
-      }
-      visiting.delete(fn);
+      place(fn, stackOf(best), parent >= 0 ? stackOf(parent) : null, paths.depth[best], false);
+      return;
     }
-    fallbackStacks.set(fn, placed);
-    return placed;
+    const caller = paths.heaviestCaller[fn];
+    visiting[fn] = 1;
+    if (caller >= 0 && !visiting[caller] && hops < maxDepth) {
+      fallbackOf(caller, hops + 1);
+      const aboveStack = placedStack[caller];
+      const aboveParent = placedParent[caller] < 0 ? null : placedParent[caller];
+      const aboveDepth = placedDepth[caller];
+      if (aboveDepth + 1 < maxDepth) place(fn, builder.stack(aboveStack, frameOf(fn)), aboveStack, aboveDepth + 1, placedCut[caller] === 1);
+      else place(fn, builder.stack(aboveParent, frameOf(fn)), aboveParent, aboveDepth, true);
+    } else {
+      place(fn, builder.stack(null, frameOf(fn)), null, 0, false);
+      rootsWithoutPath++;
+    }
+    visiting[fn] = 0;
   };
 
   let unexpanded = 0;
   let cutAtDepth = 0;
   let emitted = 0;
-  for (let fn = 0; fn < graph.functions.length; fn++) {
-    const self = graph.self[fn];
-    if (self.every((v) => v === 0)) continue;
-    const nodes = paths.byFunction[fn];
-    for (let e = 0; e < graph.events; e++) {
-      if (self[e] === 0) continue;
+  for (let fn = 0; fn < graph.count; fn++) {
+    let any = false;
+    for (let e = 0; e < events && !any; e++) any = graph.self.get(fn * events + e) !== 0;
+    if (!any) continue;
+    const nodes = Array.from(paths.nodesOf(fn));
+    for (let e = 0; e < events; e++) {
+      const self = graph.self.get(fn * events + e);
+      if (self === 0) continue;
       let weights = nodes.map((n) => paths.share[n][e]);
       // No path carries this event (e.g. the calls into it cost nothing of it): use the paths' other events.
-      if (weights.every((w) => w <= 0)) weights = nodes.map((n) => paths.share[n].reduce((a, b) => a + b, 0));
+      if (weights.every((w) => w <= 0)) weights = nodes.map(shareSum);
       if (weights.every((w) => w <= 0)) {
-        const placed = fallbackOf(fn, 0);
-        if (placed.cut) cutAtDepth++;
+        fallbackOf(fn, 0);
+        if (placedCut[fn]) cutAtDepth++;
         else unexpanded++;
-        builder.sample(placed.stack, track, null, metricIds[e], int64(self[e], FORMAT, "costs"));
+        builder.sample(placedStack[fn], track, null, metricIds[e], int64(self, FORMAT, "costs"));
         emitted++;
         continue;
       }
-      const values = apportion(self[e], weights);
+      const values = apportion(self, weights);
       for (let i = 0; i < nodes.length; i++) {
         if (values[i] === 0) continue;
         builder.sample(stackOf(nodes[i]), track, null, metricIds[e], int64(values[i], FORMAT, "costs"));
@@ -511,7 +654,7 @@ export const callgrindImporter: FormatImporter = {
     const { graph, header } = await readCallGraph(ctx);
 
     const totals = new Array(graph.events).fill(0);
-    graph.self.forEach((self) => self.forEach((v, e) => (totals[e] += v)));
+    for (let fn = 0; fn < graph.count; fn++) for (let e = 0; e < graph.events; e++) totals[e] += graph.self.get(fn * graph.events + e);
     const lastLine = header.totals ?? header.summary;
     // callgrind writes summary: first and totals: last; a file cut before its end sums short of its summary.
     if (header.totals === null && header.summary !== null && header.summary.some((v, e) => totals[e] < v)) {

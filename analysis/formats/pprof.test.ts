@@ -153,6 +153,31 @@ describe("pprof importer", () => {
     expect(actual.cpu_ns["main.main;0xffffffff81000000"]).toBe(10_000_000);
   });
 
+  it("streams a profile in two passes: cut into chunks anywhere, each overwritten once read, it gives the rows of one piece", async () => {
+    // Many samples before the string table, a name longer than most chunks, labels and unpacked ids.
+    const longName = `main.${"veryLongFunctionName".repeat(20)}`;
+    const profile: Fixture = {
+      ...FIXTURE,
+      functions: [...FIXTURE.functions, { id: 6, name: longName, file: "/src/long.go", startLine: 3 }],
+      locations: [...FIXTURE.locations, { id: 6, mapping: 1, address: 0x406000n, lines: [[6, 4]] }],
+      samples: Array.from({ length: 300 }, (_, i) => ({
+        locations: [1 + (i % 6), 1 + ((i * 7) % 6), 1].slice(0, 1 + (i % 3)),
+        values: [1 + (i % 4), (i + 1) * 1000],
+        labels: i % 5 === 0 ? [{ key: "thread", str: `worker-${i % 3}` }] : undefined,
+        packed: i % 7 !== 0,
+      })),
+    };
+    const bytes = encodeProfile(profile);
+    const whole = await importToMemory(pprofImporter, bytes, { chunkSize: bytes.length });
+    expect(whole.tables.samples.length).toBeGreaterThan(300);
+    expect(whole.tables.frames.some((f) => f.name === longName)).toBe(true);
+    for (const chunkSize of [1, 2, 5, 13, 64, 700]) {
+      const cut = await importToMemory(pprofImporter, bytes, { chunkSize });
+      expect(cut.tables, `chunks of ${chunkSize} bytes`).toEqual(whole.tables);
+      expect(cut.summary).toEqual(whole.summary);
+    }
+  });
+
   it("names frames per function, with file, start line, mapping and a kind from simple rules", async () => {
     const result = await importToMemory(pprofImporter, encodeProfile(FIXTURE));
     const byName = new Map(result.tables.frames.map((f) => [f.name, f]));

@@ -12,12 +12,11 @@
 import type { EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind, MetricKind } from "../evidence/schema";
 import { int64 } from "../evidence/int64";
-import { concatBytes } from "../io/bytes";
-import { ProtoReader, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "../io/protobuf";
+import { ProtoFieldStream, ProtoReader, WIRE_LENGTH_DELIMITED, WIRE_VARINT, type FieldKey } from "../io/protobuf";
 import { demangle, demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError } from "./errors";
 import { lowerSnake, splitCamelCase } from "./metric-names";
-import type { FormatImporter, ImportContext } from "./types";
+import type { FormatImporter, ImportContext, ImportSource } from "./types";
 
 const FORMAT = "pprof";
 /** Distinct label key/value pairs kept as measurements; more are counted in a limitation. */
@@ -157,9 +156,8 @@ function readMapping(reader: ProtoReader): [number, Mapping] {
   return [id, out];
 }
 
-function readTables(bytes: Uint8Array, maxDepth: number): ProfileTables {
-  const decoder = new TextDecoder("utf-8", { fatal: false });
-  const tables: ProfileTables = {
+function emptyTables(): ProfileTables {
+  return {
     strings: [],
     sampleTypes: [],
     locations: new Map(),
@@ -174,77 +172,98 @@ function readTables(bytes: Uint8Array, maxDepth: number): ProfileTables {
     keepFrames: 0,
     defaultSampleType: 0,
   };
-  const reader = new ProtoReader(bytes, FORMAT, 0, bytes.length, 0, maxDepth);
-  while (!reader.done) {
-    const key = reader.key();
-    switch (key.field) {
-      case PROFILE.sampleType:
-        reader.expect(key, WIRE_LENGTH_DELIMITED);
-        tables.sampleTypes.push(readValueType(reader.message()));
-        break;
-      case PROFILE.mapping: {
-        reader.expect(key, WIRE_LENGTH_DELIMITED);
-        const [id, mapping] = readMapping(reader.message());
-        tables.mappings.set(id, mapping);
-        break;
-      }
-      case PROFILE.location: {
-        reader.expect(key, WIRE_LENGTH_DELIMITED);
-        const [id, location] = readLocation(reader.message());
-        if (id === 0) reader.fail("a location has no id", key.offset);
-        tables.locations.set(id, location);
-        break;
-      }
-      case PROFILE.function: {
-        reader.expect(key, WIRE_LENGTH_DELIMITED);
-        const [id, fn] = readFunction(reader.message());
-        if (id === 0) reader.fail("a function has no id", key.offset);
-        tables.functions.set(id, fn);
-        break;
-      }
-      case PROFILE.stringTable:
-        reader.expect(key, WIRE_LENGTH_DELIMITED);
-        tables.strings.push(reader.string(decoder));
-        break;
-      case PROFILE.timeNanos:
-        reader.expect(key, WIRE_VARINT);
-        tables.timeNanos = reader.int64Exact();
-        break;
-      case PROFILE.durationNanos:
-        reader.expect(key, WIRE_VARINT);
-        tables.durationNanos = reader.int64Exact();
-        break;
-      case PROFILE.periodType:
-        reader.expect(key, WIRE_LENGTH_DELIMITED);
-        tables.periodType = readValueType(reader.message());
-        break;
-      case PROFILE.period:
-        reader.expect(key, WIRE_VARINT);
-        tables.period = reader.int64();
-        break;
-      case PROFILE.comment:
-        reader.repeated(key.wireType, tables.comments);
-        break;
-      case PROFILE.dropFrames:
-      case PROFILE.keepFrames:
-      case PROFILE.defaultSampleType: {
-        reader.expect(key, WIRE_VARINT);
-        const index = reader.varint();
-        if (key.field === PROFILE.dropFrames) tables.dropFrames = index;
-        else if (key.field === PROFILE.keepFrames) tables.keepFrames = index;
-        else tables.defaultSampleType = index;
-        break;
-      }
-      case PROFILE.sample:
-        // Read in the second pass, once the string table is known.
-        reader.expect(key, WIRE_LENGTH_DELIMITED);
-        reader.skip(key.wireType);
-        break;
-      default:
-        reader.skip(key.wireType);
+}
+
+/** One top-level field of the first pass (samples are passed over by the stream, not read here). */
+function readTableField(tables: ProfileTables, key: FieldKey, reader: ProtoReader, decoder: TextDecoder): void {
+  switch (key.field) {
+    case PROFILE.sampleType:
+      reader.expect(key, WIRE_LENGTH_DELIMITED);
+      tables.sampleTypes.push(readValueType(reader.message()));
+      break;
+    case PROFILE.mapping: {
+      reader.expect(key, WIRE_LENGTH_DELIMITED);
+      const [id, mapping] = readMapping(reader.message());
+      tables.mappings.set(id, mapping);
+      break;
     }
+    case PROFILE.location: {
+      reader.expect(key, WIRE_LENGTH_DELIMITED);
+      const [id, location] = readLocation(reader.message());
+      if (id === 0) throw new EvidenceParseError(FORMAT, "a location has no id", { offset: key.offset });
+      tables.locations.set(id, location);
+      break;
+    }
+    case PROFILE.function: {
+      reader.expect(key, WIRE_LENGTH_DELIMITED);
+      const [id, fn] = readFunction(reader.message());
+      if (id === 0) throw new EvidenceParseError(FORMAT, "a function has no id", { offset: key.offset });
+      tables.functions.set(id, fn);
+      break;
+    }
+    case PROFILE.stringTable:
+      reader.expect(key, WIRE_LENGTH_DELIMITED);
+      tables.strings.push(reader.string(decoder));
+      break;
+    case PROFILE.timeNanos:
+      reader.expect(key, WIRE_VARINT);
+      tables.timeNanos = reader.int64Exact();
+      break;
+    case PROFILE.durationNanos:
+      reader.expect(key, WIRE_VARINT);
+      tables.durationNanos = reader.int64Exact();
+      break;
+    case PROFILE.periodType:
+      reader.expect(key, WIRE_LENGTH_DELIMITED);
+      tables.periodType = readValueType(reader.message());
+      break;
+    case PROFILE.period:
+      reader.expect(key, WIRE_VARINT);
+      tables.period = reader.int64();
+      break;
+    case PROFILE.comment:
+      reader.repeated(key.wireType, tables.comments);
+      break;
+    case PROFILE.dropFrames:
+    case PROFILE.keepFrames:
+    case PROFILE.defaultSampleType: {
+      reader.expect(key, WIRE_VARINT);
+      const index = reader.varint();
+      if (key.field === PROFILE.dropFrames) tables.dropFrames = index;
+      else if (key.field === PROFILE.keepFrames) tables.keepFrames = index;
+      else tables.defaultSampleType = index;
+      break;
+    }
+    default:
+      reader.skip(key.wireType);
   }
-  return tables;
+}
+
+/**
+ * The first pass: everything but the samples, whose bytes are passed over as they stream by (pprof
+ * writes the string table after the samples, so they are read in a second pass). Returns the
+ * tables and the input's length.
+ */
+async function readTables(source: ImportSource, maxDepth: number): Promise<{ tables: ProfileTables; bytes: number }> {
+  const decoder = new TextDecoder("utf-8", { fatal: false });
+  const tables = emptyTables();
+  const stream = new ProtoFieldStream(
+    FORMAT,
+    maxDepth,
+    (key, reader) => readTableField(tables, key, reader, decoder),
+    (key) => {
+      if (key.field !== PROFILE.sample) return false;
+      if (key.wireType !== WIRE_LENGTH_DELIMITED) throw new EvidenceParseError(FORMAT, "a field has the wrong wire type for its number", { offset: key.offset });
+      return true;
+    },
+  );
+  let bytes = 0;
+  for await (const chunk of source.chunks({ reuse: true })) {
+    stream.write(chunk);
+    bytes += chunk.length;
+  }
+  stream.end();
+  return { tables, bytes };
 }
 
 function stringAt(tables: ProfileTables, index: number, at: number): string {
@@ -439,23 +458,31 @@ class LabelTotals {
   }
 }
 
-async function readSamples(bytes: Uint8Array, tables: ProfileTables, builder: EvidenceBuilder, metricIds: number[], weightIndex: number, maxDepth: number): Promise<{ stacks: PprofStacks; labels: LabelTotals; samples: number }> {
-  const stacks = new PprofStacks(builder, tables, maxDepth);
-  const labels = new LabelTotals();
-  const tracks = new LabelTracks(builder);
-  const named: { key: string; value: string | number }[] = [];
-  const reader = new ProtoReader(bytes, FORMAT, 0, bytes.length, 0, maxDepth);
-  let emptyStack: number | null = null;
-  let count = 0;
-  const locationIds: number[] = [];
-  const values: number[] = [];
-  const sampleLabels: { key: number; str: number; num: number; numUnit: number; hasNum: boolean }[] = [];
-  while (!reader.done) {
-    const top = reader.key();
-    if (top.field !== PROFILE.sample) {
-      reader.skip(top.wireType);
-      continue;
-    }
+/** One sample of the second pass into the builder. */
+class SampleReader {
+  readonly stacks: PprofStacks;
+  readonly labels = new LabelTotals();
+  private readonly tracks: LabelTracks;
+  private readonly named: { key: string; value: string | number }[] = [];
+  private emptyStack: number | null = null;
+  count = 0;
+  private readonly locationIds: number[] = [];
+  private readonly values: number[] = [];
+  private readonly sampleLabels: { key: number; str: number; num: number; numUnit: number; hasNum: boolean }[] = [];
+
+  constructor(
+    private readonly builder: EvidenceBuilder,
+    private readonly tables: ProfileTables,
+    private readonly metricIds: number[],
+    private readonly weightIndex: number,
+    maxDepth: number,
+  ) {
+    this.stacks = new PprofStacks(builder, tables, maxDepth);
+    this.tracks = new LabelTracks(builder);
+  }
+
+  read(top: FieldKey, reader: ProtoReader): void {
+    const { builder, tables, locationIds, values, sampleLabels, named, labels, weightIndex, metricIds } = this;
     const sample = reader.message();
     locationIds.length = 0;
     values.length = 0;
@@ -486,11 +513,11 @@ async function readSamples(bytes: Uint8Array, tables: ProfileTables, builder: Ev
     if (values.length !== tables.sampleTypes.length) {
       throw new EvidenceParseError(FORMAT, `a sample has ${values.length < tables.sampleTypes.length ? "fewer" : "more"} values than the profile has sample types`, { offset: top.offset });
     }
-    let leaf = stacks.leaf(locationIds, top.offset);
+    let leaf = this.stacks.leaf(locationIds, top.offset);
     if (leaf === null) {
       builder.limit("PPROF_SAMPLE_WITHOUT_STACK", "Some samples had no locations; they are drawn under a frame named (no stack).");
-      emptyStack ??= builder.stack(null, builder.frame({ name: "(no stack)", kind: "other" }));
-      leaf = emptyStack;
+      this.emptyStack ??= builder.stack(null, builder.frame({ name: "(no stack)", kind: "other" }));
+      leaf = this.emptyStack;
     }
     named.length = 0;
     for (const label of sampleLabels) {
@@ -500,11 +527,26 @@ async function readSamples(bytes: Uint8Array, tables: ProfileTables, builder: Ev
       if (label.hasNum) labels.add(key, value, stringAt(tables, label.numUnit, top.offset) || null, values[weightIndex]);
       else labels.add(key, value, null, values[weightIndex]);
     }
-    const track = named.length ? tracks.of(named) : null;
+    const track = named.length ? this.tracks.of(named) : null;
     for (let i = 0; i < values.length; i++) if (values[i] !== 0) builder.sample(leaf, track, null, metricIds[i], int64(values[i], FORMAT, "sample.value", { offset: top.offset }));
-    if (++count % SAMPLES_PER_CHECKPOINT === 0) await builder.checkpoint();
+    this.count++;
   }
-  return { stacks, labels, samples: count };
+}
+
+/** The second pass: the samples, streamed into the builder as they come; every other field is passed over. */
+async function readSamples(source: ImportSource, tables: ProfileTables, builder: EvidenceBuilder, metricIds: number[], weightIndex: number, maxDepth: number): Promise<SampleReader> {
+  const samples = new SampleReader(builder, tables, metricIds, weightIndex, maxDepth);
+  const stream = new ProtoFieldStream(FORMAT, maxDepth, (key, reader) => samples.read(key, reader), (key) => key.field !== PROFILE.sample);
+  let checkpointed = 0;
+  for await (const chunk of source.chunks({ reuse: true })) {
+    stream.write(chunk);
+    if (samples.count - checkpointed >= SAMPLES_PER_CHECKPOINT) {
+      checkpointed = samples.count;
+      await builder.checkpoint();
+    }
+  }
+  stream.end();
+  return samples;
 }
 
 /**
@@ -552,14 +594,10 @@ export const pprofImporter: FormatImporter = {
   },
 
   async parse({ source, builder, limits }: ImportContext) {
-    // The string table follows the samples in the file, so the whole message is needed before the first frame.
-    const chunks: Uint8Array[] = [];
-    for await (const chunk of source.chunks()) chunks.push(chunk.slice());
-    const bytes = concatBytes(chunks);
-    chunks.length = 0;
-    if (bytes.length === 0) throw new EvidenceParseError(FORMAT, "empty input", { offset: 0 });
-
-    const tables = readTables(bytes, limits.maxDepth);
+    // The string table follows the samples in the file: a first pass reads everything else, a
+    // second one streams the samples (the input is read twice, never held).
+    const { tables, bytes } = await readTables(source, limits.maxDepth);
+    if (bytes === 0) throw new EvidenceParseError(FORMAT, "empty input", { offset: 0 });
     if (tables.sampleTypes.length === 0) throw new EvidenceParseError(FORMAT, "the profile declares no sample types", { offset: 0 });
     if (tables.strings.length === 0 || tables.strings[0] !== "") {
       throw new EvidenceParseError(FORMAT, "the string table is missing or does not start with the empty string", { offset: 0 });
@@ -586,7 +624,7 @@ export const pprofImporter: FormatImporter = {
       if (found >= 0) weightIndex = found;
     }
 
-    const { stacks, labels, samples } = await readSamples(bytes, tables, builder, metricIds, weightIndex, limits.maxDepth);
+    const { stacks, labels, count: samples } = await readSamples(source, tables, builder, metricIds, weightIndex, limits.maxDepth);
 
     const weightMetric = metricNames[weightIndex];
     const weightUnit = str(tables.sampleTypes[weightIndex].unit);

@@ -86,6 +86,41 @@ describe("speedscope importer", () => {
     expect(result.summary.metadata).toMatchObject({ time_origin_ns: "0", profile_group_name: "demo", exporter: "hand@1" });
   });
 
+  it("streams the file: any key order, chunk size or encoding gives the same samples, spans and limitations", async () => {
+    /** What the test compares: samples by stack, spans, tracks, limitations and the time origin. */
+    const seen = (result: MemoryImport) => ({
+      samples: samplesByStack(result),
+      spans: result.tables.spans.map((s) => [s.name, s.start_ns, s.dur_ns, s.depth]),
+      tracks: result.tables.tracks.map((t) => [t.thread_id, t.thread_name]),
+      limitations: Object.fromEntries(result.summary.limitations.map((l) => [l.code, l.count])),
+      origin: result.summary.metadata.time_origin_ns,
+    });
+    // Malformed samples too, so that the limitations' counts are compared: a bad weight, a bad index, a deep stack, a missing weight.
+    const profiles = [
+      ...HAND_WRITTEN.profiles,
+      { type: "sampled", name: "Odd", unit: "nanoseconds", startValue: 50, endValue: 60, samples: [[0, 9], [1, 1, 1, 1, 1], [2], "x", [0]], weights: [1, 2, -1, 4] },
+      { type: "nonsense" },
+    ];
+    const canonical = { ...HAND_WRITTEN, profiles };
+    const expected = seen(await importToMemory(speedscopeImporter, new TextEncoder().encode(JSON.stringify(canonical)), { limits: { maxDepth: 4 } }));
+    expect(expected.limitations).toEqual({ SPEEDSCOPE_WEIGHTS_MISMATCH: 1, SPEEDSCOPE_BAD_FRAME_INDEX: 1, STACK_TRUNCATED: 1, SPEEDSCOPE_BAD_SAMPLE: 2, SPEEDSCOPE_UNKNOWN_PROFILE: 1 });
+    expect(expected.samples["wall_ns Odd parse;parse;parse;parse"]).toBe(2);
+    // Profiles before shared.frames, every profile's keys reversed (weights before samples, type last).
+    const reversed = (o: object) => Object.fromEntries(Object.entries(o).reverse());
+    const shuffled = { profiles: profiles.map(reversed), exporter: HAND_WRITTEN.exporter, shared: HAND_WRITTEN.shared, name: HAND_WRITTEN.name };
+    const utf16 = (text: string) => new Uint8Array([0xff, 0xfe, ...new Uint8Array(new Uint16Array([...text].map((c) => c.charCodeAt(0))).buffer)]);
+    for (const [label, bytes] of [
+      ["canonical", new TextEncoder().encode(JSON.stringify(canonical, null, 1))],
+      ["shuffled", new TextEncoder().encode(JSON.stringify(shuffled))],
+      ["utf-16", utf16(JSON.stringify(shuffled))],
+    ] as const) {
+      for (const chunkSize of [1, 7, 64, 100_000]) {
+        const result = await importToMemory(speedscopeImporter, bytes, { chunkSize, limits: { maxDepth: 4 } });
+        expect(seen(result), `${label} in chunks of ${chunkSize}`).toEqual(expected);
+      }
+    }
+  });
+
   it("reads evented profiles as spans nested by the open stack, on the profile's track", async () => {
     const result = await importToMemory(speedscopeImporter, fixture("hand2.speedscope.json", HAND_WRITTEN));
     const spans = result.tables.spans.map((s) => ({ id: s.span_id, parent: s.parent_span_id, name: s.name, start: s.start_ns, dur: s.dur_ns, depth: s.depth, track: s.track_id }));

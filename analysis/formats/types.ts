@@ -50,7 +50,9 @@ export interface ImportSource {
    * The input's chunks, never overwritten unless `reuse`: then a chunk's bytes may be overwritten
    * once the next chunk is asked for, so a reader keeps copies of what it needs beyond that (a
    * plain file is then read into two buffers in turn, where a new buffer per chunk costs fresh
-   * pages and, to V8, new memory outside its heap: see BatchSink.copies).
+   * pages and, to V8, new memory outside its heap: see BatchSink.copies). Each call reads the
+   * input again from its start: an importer may make two passes (pprof, whose string table
+   * follows the samples) rather than hold the input.
    */
   chunks(options?: { reuse?: boolean }): AsyncIterable<Uint8Array>;
 }

@@ -3,8 +3,8 @@ import { detectEncoding } from "./text";
 import { EvidenceParseError, InputBoundError } from "../formats/errors";
 
 /**
- * Whole-document JSON for formats that are small enough to parse in one piece (speedscope,
- * OTLP requests): bounded reads and JSON.parse with byte offsets in syntax errors.
+ * Whole-document JSON for formats that are small enough to parse in one piece (OTLP
+ * requests, trace v1): bounded reads and JSON.parse with byte offsets in syntax errors.
  */
 
 /** Largest JSON document parsed in one piece; beyond it the input is refused, not half-read. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { delimited, key, varint } from "../../test/helpers/protobuf-writer";
 import { EvidenceParseError } from "../formats/errors";
-import { ProtoReader, WIRE_FIXED32, WIRE_FIXED64, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "./protobuf";
+import { ProtoFieldStream, ProtoReader, WIRE_FIXED32, WIRE_FIXED64, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "./protobuf";
 
 const reader = (bytes: number[]) => new ProtoReader(new Uint8Array(bytes), "test");
 
@@ -103,5 +103,69 @@ describe("protobuf wire-format reader", () => {
     const inner = outer.message();
     inner.key();
     expect(parseError(() => inner.message()).at.offset).toBe(3);
+  });
+
+  describe("fields of a message that arrives in chunks", () => {
+    const text = [...new TextEncoder().encode("a string longer than a chunk ".repeat(4))];
+    const bytes = [
+      ...key(1, WIRE_FIXED64), 1, 2, 3, 4, 5, 6, 7, 8,
+      ...delimited(2, text),
+      ...key(3, WIRE_VARINT), ...varint(-5),
+      ...delimited(4, [...key(1, WIRE_VARINT), ...varint(300)]),
+      ...key(5, WIRE_FIXED32), 9, 9, 9, 9,
+      ...delimited(6, new Array(200).fill(7)),
+      ...key(7, WIRE_VARINT), ...varint(1),
+    ];
+    /** What the stream hands out over `chunks` (field 6 skipped): each field's number, offset and value. */
+    function streamed(chunks: Uint8Array[]): unknown[] {
+      const seen: unknown[] = [];
+      const stream = new ProtoFieldStream(
+        "test",
+        64,
+        (k, r) => {
+          if (k.field === 2) seen.push([k.field, k.offset, r.string(new TextDecoder())]);
+          else if (k.field === 3) seen.push([k.field, k.offset, r.int64()]);
+          else if (k.field === 4) {
+            const inner = r.message();
+            inner.key();
+            seen.push([k.field, k.offset, inner.varint()]);
+          } else if (k.field === 6) throw new Error("a skipped field was read");
+          else {
+            r.skip(k.wireType);
+            seen.push([k.field, k.offset]);
+          }
+          expect(r.done).toBe(true);
+        },
+        (k) => k.field === 6,
+      );
+      for (const chunk of chunks) stream.write(chunk);
+      stream.end();
+      return seen;
+    }
+
+    it("hands out the same fields at the same offsets wherever the chunks are cut, skipping what it is told to", () => {
+      const whole = streamed([new Uint8Array(bytes)]);
+      expect(whole.map((f) => (f as number[])[0])).toEqual([1, 2, 3, 4, 5, 7]);
+      for (let size = 1; size <= 40; size++) {
+        const chunks: Uint8Array[] = [];
+        for (let i = 0; i < bytes.length; i += size) chunks.push(new Uint8Array(bytes.slice(i, i + size)));
+        expect(streamed(chunks)).toEqual(whole);
+      }
+      // Two cuts: inside the long string and inside the skipped field.
+      const cuts = [20, 150, bytes.length];
+      expect(streamed(cuts.map((end, i) => new Uint8Array(bytes.slice(i ? cuts[i - 1] : 0, end))))).toEqual(whole);
+    });
+
+    it("fails a message cut short as one buffer would, at the input's offset", () => {
+      for (const cut of [1, 12, 40, 130, bytes.length - 1]) {
+        const error = parseError(() => streamed([new Uint8Array(bytes.slice(0, cut >> 1)), new Uint8Array(bytes.slice(cut >> 1, cut))]));
+        expect(error.reason).toMatch(/past the end/);
+        expect(error.at.offset).toBeLessThanOrEqual(cut);
+      }
+      // A bad field in a later chunk names its offset in the input, not in the chunk.
+      const bad = [...bytes, ...key(8, 3)];
+      const error = parseError(() => streamed([new Uint8Array(bad.slice(0, 100)), new Uint8Array(bad.slice(100))]));
+      expect(error.at.offset).toBe(bytes.length);
+    });
   });
 });

@@ -18,7 +18,7 @@ const SAFE_HIGH_WORD = 0x200000;
 export interface FieldKey {
   field: number;
   wireType: number;
-  /** Offset of the key's first byte (for error messages). */
+  /** Offset of the key's first byte in the whole input (for error messages). */
   offset: number;
 }
 
@@ -36,6 +36,8 @@ export class ProtoReader {
     readonly end = bytes.length,
     readonly depth = 0,
     readonly maxDepth = 1024,
+    /** Offset in the whole input of `bytes[0]`, added to error offsets (a window of a chunked input). */
+    readonly base = 0,
   ) {
     this.pos = start;
     if (end > bytes.length || start > end) this.fail("message extends past the end of the input", start);
@@ -45,8 +47,9 @@ export class ProtoReader {
     return this.pos >= this.end;
   }
 
+  /** Fails at `offset` in `bytes` (the error names its offset in the whole input). */
   fail(reason: string, offset = this.pos): never {
-    throw new EvidenceParseError(this.format, reason, { offset });
+    throw new EvidenceParseError(this.format, reason, { offset: offset + this.base });
   }
 
   /** The next field's key; call only while !done. */
@@ -60,7 +63,7 @@ export class ProtoReader {
       // 3 and 4 are the deprecated groups, 6 and 7 do not exist: none appear in the formats we read.
       this.fail("a field has an unsupported wire type (a group or none that exists)", offset);
     }
-    return { field, wireType, offset };
+    return { field, wireType, offset: offset + this.base };
   }
 
   /** The low and high 32-bit words of a varint (up to 10 bytes). */
@@ -135,7 +138,7 @@ export class ProtoReader {
   message(): ProtoReader {
     const length = this.length();
     if (this.depth + 1 > this.maxDepth) throw new InputBoundError("depth", this.maxDepth, `Protobuf messages nest deeper than ${this.maxDepth} levels.`);
-    const child = new ProtoReader(this.bytes, this.format, this.pos, this.pos + length, this.depth + 1, this.maxDepth);
+    const child = new ProtoReader(this.bytes, this.format, this.pos, this.pos + length, this.depth + 1, this.maxDepth, this.base);
     this.pos += length;
     return child;
   }
@@ -151,7 +154,7 @@ export class ProtoReader {
     }
     if (wireType !== WIRE_LENGTH_DELIMITED) this.fail("a repeated integer field is neither varints nor packed");
     const length = this.length();
-    const packed = new ProtoReader(this.bytes, this.format, this.pos, this.pos + length, this.depth, this.maxDepth);
+    const packed = new ProtoReader(this.bytes, this.format, this.pos, this.pos + length, this.depth, this.maxDepth, this.base);
     while (!packed.done) out.push(read(packed));
     this.pos += length;
   }
@@ -183,6 +186,157 @@ export class ProtoReader {
 
   /** Fails unless the field has the wire type the schema says (guards against reading garbage as data). */
   expect(key: FieldKey, wireType: number): void {
-    if (key.wireType !== wireType) this.fail("a field has the wrong wire type for its number", key.offset);
+    if (key.wireType !== wireType) this.fail("a field has the wrong wire type for its number", key.offset - this.base);
+  }
+}
+
+/**
+ * The top-level fields of one message that arrives in chunks, without holding the message: each
+ * field is handed to `onField` whole (a reader over just its value, positioned after its key), or,
+ * when `skip` says so, passed over without being kept whatever its length. Only a field cut by a
+ * chunk's end is copied (into a window reused from chunk to chunk). Offsets in errors are the
+ * input's. Handlers must not keep views of the reader's bytes past their call.
+ */
+export class ProtoFieldStream {
+  /** Bytes of a field cut by the previous chunk's end, then the current chunk after them. */
+  private window = new Uint8Array(0);
+  private tailLength = 0;
+  /** Bytes of a skipped field still to pass over. */
+  private skipping = 0;
+  /** Offset in the input of the skipped field's key. */
+  private skipFrom = 0;
+  /** Offset in the input of the first byte not yet read (nor kept as the cut field's). */
+  private consumed = 0;
+
+  constructor(
+    private readonly format: string,
+    private readonly maxDepth: number,
+    private readonly onField: (key: FieldKey, reader: ProtoReader) => void,
+    private readonly skip: (key: FieldKey) => boolean = () => false,
+  ) {}
+
+  write(chunk: Uint8Array): void {
+    let bytes = chunk;
+    let at = 0;
+    if (this.skipping > 0) {
+      const passed = Math.min(this.skipping, bytes.length);
+      this.skipping -= passed;
+      this.consumed += passed;
+      at = passed;
+      if (at === bytes.length) return;
+    }
+    if (this.tailLength > 0) {
+      // The cut field's bytes, then this chunk's: one window, reused while it is large enough.
+      const needed = this.tailLength + bytes.length - at;
+      if (this.window.length < needed) {
+        const grown = new Uint8Array(Math.max(needed, this.window.length * 2));
+        grown.set(this.window.subarray(0, this.tailLength));
+        this.window = grown;
+      }
+      this.window.set(bytes.subarray(at), this.tailLength);
+      bytes = this.window.subarray(0, needed);
+      at = 0;
+      this.tailLength = 0;
+    }
+    at = this.fields(bytes, at);
+    if (at < bytes.length) {
+      // A field cut by the chunk's end waits for the next chunk.
+      const rest = bytes.length - at;
+      if (bytes.buffer === this.window.buffer) {
+        if (at > 0) this.window.copyWithin(0, at, bytes.length);
+      } else {
+        if (this.window.length < rest) this.window = new Uint8Array(Math.max(rest, 4096));
+        this.window.set(bytes.subarray(at));
+      }
+      this.tailLength = rest;
+    }
+  }
+
+  /** Declares the end of the message: a field cut short fails as it would in one buffer. */
+  end(): void {
+    if (this.skipping > 0) throw new EvidenceParseError(this.format, "a length-delimited field runs past the end of its message", { offset: this.skipFrom });
+    if (this.tailLength === 0) return;
+    const reader = new ProtoReader(this.window, this.format, 0, this.tailLength, 0, this.maxDepth, this.consumed);
+    const key = reader.key();
+    reader.skip(key.wireType);
+    // skip() fails on every field the tail can hold; a complete one would have been read.
+    reader.fail("a field runs past the end of its message", 0);
+  }
+
+  /** Reads the whole fields of bytes[at…]; returns where the first cut one starts. */
+  private fields(bytes: Uint8Array, at: number): number {
+    // Offset in the input of bytes[0].
+    const base = this.consumed - at;
+    while (at < bytes.length) {
+      const end = fieldEnd(bytes, at);
+      if (end === CUT) break;
+      const reader = new ProtoReader(bytes, this.format, at, end < 0 || end > bytes.length ? bytes.length : end, 0, this.maxDepth, base);
+      const key = reader.key();
+      if (end === MALFORMED) {
+        reader.skip(key.wireType);
+        reader.fail("a field cannot be read", at);
+      }
+      if (this.skip(key)) {
+        if (end > bytes.length) {
+          // Passed over as the next chunks come, never kept.
+          this.skipping = end - bytes.length;
+          this.skipFrom = base + at;
+          this.consumed = base + bytes.length;
+          return bytes.length;
+        }
+      } else {
+        // A field read whole waits for its last bytes.
+        if (end > bytes.length) break;
+        this.onField(key, reader);
+      }
+      at = end;
+      this.consumed = base + at;
+    }
+    return at;
+  }
+}
+
+/** fieldEnd's answers for a field whose extent is not known from the bytes at hand. */
+const CUT = -1;
+const MALFORMED = -2;
+
+/**
+ * Where the field at bytes[at] ends (possibly past the bytes at hand); CUT when its key or length
+ * is cut by their end; MALFORMED when it cannot be measured (the reader then says why).
+ */
+function fieldEnd(bytes: Uint8Array, at: number): number {
+  let pos = at;
+  let key = 0;
+  for (let shift = 0; ; shift += 7) {
+    if (pos >= bytes.length) return CUT;
+    if (shift > 63) return MALFORMED;
+    const byte = bytes[pos++];
+    key += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) break;
+  }
+  switch (key % 8) {
+    case WIRE_VARINT:
+      for (let i = 0; i < 10; i++) {
+        if (pos >= bytes.length) return CUT;
+        if (bytes[pos++] < 0x80) return pos;
+      }
+      return MALFORMED;
+    case WIRE_FIXED64:
+      return pos + 8;
+    case WIRE_FIXED32:
+      return pos + 4;
+    case WIRE_LENGTH_DELIMITED: {
+      let length = 0;
+      for (let shift = 0; ; shift += 7) {
+        if (pos >= bytes.length) return CUT;
+        if (shift > 49) return MALFORMED;
+        const byte = bytes[pos++];
+        length += (byte & 0x7f) * 2 ** shift;
+        if (byte < 0x80) break;
+      }
+      return pos + length;
+    }
+    default:
+      return MALFORMED;
   }
 }

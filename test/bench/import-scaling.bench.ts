@@ -50,8 +50,9 @@ const GOAL = { time_ratio_at_5x: 5, peak_rss_mb: 2048 };
  * picks some (comma-separated), EMBERSCOPE_BENCH_SCALING_MB changes the base size. The ratio is
  * of CPU seconds (user + system, all the import's threads), which other work on a shared machine
  * moves far less than wall time; both are reported, with the load average before each import.
- * pprof and speedscope importers read the whole document (at most 512 MB): measure them with
- * EMBERSCOPE_BENCH_SCALING_MB=100 (100 MB against 500 MB).
+ * pprof reads its input twice (its string table comes after the samples) and speedscope streams
+ * it, neither holding the document; both keep the builder's stack tree, which for these generators'
+ * random call paths grows with the input (about five nodes a pprof sample).
  */
 export async function importScalingBenchmark(): Promise<Record<string, unknown>> {
   const baseMb = Number(process.env.EMBERSCOPE_BENCH_SCALING_MB ?? 200);
