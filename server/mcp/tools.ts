@@ -35,7 +35,6 @@ import {
 import type { ServiceDef } from "../services/service";
 import { exportInvestigationTool } from "./tools/export-investigation";
 import { getExperimentTool } from "./tools/get-experiment";
-import { planExperimentTool } from "./tools/plan-experiment";
 import { runExperimentTool } from "./tools/run-experiment";
 import { coverageNote } from "../services/evidence-tracks";
 
@@ -390,7 +389,6 @@ export const MCP_TOOLS: readonly McpTool[] = [
     links: (p) => p.items.slice(0, 20).flatMap((f) => findingLink(f.finding_id)),
     target: investigationTarget,
   }),
-  planExperimentTool,
   runExperimentTool,
   getExperimentTool,
   exportInvestigationTool,
@@ -418,6 +416,9 @@ export const SERVED_BY: Readonly<Record<string, string>> = {
   "workflows.compile": "get_workflow",
   "evidence.stack_examples": "get_frame_neighbours",
   "experiments.get": "get_experiment",
+  // Planning and starting are one tool's two calls (services/experiments.ts planOrRunExperiment).
+  "experiments.plan": "run_experiment",
+  "experiments.run": "run_experiment",
 };
 
 export const MCP_TOOL_NAMES = MCP_TOOLS.map((t) => t.name);

@@ -21,7 +21,7 @@ import type { Workspace } from "../store/workspace";
 import { authorFor } from "./notebook-rules";
 import { reconcileOperations } from "./operations";
 import { keysetPage } from "./pagination";
-import { defineService } from "./service";
+import { defineService, parseServiceInput } from "./service";
 
 /**
  * Experiments: variants of declared workloads run as randomized complete blocks of trials under
@@ -239,6 +239,33 @@ export const runExperiment = defineService({
     const now = await resolveVariants(ws, experiment.design).catch(() => null);
     if (!now || jobDigest(experiment.experiment_id, now) !== plan.digest) throw staleIntent(experiment);
     return startOperation(ws, experiment, plan.intent, plan.digest, { scope, key: input.idempotency_key }, plan.planId);
+  },
+});
+
+/**
+ * MCP's run_experiment: planning and starting in one tool, in two calls as run_workflow does.
+ * Without plan_token it plans (experiments.plan: the design's arguments); with it, it starts that
+ * plan (experiments.run). The CLI keeps the two commands.
+ */
+export const planOrRunExperiment = defineService({
+  name: "experiments.plan_or_run",
+  summary: "Plan an experiment (no plan_token: the design's arguments, returning the plan and its single-use plan_token) or start the plan a plan_token names (with an idempotency_key), as one durable operation the worker pool runs.",
+  kind: "mutation",
+  input: PlanInput.partial()
+    .extend({
+      plan_token: z.string().min(8).max(256).optional().describe("The token a plan returned: starts that plan (with idempotency_key; no design arguments)."),
+      expected_plan_id: z.string().min(1).max(128).optional(),
+      idempotency_key: z.string().min(1).max(200).optional().describe("Needed to start: the same key and token reconnect to the operation they started."),
+    })
+    .strict(),
+  output: z.object({ planned: planExperiment.output.nullable().describe("The plan, when this call planned."), started: Started.nullable().describe("The operation, when this call started a plan.") }),
+  handler: async (input, env) => {
+    const { plan_token, expected_plan_id, idempotency_key, ...design } = input;
+    if (plan_token === undefined) return { planned: await planExperiment.handler(parseServiceInput(planExperiment, design), env), started: null };
+    const mixed = (["investigation_id", "variants"] as const).find((name) => design[name] !== undefined);
+    if (mixed) throw new EmberscopeError("INVALID_ARGUMENTS", "A plan_token starts the plan it was given for: pass it without a design.", { details: { argument: mixed } });
+    if (idempotency_key === undefined) throw new EmberscopeError("INVALID_ARGUMENTS", "Starting a plan needs an idempotency_key (the same key reconnects to the operation it started).", { details: { argument: "idempotency_key" } });
+    return { planned: null, started: await runExperiment.handler({ plan_token, expected_plan_id, idempotency_key }, env) };
   },
 });
 

@@ -36,20 +36,20 @@ describe("experiments over MCP (real SDK client)", () => {
     releaseHeldWorkspaces();
   });
 
-  it("lists the three experiment tools with honest annotations", async () => {
+  it("lists the two experiment tools with honest annotations (planning and starting are run_experiment's two calls)", async () => {
     const { tools } = await agent.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect(byName.get("plan_experiment")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
-    expect(byName.get("run_experiment")!.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: true, openWorldHint: true });
+    expect(byName.has("plan_experiment")).toBe(false);
+    expect(byName.get("run_experiment")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true });
     expect(byName.get("get_experiment")!.annotations).toMatchObject({ readOnlyHint: true });
     expect(Object.keys((byName.get("get_experiment")!.inputSchema as { properties: object }).properties)).toEqual(expect.arrayContaining(["experiment_id", "limit", "cursor"]));
   });
 
   it("plans (every trial's command line in block order), runs with the token, reports progress and a bounded result", async () => {
-    const planned = await agent.call("plan_experiment", { investigation_id: investigationId, variants: VARIANTS, metric: "cpu_ns", trials: 4, warmups: 1, seed: 11 });
+    const planned = await agent.call("run_experiment", { investigation_id: investigationId, variants: VARIANTS, metric: "cpu_ns", trials: 4, warmups: 1, seed: 11 });
     expect(planned.ok ? "ok" : planned.error).toBe("ok");
     if (!planned.ok) return;
-    const plan = planned.value;
+    const plan = planned.value.planned;
     expect(plan.plan_token).toMatch(/^ept_/);
     expect(plan.experiment.created_by).toEqual({ actor: "agent", client: "emberscope-test" });
     expect(plan.plan.trials).toHaveLength(10);
@@ -67,15 +67,16 @@ describe("experiments over MCP (real SDK client)", () => {
     const started = await agent.call("run_experiment", { plan_token: plan.plan_token, expected_plan_id: plan.plan_id, idempotency_key: "mcp-exp-1" });
     expect(started.ok).toBe(true);
     if (!started.ok) return;
-    expect(started.value).toMatchObject({ experiment_id: plan.experiment.experiment_id, operation_id: expect.stringMatching(/^op_/), reconnected: false });
-    expect(started.links).toContain(`emberscope://operations/${started.value.operation_id}`);
+    expect(started.value.planned).toBe(null);
+    expect(started.value.started).toMatchObject({ experiment_id: plan.experiment.experiment_id, operation_id: expect.stringMatching(/^op_/), reconnected: false });
+    expect(started.links).toContain(`emberscope://operations/${started.value.started.operation_id}`);
     const again = await agent.call("run_experiment", { plan_token: plan.plan_token, idempotency_key: "mcp-exp-1" });
-    expect(again.ok && again.value).toMatchObject({ operation_id: started.value.operation_id, reconnected: true });
+    expect(again.ok && again.value.started).toMatchObject({ operation_id: started.value.started.operation_id, reconnected: true });
 
     const seen: number[] = [];
     const op = await waitFor(
       async () => {
-        const got = await agent.call("get_operation", { operation_id: started.value.operation_id });
+        const got = await agent.call("get_operation", { operation_id: started.value.started.operation_id });
         if (got.ok && got.value.progress.completed !== null) seen.push(got.value.progress.completed);
         return got.ok ? got.value : null;
       },
@@ -123,37 +124,40 @@ describe("experiments over MCP (real SDK client)", () => {
     expect(indexes).toEqual([...Array(10).keys()]);
 
     // A cursor of another experiment's pages is refused, not misread.
-    const other = await agent.call("plan_experiment", { investigation_id: investigationId, variants: VARIANTS, trials: 2, warmups: 0 });
-    const foreign = await agent.call("get_experiment", { experiment_id: other.ok ? other.value.experiment.experiment_id : "exp_x", limit: 4, cursor: r.next_cursor });
+    const other = await agent.call("run_experiment", { investigation_id: investigationId, variants: VARIANTS, trials: 2, warmups: 0 });
+    const foreign = await agent.call("get_experiment", { experiment_id: other.ok ? other.value.planned.experiment.experiment_id : "exp_x", limit: 4, cursor: r.next_cursor });
     expect(!foreign.ok && foreign.error.code).toBe("STALE_CURSOR");
   }, 300_000);
 
   it("refuses bad plan tokens with typed errors whose recovery names a tool", async () => {
-    const planned = await agent.call("plan_experiment", { investigation_id: investigationId, variants: VARIANTS, trials: 2, warmups: 0 });
+    const planned = await agent.call("run_experiment", { investigation_id: investigationId, variants: VARIANTS, trials: 2, warmups: 0 });
     expect(planned.ok ? "ok" : planned.error).toBe("ok");
     if (!planned.ok) return;
     const unknown = await agent.call("run_experiment", { plan_token: "ept_not-a-token-of-any-plan", idempotency_key: "bad-1" });
-    expect(!unknown.ok && unknown.error).toMatchObject({ code: "PLAN_NOT_FOUND", recovery: { tool: "plan_experiment" } });
+    expect(!unknown.ok && unknown.error).toMatchObject({ code: "PLAN_NOT_FOUND", recovery: { tool: "run_experiment" } });
     // A capture's plan token is not an experiment's.
     const capture = await callService(planCapture, person, { adapter: "measure", workload: "demo" });
     const wrongKind = await agent.call("run_experiment", { plan_token: capture.plan_token, idempotency_key: "bad-2" });
     expect(!wrongKind.ok && wrongKind.error.code).toBe("PLAN_NOT_FOUND");
     const tooShort = await agent.call("run_experiment", { plan_token: "ept", idempotency_key: "bad-3" });
     expect(!tooShort.ok && tooShort.error).toMatchObject({ code: "INVALID_ARGUMENTS" });
-    const missingKey = await agent.call("run_experiment", { plan_token: planned.value.plan_token });
-    expect(!missingKey.ok && missingKey.error.code).toBe("INVALID_ARGUMENTS");
-    const mismatch = await agent.call("run_experiment", { plan_token: planned.value.plan_token, expected_plan_id: "plan_someotherplan", idempotency_key: "bad-4" });
+    const missingKey = await agent.call("run_experiment", { plan_token: planned.value.planned.plan_token });
+    expect(!missingKey.ok && missingKey.error).toMatchObject({ code: "INVALID_ARGUMENTS", details: { argument: "idempotency_key" } });
+    // A token with a design is ambiguous: refused, and the token is not used up by it.
+    const withDesign = await agent.call("run_experiment", { plan_token: planned.value.planned.plan_token, idempotency_key: "bad-3b", investigation_id: investigationId, variants: VARIANTS });
+    expect(!withDesign.ok && withDesign.error).toMatchObject({ code: "INVALID_ARGUMENTS", details: { argument: "investigation_id" } });
+    const mismatch = await agent.call("run_experiment", { plan_token: planned.value.planned.plan_token, expected_plan_id: "plan_someotherplan", idempotency_key: "bad-4" });
     expect(!mismatch.ok && mismatch.error.code).toBe("PLAN_MISMATCH");
     // The mismatch did not use the token up; the one run does, and a second key finds it used.
-    const ran = await agent.call("run_experiment", { plan_token: planned.value.plan_token, expected_plan_id: planned.value.plan_id, idempotency_key: "bad-5" });
+    const ran = await agent.call("run_experiment", { plan_token: planned.value.planned.plan_token, expected_plan_id: planned.value.planned.plan_id, idempotency_key: "bad-5" });
     expect(ran.ok).toBe(true);
-    const used = await agent.call("run_experiment", { plan_token: planned.value.plan_token, idempotency_key: "bad-6" });
-    expect(!used.ok && used.error).toMatchObject({ code: "PLAN_CONSUMED", recovery: { tool: "plan_experiment" } });
+    const used = await agent.call("run_experiment", { plan_token: planned.value.planned.plan_token, idempotency_key: "bad-6" });
+    expect(!used.ok && used.error).toMatchObject({ code: "PLAN_CONSUMED", recovery: { tool: "run_experiment" } });
     const missing = await agent.call("get_experiment", { experiment_id: "exp_doesnotexist" });
     expect(!missing.ok && missing.error.code).toBe("EXPERIMENT_NOT_FOUND");
     const hostileId = await agent.call("get_experiment", { experiment_id: "../../etc/passwd" });
     expect(!hostileId.ok && hostileId.error.code).toBe("INVALID_ARGUMENTS");
-    if (ran.ok) await waitFor(() => agent.call("get_operation", { operation_id: ran.value.operation_id }), (o) => o.ok && ["succeeded", "failed", "cancelled"].includes(o.value.state), 120_000, 300);
+    if (ran.ok) await waitFor(() => agent.call("get_operation", { operation_id: ran.value.started.operation_id }), (o) => o.ok && ["succeeded", "failed", "cancelled"].includes(o.value.state), 120_000, 300);
   }, 180_000);
 
   it("keeps an agent inside the person's policy: declared workloads, allowed adapters, the trial limit", async () => {
@@ -163,19 +167,19 @@ describe("experiments over MCP (real SDK client)", () => {
     const inv = (await callService(createInvestigation, { locator: { cwd: strict, projectRoot: strict }, actor: "cli" }, { title: "policy" })).investigation_id;
     const strictAgent = await memoryClient(strict);
     try {
-      const callgrind = await strictAgent.call("plan_experiment", { investigation_id: inv, variants: VARIANTS, adapter: "callgrind", trials: 2 });
+      const callgrind = await strictAgent.call("run_experiment", { investigation_id: inv, variants: VARIANTS, adapter: "callgrind", trials: 2 });
       expect(!callgrind.ok && callgrind.error).toMatchObject({ code: "POLICY_DENIED", details: { adapter: "callgrind", allowed: ["measure"] } });
-      const tooMany = await strictAgent.call("plan_experiment", { investigation_id: inv, variants: VARIANTS, trials: 6 });
+      const tooMany = await strictAgent.call("run_experiment", { investigation_id: inv, variants: VARIANTS, trials: 6 });
       expect(!tooMany.ok && tooMany.error).toMatchObject({ code: "POLICY_DENIED", details: { argument: "trials", max: 5 } });
-      const undeclared = await strictAgent.call("plan_experiment", { investigation_id: inv, variants: [VARIANTS[0], { name: "rm", workload: "rm -rf /" }], trials: 2 });
+      const undeclared = await strictAgent.call("run_experiment", { investigation_id: inv, variants: [VARIANTS[0], { name: "rm", workload: "rm -rf /" }], trials: 2 });
       expect(!undeclared.ok && undeclared.error.code).toBe("WORKLOAD_NOT_FOUND");
-      const unknownParameter = await strictAgent.call("plan_experiment", { investigation_id: inv, variants: [VARIANTS[0], { name: "x", workload: "demo", parameters: { shell: "; rm -rf /" } }], trials: 2 });
+      const unknownParameter = await strictAgent.call("run_experiment", { investigation_id: inv, variants: [VARIANTS[0], { name: "x", workload: "demo", parameters: { shell: "; rm -rf /" } }], trials: 2 });
       expect(!unknownParameter.ok && unknownParameter.error).toMatchObject({ code: "INVALID_ARGUMENTS", details: { variant: "x" } });
-      const oneVariant = await strictAgent.call("plan_experiment", { investigation_id: inv, variants: [VARIANTS[0]], trials: 2 });
+      const oneVariant = await strictAgent.call("run_experiment", { investigation_id: inv, variants: [VARIANTS[0]], trials: 2 });
       expect(!oneVariant.ok && oneVariant.error.code).toBe("INVALID_ARGUMENTS");
       // Nothing was planned by the refusals; within the limits it plans.
-      const allowed = await strictAgent.call("plan_experiment", { investigation_id: inv, variants: VARIANTS, trials: 5, warmups: 0 });
-      expect(allowed.ok && allowed.value.plan.trials).toHaveLength(10);
+      const allowed = await strictAgent.call("run_experiment", { investigation_id: inv, variants: VARIANTS, trials: 5, warmups: 0 });
+      expect(allowed.ok && allowed.value.planned.plan.trials).toHaveLength(10);
     } finally {
       await strictAgent.close();
     }

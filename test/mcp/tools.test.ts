@@ -313,20 +313,21 @@ describe.each(TRANSPORTS)("MCP tools over %s", (_name, connect) => {
     expect(statSync(path.join(root, exported.value.path)).size).toBe(exported.value.size_bytes);
   }, 120_000);
 
-  it("plan_experiment shows every trial's command line, get_experiment the planned state; run_experiment refuses an unknown token (test/mcp/experiments.test.ts runs one)", async () => {
+  it("run_experiment without a token plans (every trial's command line), get_experiment shows the planned state; with an unknown token it refuses (test/mcp/experiments.test.ts runs one)", async () => {
     const inv = await agent.call("create_investigation", { title: "Is batch-heavy slower?" });
     if (!inv.ok) throw new Error(inv.error.message);
     const variants = [
       { name: "a", workload: "demo", parameters: { mode: "batch" } },
       { name: "b", workload: "demo", parameters: { mode: "batch-heavy" } },
     ];
-    const planned = await agent.call("plan_experiment", { investigation_id: inv.value.investigation_id, variants, trials: 2, warmups: 0, seed: 1 });
+    const planned = await agent.call("run_experiment", { investigation_id: inv.value.investigation_id, variants, trials: 2, warmups: 0, seed: 1 });
     if (!planned.ok) throw new Error(planned.error.message);
-    expect(planned.value.plan.trials.map((t: { variant: string; argv: string[] }) => `${t.variant}:${t.argv.at(-1)}`).sort()).toEqual(["a:batch", "a:batch", "b:batch-heavy", "b:batch-heavy"]);
-    const shown = await agent.call("get_experiment", { experiment_id: planned.value.experiment.experiment_id });
+    expect(planned.value.started).toBe(null);
+    expect(planned.value.planned.plan.trials.map((t: { variant: string; argv: string[] }) => `${t.variant}:${t.argv.at(-1)}`).sort()).toEqual(["a:batch", "a:batch", "b:batch-heavy", "b:batch-heavy"]);
+    const shown = await agent.call("get_experiment", { experiment_id: planned.value.planned.experiment.experiment_id });
     expect(shown.ok && shown.value).toMatchObject({ experiment: { state: "planned" }, counts: { total: 4, pending: 4 }, progress: null, result: null });
     const refused = await agent.call("run_experiment", { plan_token: "ept_unknown-token-here", idempotency_key: "k" });
-    expect(!refused.ok && refused.error).toMatchObject({ code: "PLAN_NOT_FOUND", recovery: { tool: "plan_experiment" } });
+    expect(!refused.ok && refused.error).toMatchObject({ code: "PLAN_NOT_FOUND", recovery: { tool: "run_experiment" } });
   });
 
   it("get_workflow compiles a run's workflow once, pages it, and get_critical_path gives an agent the numbers the CLI gives", async () => {

@@ -10,7 +10,8 @@ export const experimentLinks = (experiment: { investigation_id: string; commit_i
 
 /** The investigation an experiment call touched: from its answer, a refusal's details or its arguments. */
 export function experimentTarget(call: AuditedCall): string | null {
-  const r = call.result as { experiment?: { investigation_id?: unknown } } | undefined;
-  const found = r?.experiment?.investigation_id ?? call.error?.details.investigation_id ?? call.args.investigation_id;
+  type WithExperiment = { experiment?: { investigation_id?: unknown } };
+  const r = call.result as (WithExperiment & { planned?: WithExperiment | null }) | undefined;
+  const found = (r?.experiment ?? r?.planned?.experiment)?.investigation_id ?? call.error?.details.investigation_id ?? call.args.investigation_id;
   return typeof found === "string" && /^inv_[0-9a-z]{1,120}$/.test(found) ? found : null;
 }
