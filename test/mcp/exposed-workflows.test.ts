@@ -238,6 +238,25 @@ describe("workflows exposed as MCP tools, over Streamable HTTP on loopback", () 
     expect(again.operation.worker!.pid).not.toBe(stopped);
   }, 60_000);
 
+  it("a run nobody waits on (the CLI's --detach) whose handler blocks its worker: the supervisor stops the worker once its lease expires, and starts another", async () => {
+    const spun = await p.compile([{ id: "s", tool: "spin", arguments: { key: "spin-again" }, result: { value: "v" }, start: 0, end: 5 }]);
+    const started = await runCli(["workflows", "run", spun, "--mode", "live", "--detach", "--json", "--project-root", p.root], { cwd: p.root });
+    expect(started.code, started.stderr).toBe(0);
+    const operationId = started.json.operation.operation_id as string;
+    const worker = async () => (await callService(listOperations, p.ctx(), { limit: 20 })).items.find((o) => o.operation_id === operationId)?.worker?.pid ?? null;
+    await expect.poll(worker, { timeout: 30_000 }).not.toBe(null);
+    const blocked = (await worker())!;
+    // Nobody polls it: the lease (15 s) runs out, and the supervisor's watchdog (every 2 s) stops the worker.
+    await expect.poll(() => alive(blocked), { timeout: 30_000, interval: 500 }).toBe(false);
+    expect(alive(server.pid)).toBe(true);
+    await expect.poll(async () => (await callService(listOperations, p.ctx(), { active: true })).items.map((o) => o.operation_id), { timeout: 15_000 }).not.toContain(operationId);
+    // A fresh worker runs what comes next.
+    const next = await agent.call(tool(), { key: "whiskey" });
+    expect(next).toMatchObject({ ok: true, value: { outputs: { n2: { value: "value-of-value-of-whiskey" } } } });
+    if (!next.ok) return;
+    expect((await callService(getWorkflowRun, p.ctx(), { workflow_run_id: next.value.workflow_run_id })).operation.worker!.pid).not.toBe(blocked);
+  }, 90_000);
+
   it("refuses the tool once a contract changes (WORKFLOW_EXPOSURE_STALE) until a person exposes it again", async () => {
     await callService(reviewTool, p.ctx(), { tool: "lookup", side_effect: "read", note: "looked again" });
     expect(await agent.call(tool(), { key: "zulu" })).toMatchObject({ ok: false, error: { code: "WORKFLOW_EXPOSURE_STALE", details: { reason: "contract_changed", tool: "lookup" } } });
