@@ -2,7 +2,8 @@ import { runCaptureOperation } from "../server/capture/run-capture";
 import { runExperimentOperation } from "../server/capture/run-experiment";
 import { runWorkflowOperation } from "../server/workflow/run-operation";
 import type { WorkspaceLocator } from "../server/store/layout";
-import { claimNextOperation, getOperation, requestCancel } from "../server/store/operations";
+import { Worker } from "node:worker_threads";
+import { claimNextOperation, getOperation, LEASE_MS, requestCancel } from "../server/store/operations";
 import { heartbeatWorker, registerWorker, stopWorker, type WorkerMode } from "../server/store/workers";
 import { openWorkspace } from "../server/store/workspace";
 import { reconcileOperations } from "../server/services/operations";
@@ -14,9 +15,37 @@ export interface WorkerOptions {
   log: (message: string) => void;
 }
 
+/** How often the main thread stamps the time for the stall watchdog. */
+const STAMP_MS = 200;
+
+/**
+ * A thread of this process that kills it (SIGKILL) once its main thread has not stamped the time
+ * for `stalledMs`: tool code blocking the event loop and ignoring every signal it is given. Past
+ * a lease's length the worker has lost its operations anyway (they are reconciled as interrupted);
+ * without this, a detached worker (no supervisor) would spin for ever. The thread is unref'd.
+ */
+function startStallWatchdog(stalledMs: number): () => void {
+  const stamp = new BigInt64Array(new SharedArrayBuffer(8));
+  Atomics.store(stamp, 0, BigInt(Date.now()));
+  const stamper = setInterval(() => Atomics.store(stamp, 0, BigInt(Date.now())), STAMP_MS);
+  stamper.unref();
+  const watchdog = new Worker(
+    `const { workerData } = require("node:worker_threads");
+     const stamp = new BigInt64Array(workerData.buffer);
+     setInterval(() => { if (Date.now() - Number(Atomics.load(stamp, 0)) > workerData.stalledMs) process.kill(process.pid, "SIGKILL"); }, 500);`,
+    { eval: true, workerData: { buffer: stamp.buffer, stalledMs } },
+  );
+  watchdog.unref();
+  return () => {
+    clearInterval(stamper);
+    void watchdog.terminate();
+  };
+}
+
 /**
  * A pool worker: claims queued operations from the control store with a lease, runs them, and
- * renews its own registration. A supervised worker stops (cancelling its job, so the workload's
+ * renews its own registration; a watchdog thread ends it when tool code blocks its event loop for
+ * a lease's length (startStallWatchdog). A supervised worker stops (cancelling its job, so the workload's
  * process group dies with it) when its supervisor goes away.
  */
 export async function runWorker(locator: WorkspaceLocator, options: WorkerOptions): Promise<{ operations: number; retired: boolean }> {
@@ -34,6 +63,7 @@ export async function runWorker(locator: WorkspaceLocator, options: WorkerOption
   process.once("SIGINT", () => stop("SIGINT"));
   if (options.mode === "supervised") process.once("disconnect", () => stop("supervisor went away"));
   const beat = setInterval(() => heartbeatWorker(ws.db, identity), 3000);
+  const stopWatchdog = startStallWatchdog(LEASE_MS);
   let done = 0;
   let retired = false;
   let idleSince = Date.now();
@@ -69,6 +99,7 @@ export async function runWorker(locator: WorkspaceLocator, options: WorkerOption
     }
   } finally {
     clearInterval(beat);
+    stopWatchdog();
     stopWorker(ws.db, identity);
     ws.close();
   }

@@ -18,11 +18,11 @@ import { csrfTokenOf, rawRequest, startServer, type RunningServer } from "../hel
 import { workflowProject } from "../helpers/workflow-project";
 import { httpClient, memoryClient, type AgentClient } from "./clients";
 
-/** Whether a process is alive (signal 0). */
+/** Whether a process is alive (signal 0), a zombie not counted: a killed child its parent has not reaped yet runs nothing. */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] !== "Z";
   } catch {
     return false;
   }
@@ -226,7 +226,7 @@ describe("workflows exposed as MCP tools, over Streamable HTTP on loopback", () 
     expect(run.workflow_run.state).toBe("failed");
     expect(run.operation).toMatchObject({ state: "failed", error: { code: "TOOL_TIMEOUT" } });
     const stopped = run.operation.worker!.pid!;
-    expect(alive(stopped)).toBe(false);
+    await expect.poll(() => alive(stopped), { timeout: 5_000 }).toBe(false);
     expect(alive(server.pid)).toBe(true);
     expect((await callService(listOperations, p.ctx(), { active: true })).items).toEqual([]);
     await callService(exposeWorkflow, p.ctx(), { workflow_id: spun, withdraw: true });
@@ -238,7 +238,7 @@ describe("workflows exposed as MCP tools, over Streamable HTTP on loopback", () 
     expect(again.operation.worker!.pid).not.toBe(stopped);
   }, 60_000);
 
-  it("a run nobody waits on (the CLI's --detach) whose handler blocks its worker: the supervisor stops the worker once its lease expires, and starts another", async () => {
+  it("a run nobody waits on (the CLI's --detach) whose handler blocks its worker: the worker's watchdog ends it once its lease is lost, and another worker runs what comes next", async () => {
     const spun = await p.compile([{ id: "s", tool: "spin", arguments: { key: "spin-again" }, result: { value: "v" }, start: 0, end: 5 }]);
     const started = await runCli(["workflows", "run", spun, "--mode", "live", "--detach", "--json", "--project-root", p.root], { cwd: p.root });
     expect(started.code, started.stderr).toBe(0);
@@ -246,7 +246,7 @@ describe("workflows exposed as MCP tools, over Streamable HTTP on loopback", () 
     const worker = async () => (await callService(listOperations, p.ctx(), { limit: 20 })).items.find((o) => o.operation_id === operationId)?.worker?.pid ?? null;
     await expect.poll(worker, { timeout: 30_000 }).not.toBe(null);
     const blocked = (await worker())!;
-    // Nobody polls it: the lease (15 s) runs out, and the supervisor's watchdog (every 2 s) stops the worker.
+    // Nobody waits on it: the worker (supervised, or a detached one ensureWorker started) ends itself a lease's length (15 s) into the block.
     await expect.poll(() => alive(blocked), { timeout: 30_000, interval: 500 }).toBe(false);
     expect(alive(server.pid)).toBe(true);
     await expect.poll(async () => (await callService(listOperations, p.ctx(), { active: true })).items.map((o) => o.operation_id), { timeout: 15_000 }).not.toContain(operationId);
