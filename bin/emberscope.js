@@ -4,6 +4,7 @@
 // The bundle is split: code a command loads with import() (the MCP server and its SDK) is a chunk
 // of its own, which other commands never load.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { isMainThread, threadId, workerData } from "node:worker_threads";
@@ -11,7 +12,9 @@ import { isMainThread, threadId, workerData } from "node:worker_threads";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // Two entries sharing chunks: the CLI, and the threads an extraction starts (server/evidence/threads.ts).
 const entries = { cli: path.join(root, "server", "cli", "main.ts"), threads: path.join(root, "server", "evidence", "thread-main.ts") };
-const cacheDir = path.join(root, "node_modules", ".cache", "emberscope");
+// One cache per checkout: git worktrees that share node_modules (a symlink) must not run each
+// other's bundles (a build's inputs are the other checkout's files, so it looks fresh).
+const cacheDir = path.join(root, "node_modules", ".cache", "emberscope", createHash("sha256").update(root).digest("hex").slice(0, 12));
 // Names the directory of the current build: each build writes a new directory, so a process
 // still running an older one can load its chunks while another process rebuilds.
 const currentFile = path.join(cacheDir, "current.json");

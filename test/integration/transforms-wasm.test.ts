@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
-import { renderSql, hotspotsQuery } from "../../analysis/queries";
+import { renderSql, hotspotsQuery, type EvidenceQuery } from "../../analysis/queries";
 import { transformedCalleesQuery, transformedCallersQuery, transformedFlameTreeQuery, transformedHotspotsQuery, transformedPathTreeQuery, transformedStackExamplesQuery, transformedStackMapQuery, type Transform } from "../../analysis/queries/transforms";
 import { TABLES, type TableName } from "../../analysis/evidence/schema";
 import { parquetFileToArrowIpc } from "../../components/sql/parquet-to-arrow";
@@ -93,13 +93,13 @@ describe("transforms: the browser's engine (DuckDB-WASM) gives the server's rows
           // The sandwich's lists and time order's tree under the same stack.
           for (const frame of [key.b]) {
             const near = { generations, metric: "samples", frame_key: frame, limit: 50 };
-            for (const q of [transformedCallersQuery(list), transformedCalleesQuery(list), transformedStackExamplesQuery(list)]) expect(wasm.run(renderSql(q.sql, near)), `${q.name} ${at}`).toEqual(await ev.run(q, near));
+            for (const q of [transformedCallersQuery(list), transformedCalleesQuery(list), transformedStackExamplesQuery(list)] as EvidenceQuery<any, any>[]) expect(wasm.run(renderSql(q.sql, near)), `${q.name} ${at}`).toEqual(await ev.run(q, near));
           }
           const tree = { generations, metric: "samples" };
-          for (const q of [transformedPathTreeQuery(list), transformedStackMapQuery(list)]) {
+          for (const q of [transformedPathTreeQuery(list), transformedStackMapQuery(list)] as EvidenceQuery<any, any>[]) {
             const rows = await ev.run(q, tree);
             expect(rows.length, `${q.name} ${at}`).toBeGreaterThan(0);
-            const sorted = (r: Record<string, unknown>[]) => r.map((x) => JSON.stringify(x)).sort();
+            const sorted = (r: unknown[]) => r.map((x) => JSON.stringify(x)).sort();
             expect(sorted(wasm.run(renderSql(q.sql, tree))), `${q.name} ${at}`).toEqual(sorted(rows));
           }
         }
