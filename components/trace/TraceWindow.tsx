@@ -6,10 +6,10 @@ import "./trace.css";
 import { ErrorPanel } from "../ErrorPanel";
 import { errorDocumentOf } from "../home/trpc-client";
 import type { ErrorDocument } from "../../server/domain/errors";
-import { AXIS, layoutTracks, ROW, TRACK_HEADER, trackLabel } from "./layout";
+import { AXIS, layoutTracks, ROW, TRACK_HEADER } from "./layout";
 import { RangeFlame } from "./RangeFlame";
 import { colourFor, formatNs } from "./time-format";
-import { loadFlows, loadWindow, TraceSourceContext, type Flow, type LoadedWindow, type Span, type TraceSummary } from "./trace-data";
+import { loadFlows, loadWindow, shownTrackKeys, spanTrackChoices, tracksToLoad, TraceSourceContext, type Flow, type LoadedWindow, type Span, type TraceSummary } from "./trace-data";
 import { fitText, hiDpiContext, prefersDark } from "../canvas";
 import { useElementWidth } from "../use-element-width";
 import { TrackSelector, type TrackChoice, type TrackSelection } from "../flame/TrackSelector";
@@ -119,13 +119,16 @@ export function TraceWindow(props: {
   }, [runId, commitId]);
 
   // (Re)load spans when the view leaves what is loaded, or zooms into a window that was truncated.
+  // Only the selected tracks' spans are read: a selection that shows a track not read yet reads again.
+  const selectionKey = JSON.stringify(props.tracks ?? "all");
   const needsLoad = useMemo(() => {
     if (!view || !summary) return false;
     if (!data) return true;
     const outside = view.start < data.start_ns || view.end > data.end_ns;
     const finer = data.truncatedTracks.length > 0 && view.end - view.start < (data.end_ns - data.start_ns) * 0.6;
-    return outside || finer;
-  }, [view, data, summary]);
+    const unread = tracksToLoad(summary.tracks, props.tracks ?? "all").some((t) => !data.trackIds.includes(t.track_id));
+    return outside || finer || unread;
+  }, [view, data, summary, selectionKey]);
 
   useEffect(() => {
     if (!needsLoad || !view || !summary) return;
@@ -135,7 +138,7 @@ export function TraceWindow(props: {
       const span = view.end - view.start;
       const start = full && !data ? full.start : Math.max(full?.start ?? view.start, view.start - span * 0.25);
       const end = full && !data ? full.end + 1 : Math.min((full?.end ?? view.end) + 1, view.end + span * 0.25);
-      loadWindow(source, { runId, commitId, tracks: summary.tracks, start_ns: start, end_ns: end, budget: BUDGET, signal })
+      loadWindow(source, { runId, commitId, tracks: summary.tracks, selection: props.tracks ?? "all", start_ns: start, end_ns: end, budget: BUDGET, signal })
         .then((w) => {
           if (signal.cancelled) return;
           setData(w);
@@ -189,14 +192,7 @@ export function TraceWindow(props: {
   }, [view, selection, full]);
 
   // The track selector's choices (tracks with spans, busiest first) and the tracks it leaves shown.
-  const trackChoices = useMemo<TrackChoice[]>(
-    () =>
-      (summary?.tracks ?? [])
-        .filter((t) => t.spans > 0)
-        .map((t) => ({ track_key: t.track_key, label: trackLabel(t), process_id: t.process_id, process_name: t.process_name, thread_id: t.thread_id, thread_name: t.thread_name, kind: t.kind, samples: t.spans, value: t.spans }))
-        .sort((a, b) => b.value - a.value || a.label.localeCompare(b.label)),
-    [summary],
-  );
+  const trackChoices = useMemo<TrackChoice[]>(() => spanTrackChoices(summary?.tracks ?? []), [summary]);
   const shownKeys = useMemo(() => shownTrackKeys(trackChoices, props.tracks ?? "all"), [trackChoices, props.tracks]);
   const layout = useMemo(
     () => layoutTracks((summary?.tracks ?? []).filter((t) => shownKeys === null || shownKeys.has(t.track_key)), data?.spans ?? [], { collapsed, pinned }),
@@ -805,14 +801,6 @@ export function TraceWindow(props: {
       ) : null}
     </section>
   );
-}
-
-/** The keys of the tracks a selection leaves shown (null: every track): "busiest" is the track with the most spans; keys the run lacks are ignored (none left: every track). */
-function shownTrackKeys(choices: readonly TrackChoice[], selection: TrackSelection): ReadonlySet<string> | null {
-  if (selection === "all" || choices.length < 2) return null;
-  if (selection === "busiest") return new Set([choices[0].track_key]);
-  const known = selection.filter((k) => choices.some((t) => t.track_key === k));
-  return known.length ? new Set(known) : null;
 }
 
 /** A track label in `room` pixels: a long process name is cut before the thread's name, which stays whole when it fits ("renderer process for https://… · CrRendererMain"). */
