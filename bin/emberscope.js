@@ -77,6 +77,8 @@ async function build() {
 }
 
 const dir = currentBuild() ?? (await build());
+// The bundle finds the installation (.next/, bin/) from here, not from its own path under node_modules.
+process.env.EMBERSCOPE_PACKAGE_ROOT = root;
 if (!isMainThread && workerData?.role) {
   const threads = await import(pathToFileURL(path.join(dir, "threads.mjs")).href);
   await threads.runThread();

@@ -119,6 +119,14 @@ describe("compare page: differential flame graph of two captures of the demo", (
     // At 1024 px the table, with the demo's long file URLs, stays inside its column: the function column ellipsizes and keeps the full name and file in its title.
     await page.mouse.move(2, 2);
     await page.setViewportSize({ width: 1024, height: 900 });
+    // The run pickers' form is one row at 1024 px (the pickers' titles ellipsize instead of the candidate moving down).
+    const rows = await page.locator("form.compare-form").evaluate((form) => {
+      const tops = [...form.children].filter((c) => (c as HTMLElement).offsetParent !== null).map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2));
+      return { spread: Math.max(...tops) - Math.min(...tops), height: form.getBoundingClientRect().height, overflow: form.scrollWidth - form.clientWidth };
+    });
+    expect(rows.spread).toBeLessThanOrEqual(4);
+    expect(rows.height).toBeLessThanOrEqual(40);
+    expect(rows.overflow).toBeLessThanOrEqual(0);
     const fit = await page.locator("[data-testid=compare-table]").evaluate((t) => ({ over: t.getBoundingClientRect().right - t.parentElement!.getBoundingClientRect().right, page: document.documentElement.scrollWidth - document.documentElement.clientWidth }));
     expect(fit).toEqual({ over: expect.toSatisfy((x: number) => x <= 1), page: 0 });
     const fn = cells.locator("td.fn");

@@ -299,11 +299,23 @@ describe("daily gaps (issue 21): trace window, toolbars, tracks on compare, live
       await notebookCell.locator('[data-testid=compare-row][data-name="step"]').waitFor({ timeout: 60_000 });
       expect(await notebookCell.locator('[data-testid=compare-row][data-name="step"] [data-testid=compare-self-change]').innerText()).toBe("+6 samples");
       expect(await notebookCell.locator('[data-testid=compare-row][data-name="step"] [data-testid=compare-self-base]').innerText()).toBe(`${mainStep} samples`);
-      expect(await notebookCell.locator("[data-testid=compare-cell-tracks]").innerText()).toMatch(/base: Main thread; candidate: Main thread/);
+      // The cell has each side's track picker, showing the sides it keeps.
+      const cellTracks = notebookCell.locator("[data-testid=compare-cell-tracks]");
+      expect(await cellTracks.locator("[data-testid=compare-base-tracks] [data-testid=track-summary]").innerText()).toMatch(/Main thread/);
+      expect(await cellTracks.locator("[data-testid=compare-candidate-tracks] [data-testid=track-summary]").innerText()).toMatch(/Main thread/);
       // Its "open" link goes back to the compare page on the same tracks.
       const open = new URL((await notebookCell.locator("[data-testid=cell-open]").getAttribute("href"))!, server.url);
       expect([open.searchParams.get("btracks"), open.searchParams.get("ctracks")]).toEqual([key, key]);
       await page.screenshot({ path: screenshotPath("daily-gaps-compare-cell-tracks-1024"), fullPage: true });
+      // Picking every profile for the candidate in the cell is kept in the cell (absent: all merged) and read: the candidate's total is both profiles'.
+      const cellCandidate = cellTracks.locator("[data-testid=compare-candidate-tracks]");
+      await cellCandidate.locator("summary").click();
+      await cellCandidate.locator("[data-testid=track-all]").click();
+      await expect.poll(async () => Number(await cellCandidate.getAttribute("data-total")), { timeout: 30_000 }).toBe(sum(candidateDoc.profiles[0].weights) + sum(candidateDoc.profiles[1].weights));
+      expect(Number(await cellTracks.locator("[data-testid=compare-base-tracks]").getAttribute("data-total"))).toBe(sum(baseDoc.profiles[0].weights));
+      await expect.poll(async () => (await callService(listCells, ctx, { investigation_id: investigation.investigation_id })).items[0].content, { timeout: 15_000 }).toMatchObject({ base_tracks: [key] });
+      expect("candidate_tracks" in (await callService(listCells, ctx, { investigation_id: investigation.investigation_id })).items[0].content).toBe(false);
+      await page.screenshot({ path: screenshotPath("daily-gaps-compare-cell-picker-1024"), fullPage: true });
       expect(errors).toEqual([]);
     } finally {
       await server.stop();

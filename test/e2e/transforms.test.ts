@@ -187,7 +187,7 @@ describe("transforms in the run page (headless Chromium)", () => {
     await page.close();
   });
 
-  it("the sandwich's direct callers and a notebook flame cell take the page's transforms (server lists, hand fold)", async () => {
+  it("the sandwich's direct callers and a notebook flame cell take the page's transforms (server lists, hand fold)", { timeout: 120_000 }, async () => {
     const plain = await callService(flameTree, ctx, { run_id: runId });
     const key = (name: string) => plain.nodes.find((n) => n.name === name)!.frame_key;
     const tf = `mf-${key("run")}`;
@@ -203,6 +203,8 @@ describe("transforms in the run page (headless Chromium)", () => {
     const investigation = await callService(createInvestigation, ctx, { title: "Merged run" });
     await page.goto(`${server.url}/runs/${runId}?tf=${tf}`);
     await page.locator("[data-testid=flame-canvas]").waitFor();
+    await expect.poll(() => page.locator("[data-testid=transform-chip]").allInnerTexts()).toEqual([expect.stringContaining("Merge: run")]);
+    page.on("request", (r) => { if (r.url().includes("cells.add")) console.log("DEBUG", r.postData()); });
     await page.locator("[data-testid=add-to-investigation]").click();
     await page.locator("[data-testid=add-to-investigation-popover] >> text=Loading open investigations").waitFor({ state: "detached" });
     await page.locator(`[data-testid=add-to-investigation-choice][data-investigation-id="${investigation.investigation_id}"]`).click();

@@ -9,6 +9,7 @@ import { evidencePending } from "./evidence-state";
 import { TransformChips } from "../../transforms/TransformChips";
 import { useCellTransformStack } from "../../transforms/use-transforms";
 import { useTransformMenu } from "../../transforms/use-transform-menu";
+import { useTransformNames } from "../../transforms/use-transform-names";
 
 /** A run's flame graph at the cell's commit; zoom, search, orientation and mode live in the cell. */
 export function FlameCellView({ cell, content, onContent }: CellViewProps<"flame">) {
@@ -21,9 +22,9 @@ export function FlameCellView({ cell, content, onContent }: CellViewProps<"flame
   const flame = useFlameTree({ runId: content.run_id, commitId, metric: content.metric ?? null, tracks, transforms, inverted });
   const mode = content.mode ?? "left-heavy";
   const timeOrder = useTimeOrder({ runId: content.run_id, commitId, metric: content.metric ?? null, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: mode === "time-order", tracks, transforms });
+  const nameOf = useTransformNames({ runId: content.run_id, commitId, metric: content.metric ?? null, tracks, transforms, shown: flame && "nodes" in flame ? flame.nodes : null });
   const pending = evidencePending(flame, `the flame graph of ${content.run_id}`);
   if (pending || !flame || !("nodes" in flame)) return pending;
-  const names = new Map(flame.nodes.map((n) => [n.frame_key, n.name]));
   // A compact flame cell has no toolbar: the track selector stands above it, when there are tracks to choose.
   return (
     <>
@@ -39,7 +40,7 @@ export function FlameCellView({ cell, content, onContent }: CellViewProps<"flame
           />
         </div>
       ) : null}
-      <TransformChips stack={stack} nameOf={(key) => names.get(key)} />
+      <TransformChips stack={stack} nameOf={nameOf} />
       <FlameGraphCell
         nodes={flame.nodes}
         unit={flame.unit}

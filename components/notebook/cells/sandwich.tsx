@@ -7,6 +7,7 @@ import { evidencePending } from "./evidence-state";
 import { TransformChips } from "../../transforms/TransformChips";
 import { useCellTransformStack } from "../../transforms/use-transforms";
 import { useTransformMenu } from "../../transforms/use-transform-menu";
+import { useTransformNames } from "../../transforms/use-transform-names";
 
 /** A run's functions with the selected one's callers and callees, at the cell's commit. */
 export function SandwichCellView({ cell, content, onContent }: CellViewProps<"sandwich">) {
@@ -20,12 +21,12 @@ export function SandwichCellView({ cell, content, onContent }: CellViewProps<"sa
   const hot = useHotspots({ runId: content.run_id, commitId, metric, tracks, transforms });
   const selected = content.selected ?? null;
   const neighbours = useNeighbours({ runId: content.run_id, commitId, metric, frameKey: selected, tracks, transforms });
+  const nameOf = useTransformNames({ runId: content.run_id, commitId, metric, tracks, transforms: transforms ?? [], shown: hot && "rows" in hot ? hot.rows : null });
   const pending = evidencePending(flame, `the functions of ${content.run_id}`) ?? evidencePending(hot, "the function table");
   if (pending || !flame || !("nodes" in flame) || !hot || !("rows" in hot)) return pending;
-  const names = new Map(hot.rows.map((r) => [r.frame_key, r.name]));
   return (
     <>
-    <TransformChips stack={stack} nameOf={(key) => names.get(key)} />
+    <TransformChips stack={stack} nameOf={nameOf} />
     <SandwichCell
       functions={hot.rows}
       grandTotal={hot.grand_total}
