@@ -300,7 +300,8 @@ describe("workbench views: history, layout, theme and the trace window", () => {
     await expect.poll(() => canvas.getAttribute("data-sticky-top")).toBe("400");
     expect(await hoverName(AXIS + TRACK_HEADER + 6)).toBe("task-05");
     // Below the pinned band, the scrolled tracks: the one whose row is there now, not the pinned one.
-    const below = await hoverName(AXIS + TRACK + TRACK_HEADER + 6 + 20);
+    // (82 px: 400 + 82 − the band's 67 px is 415 = 9 tracks of 43 px + 28, a span row.)
+    const below = await hoverName(82);
     expect(below).toMatch(/^task-\d\d$/);
     expect(below).not.toBe("task-05");
     await page.mouse.move(2, 2);
