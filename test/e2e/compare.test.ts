@@ -8,7 +8,7 @@ import { layoutFlame } from "../../analysis/flame/layout";
 import { buildFlameTree } from "../../analysis/flame/tree";
 import { ROW_HEIGHT } from "../../components/flame/constants";
 import { callService, compareRuns, flameTree, runCapture, type ServiceContext } from "../../server/services";
-import { launchChromium, screenshotPath, newWatchedPage } from "../helpers/browser";
+import { launchChromium, screenshotPath, newWatchedPage, rowShape } from "../helpers/browser";
 import { demoProject } from "../helpers/demo";
 import { startServer, type RunningServer } from "../helpers/server";
 
@@ -120,10 +120,7 @@ describe("compare page: differential flame graph of two captures of the demo", (
     await page.mouse.move(2, 2);
     await page.setViewportSize({ width: 1024, height: 900 });
     // The run pickers' form is one row at 1024 px (the pickers' titles ellipsize instead of the candidate moving down).
-    const rows = await page.locator("form.compare-form").evaluate((form) => {
-      const tops = [...form.children].filter((c) => (c as HTMLElement).offsetParent !== null).map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2));
-      return { spread: Math.max(...tops) - Math.min(...tops), height: form.getBoundingClientRect().height, overflow: form.scrollWidth - form.clientWidth };
-    });
+    const rows = await rowShape(page.locator("form.compare-form"));
     expect(rows.spread).toBeLessThanOrEqual(4);
     expect(rows.height).toBeLessThanOrEqual(40);
     expect(rows.overflow).toBeLessThanOrEqual(0);

@@ -10,7 +10,7 @@ import type { Transform } from "../../analysis/queries/transforms";
 import { ROW_HEIGHT } from "../../components/flame/constants";
 import { callService, createInvestigation, flameTree, importArtifact, listCells, summarizeRun, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
+import { launchChromium, newWatchedPage, rowShape, screenshotPath } from "../helpers/browser";
 import { startServer } from "../helpers/server";
 
 /**
@@ -265,6 +265,8 @@ describe("daily gaps (issue 21): trace window, toolbars, tracks on compare, live
 
       // At 1024 px the largest-changes table fits its column: nothing it sits in scrolls sideways, and the function column ellipsizes with the whole name in its title.
       await page.setViewportSize({ width: 1024, height: 900 });
+      // The run pickers (long file titles) and the toolbar each stay one row: the titles ellipsize.
+      for (const row of ["form.compare-form", "[data-testid=compare-toolbar]"]) expect(await rowShape(page.locator(row)), row).toMatchObject({ spread: expect.toSatisfy((x: number) => x <= 4), overflow: expect.toSatisfy((x: number) => x <= 0) });
       const fit = await page.locator("[data-testid=compare-table]").evaluate((table) => {
         const spills: string[] = [];
         for (let el: HTMLElement | null = table.parentElement; el; el = el.parentElement) if (el.scrollWidth - el.clientWidth > 1) spills.push(`${el.tagName}.${el.className}: ${el.scrollWidth} > ${el.clientWidth}`);
