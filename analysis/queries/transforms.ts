@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { GenerationList } from "./columns";
+import { FrameColumns, GenerationList } from "./columns";
 import { defineQuery, sqlLiteral, type EvidenceQuery } from "./define";
 import { FRAME_INFO, METRIC, NODE_TOTALS } from "./fragments";
 import { FlameNode } from "./flame-tree";
@@ -372,13 +372,13 @@ const THROUGH = `through AS (
 )`;
 
 /**
- * callers over the transformed tree: each sample counted once, at the frame's outermost call, so
- * the caller is the frame above it (or "(root)") — as callers reads the stored stacks.
+ * A frame's direct neighbours over the transformed tree, each sample counted once, at one of the
+ * frame's calls: `edge` names the neighbour from `frames` and the call's position (null: none).
  */
-export function transformedCallersQuery(transforms: readonly Transform[]): EvidenceQuery<typeof NeighbourParams, typeof NeighbourRow> {
+function transformedNeighboursQuery(name: string, description: string, transforms: readonly Transform[], edge: string): EvidenceQuery<typeof NeighbourParams, typeof NeighbourRow> {
   return defineQuery({
-    name: "callers_transformed",
-    description: `Direct callers of a frame with transforms (${describeList(transforms, false)}); they add up to the frame's total.`,
+    name,
+    description: description.replace("{list}", describeList(transforms, false)),
     params: NeighbourParams,
     row: NeighbourRow,
     sql: `WITH RECURSIVE
@@ -386,15 +386,23 @@ ${transformedTreeCtes(transforms)},
 ${SHAPE_WALK},
 ${THROUGH},
 edges AS (
-  SELECT CASE WHEN outer_at = 1 THEN '(root)' ELSE frames[outer_at - 1] END AS frame_key, sum(self) AS value FROM through GROUP BY 1
+  SELECT ${edge} AS frame_key, sum(self) AS value FROM through GROUP BY 1
 ),
 ${NAMES}
 SELECT e.frame_key, coalesce(n.name, '(root)') AS name, n.file, n.line, n.module, coalesce(n.kind, 'program') AS kind, e.value::DOUBLE AS value
 FROM edges e LEFT JOIN names n ON n.frame_key = e.frame_key
-WHERE e.value <> 0
+WHERE e.frame_key IS NOT NULL AND e.value > 0
 ORDER BY value DESC, e.frame_key
 LIMIT $limit`,
   });
+}
+
+/**
+ * callers over the transformed tree: each sample counted once, at the frame's outermost call, so
+ * the caller is the frame above it (or "(root)") — as callers reads the stored stacks.
+ */
+export function transformedCallersQuery(transforms: readonly Transform[]): EvidenceQuery<typeof NeighbourParams, typeof NeighbourRow> {
+  return transformedNeighboursQuery("callers_transformed", "Direct callers of a frame with transforms ({list}); they add up to the frame's total.", transforms, "CASE WHEN outer_at = 1 THEN '(root)' ELSE frames[outer_at - 1] END");
 }
 
 /**
@@ -402,25 +410,7 @@ LIMIT $limit`,
  * the callee is the frame below it (samples where the frame is the leaf have none).
  */
 export function transformedCalleesQuery(transforms: readonly Transform[]): EvidenceQuery<typeof NeighbourParams, typeof NeighbourRow> {
-  return defineQuery({
-    name: "callees_transformed",
-    description: `Direct callees of a frame with transforms (${describeList(transforms, false)}); they add up to its total minus its self value.`,
-    params: NeighbourParams,
-    row: NeighbourRow,
-    sql: `WITH RECURSIVE
-${transformedTreeCtes(transforms)},
-${SHAPE_WALK},
-${THROUGH},
-edges AS (
-  SELECT frames[inner_at + 1] AS frame_key, sum(self) AS value FROM through WHERE inner_at < len(frames) GROUP BY 1
-),
-${NAMES}
-SELECT e.frame_key, n.name, n.file, n.line, n.module, n.kind, e.value::DOUBLE AS value
-FROM edges e JOIN names n ON n.frame_key = e.frame_key
-WHERE e.value > 0
-ORDER BY value DESC, e.frame_key
-LIMIT $limit`,
-  });
+  return transformedNeighboursQuery("callees_transformed", "Direct callees of a frame with transforms ({list}); they add up to its total minus its self value.", transforms, "CASE WHEN inner_at < len(frames) THEN frames[inner_at + 1] END");
 }
 
 /** stack_examples over the transformed tree: its heaviest complete stacks (root first) through the frame. */
@@ -452,17 +442,7 @@ ORDER BY value DESC, s.id`,
 
 const TreeOnly = z.object({ generations: GenerationList, metric: z.string().min(1).max(128) });
 
-export const TransformedPathNode = z.object({
-  node_id: z.string(),
-  parent_id: z.string().nullable(),
-  frame_key: z.string(),
-  name: z.string(),
-  file: z.string().nullable(),
-  line: z.number().int().nullable(),
-  module: z.string().nullable(),
-  kind: z.string(),
-  depth: z.number().int(),
-});
+export const TransformedPathNode = FrameColumns.extend({ node_id: z.string(), parent_id: z.string().nullable(), depth: z.number().int() });
 
 /** Every node of the transformed call tree (unpruned), parents before children: time order's call-path tree under transforms. */
 export function transformedPathTreeQuery(transforms: readonly Transform[]): EvidenceQuery<typeof TreeOnly, typeof TransformedPathNode> {

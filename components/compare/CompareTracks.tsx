@@ -17,21 +17,20 @@ export function CompareTracks(props: {
   /** Each side's total on its tracks, said on the element (tests read it). */
   totals?: { base: number; candidate: number };
 }) {
-  const { trees } = props;
+  const sides = [
+    { side: "base", label: "Base", tracks: props.trees.baseTracks, selection: props.base, onChange: props.onBase, total: props.totals?.base },
+    { side: "candidate", label: "Candidate", tracks: props.trees.candidateTracks, selection: props.candidate, onChange: props.onCandidate, total: props.totals?.candidate },
+  ] as const;
   return (
     <>
-      {trees.baseTracks.choices.length > 1 ? (
-        <span className="compare-side" data-testid="compare-base-tracks" data-total={props.totals?.base}>
-          <span className="tip-muted">Base</span>
-          <TrackSelector choices={trees.baseTracks.choices} covered={trees.baseTracks.covered} selection={props.base} onChange={props.onBase} unit={trees.unit} metric={trees.metric} />
-        </span>
-      ) : null}
-      {trees.candidateTracks.choices.length > 1 ? (
-        <span className="compare-side" data-testid="compare-candidate-tracks" data-total={props.totals?.candidate}>
-          <span className="tip-muted">Candidate</span>
-          <TrackSelector choices={trees.candidateTracks.choices} covered={trees.candidateTracks.covered} selection={props.candidate} onChange={props.onCandidate} unit={trees.unit} metric={trees.metric} />
-        </span>
-      ) : null}
+      {sides.map((s) =>
+        s.tracks.choices.length > 1 ? (
+          <span key={s.side} className="compare-side" data-testid={`compare-${s.side}-tracks`} data-total={s.total}>
+            <span className="tip-muted">{s.label}</span>
+            <TrackSelector choices={s.tracks.choices} covered={s.tracks.covered} selection={s.selection} onChange={s.onChange} unit={props.trees.unit} metric={props.trees.metric} />
+          </span>
+        ) : null,
+      )}
     </>
   );
 }
