@@ -138,8 +138,10 @@ export function TraceWindow(props: {
     const timer = setTimeout(() => {
       setLoading(true);
       const span = view.end - view.start;
-      const start = full && !data ? full.start : Math.max(full?.start ?? view.start, view.start - span * 0.25);
-      const end = full && !data ? full.end + 1 : Math.min((full?.end ?? view.end) + 1, view.end + span * 0.25);
+      // The first load, and one for a selection that shows tracks not read yet, read the whole run.
+      const whole = full && (!data || tracksToLoad(summary.tracks, props.tracks ?? "all").some((t) => !data.trackIds.includes(t.track_id)));
+      const start = whole ? full.start : Math.max(full?.start ?? view.start, view.start - span * 0.25);
+      const end = whole ? full.end + 1 : Math.min((full?.end ?? view.end) + 1, view.end + span * 0.25);
       loadWindow(source, { runId, commitId, tracks: summary.tracks, selection: props.tracks ?? "all", start_ns: start, end_ns: end, budget: BUDGET, signal })
         .then((w) => {
           if (signal.cancelled) return;
