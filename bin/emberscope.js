@@ -4,6 +4,7 @@
 // The bundle is split: code a command loads with import() (the MCP server and its SDK) is a chunk
 // of its own, which other commands never load.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { isMainThread, threadId, workerData } from "node:worker_threads";
@@ -11,7 +12,9 @@ import { isMainThread, threadId, workerData } from "node:worker_threads";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // Two entries sharing chunks: the CLI, and the threads an extraction starts (server/evidence/threads.ts).
 const entries = { cli: path.join(root, "server", "cli", "main.ts"), threads: path.join(root, "server", "evidence", "thread-main.ts") };
-const cacheDir = path.join(root, "node_modules", ".cache", "emberscope");
+// One cache per checkout: git worktrees that share node_modules (a symlink) must not run each
+// other's bundles (a build's inputs are the other checkout's files, so it looks fresh).
+const cacheDir = path.join(root, "node_modules", ".cache", "emberscope", createHash("sha256").update(root).digest("hex").slice(0, 12));
 // Names the directory of the current build: each build writes a new directory, so a process
 // still running an older one can load its chunks while another process rebuilds.
 const currentFile = path.join(cacheDir, "current.json");
@@ -21,10 +24,7 @@ const KEEP_OLD_BUILDS_MS = 60 * 60 * 1000;
 /** The current build's directory, unless a source changed since it was built. */
 function currentBuild() {
   try {
-    const current = JSON.parse(readFileSync(currentFile, "utf8"));
-    // Built from another checkout's sources (a node_modules copied from it): not this one's.
-    if (current.root !== root) return null;
-    const dir = path.join(cacheDir, current.dir);
+    const dir = path.join(cacheDir, JSON.parse(readFileSync(currentFile, "utf8")).dir);
     const bundle = path.join(dir, "cli.mjs");
     const inputs = path.join(dir, "inputs.json");
     if (!existsSync(bundle) || !existsSync(path.join(dir, "threads.mjs")) || !existsSync(inputs)) return null;
@@ -62,7 +62,7 @@ async function build() {
   });
   writeFileSync(path.join(dir, "inputs.json"), JSON.stringify(Object.keys(result.metafile.inputs).map((p) => path.resolve(root, p))));
   const staging = `${currentFile}.${process.pid}-${threadId}.tmp`;
-  writeFileSync(staging, JSON.stringify({ dir: name, root }));
+  writeFileSync(staging, JSON.stringify({ dir: name }));
   renameSync(staging, currentFile);
   for (const old of readdirSync(cacheDir)) {
     const oldPath = path.join(cacheDir, old);
@@ -77,6 +77,8 @@ async function build() {
 }
 
 const dir = currentBuild() ?? (await build());
+// The bundle finds the installation (.next/, bin/) from here, not from its own path under node_modules.
+process.env.EMBERSCOPE_PACKAGE_ROOT = root;
 if (!isMainThread && workerData?.role) {
   const threads = await import(pathToFileURL(path.join(dir, "threads.mjs")).href);
   await threads.runThread();

@@ -246,15 +246,26 @@ function renderTransformsSection(): string {
   return `## Call-tree transforms
 
 As Firefox Profiler's: each rewrites every sample's stack, and a list applies in order (each sees
-the previous one's output). \`evidence.flame_tree\` (with \`inverted\`: leaf functions at the roots,
-after the transforms) and \`evidence.hotspots\` (so MCP's \`analyze_hotspots\`) take \`transforms\`; the run
-page keeps them in its URL (\`tf=\`, joined by \`~\`; \`inv=1\`) and shows them as chips. The SQL is built
-per list (\`transformedFlameTreeQuery\`, \`transformedHotspotsQuery\`): the whole run's call tree merged
-by path (as \`flame_tree\`), then one recursive walk of that tree per transform that sends each node
-to its own path, an ancestor's (merged: its self value goes there) or none (dropped); totals are summed
-from self values at the end. It runs on DuckDB and DuckDB-WASM alike (a test compares their rows). A
-collapsed module becomes a frame whose key is \`moduleFrameKey(module)\`, which later transforms can name.
-Transforms apply to the whole run, not to a time range or to time order.
+the previous one's output). Every view of a run's samples takes the same stack through the same
+walk: \`evidence.flame_tree\` (with \`inverted\`: leaf functions at the roots, after the transforms),
+\`evidence.hotspots\`, \`evidence.callers\`, \`evidence.callees\`, \`evidence.stack_examples\` and
+\`evidence.neighbours\` (so MCP's \`analyze_hotspots\` and \`get_frame_neighbours\`), \`evidence.flame_timeline\`
+(time order) and the CLI's \`analyze hotspots\` and \`stacks callers|callees|examples\` (\`--transforms\`,
+in the URL's \`tf=\` form; a part that does not parse is refused). The run page keeps them in its URL
+(\`tf=\`, joined by \`~\`; \`inv=1\`) and shows them as chips; a notebook flame, sandwich or call-tree cell
+keeps them in its content (\`transforms\`, \`inverted\`), with the same chips and menu.
+
+The SQL is built per list (\`analysis/queries/transforms.ts\`): the whole run's call tree merged by path
+(as \`flame_tree\`), then one recursive walk of that tree per transform that sends each node to its own
+path, an ancestor's (merged: its self value goes there) or none (dropped); totals are summed from self
+values at the end. On the final tree, \`callers_transformed\` counts each sample at the function's
+outermost call (its caller is the frame above), \`callees_transformed\` at its innermost call (the frame
+below), as the untransformed lists do. Time order walks the transformed tree (\`path_tree_transformed\`)
+and sends each stored stack to the node its path lands on through every walk (\`stack_map_transformed\`);
+a sample a transform dropped is a gap in the order, not time of the cell before it. It all runs on
+DuckDB and DuckDB-WASM alike (a test compares their rows). A collapsed module becomes a frame whose key
+is \`moduleFrameKey(module)\`, which later transforms can name. Transforms apply to the whole run, not to
+a time range; time order is never inverted.
 
 | transform | argument | in the URL | what it does |
 |---|---|---|---|

@@ -4,6 +4,10 @@ import { fileURLToPath } from "node:url";
 
 /** The Emberscope installation (package.json, .next/, node_modules/), found from this module's location. */
 function findPackageRoot(): string {
+  // bin/emberscope.js says where it is: its bundle runs from node_modules/.cache, which in a git
+  // worktree sharing node_modules (a symlink) lies under another checkout.
+  const given = process.env.EMBERSCOPE_PACKAGE_ROOT;
+  if (given && existsSync(path.join(given, "package.json"))) return given;
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = path.join(dir, "package.json");

@@ -102,6 +102,9 @@ class WideCells {
   }
 }
 
+/** The node of a sample a transform dropped: pushed, it ends the open cells (time spent elsewhere). */
+export const GAP = -2;
+
 export class TimeOrderMerge {
   // The open cells, one per depth of the current call path.
   private open = 0;
@@ -117,6 +120,8 @@ export class TimeOrderMerge {
   private sum = 0;
   private narrowDropped = 0;
   private count = 0;
+  /** Gaps merged (samples a transform dropped): they close cells and count as ticks, not as samples. */
+  private gaps = 0;
   private firstTime = 0;
   private lastTime = 0;
 
@@ -134,10 +139,22 @@ export class TimeOrderMerge {
     this.path = new Int32Array(levels);
   }
 
-  /** Merges the next sample; false (and nothing merged) when it is earlier than the one before. */
+  /**
+   * Merges the next sample; false (and nothing merged) when it is earlier than the one before. A
+   * node of GAP (a sample a transform dropped) ends every open cell, as time spent elsewhere.
+   */
   push(node: number, time: number, value: number): boolean {
     const { parent, depth } = this.tree;
     if (this.count > 0 && time < this.lastTime) return false;
+    if (node === GAP) {
+      for (let d = this.open - 1; d >= 0; d--) this.close(d, time);
+      this.open = 0;
+      if (this.count === 0) this.firstTime = time;
+      this.lastTime = time;
+      this.count++;
+      this.gaps++;
+      return true;
+    }
     // The deepest node of this sample's path that is open: the prefix it shares with the last.
     let v = node;
     while (v >= 0 && depth[v] >= this.open) v = parent[v];
@@ -190,7 +207,7 @@ export class TimeOrderMerge {
       total: wide.total[c],
       self: wide.self[c],
     }));
-    return { cells, droppedCells: this.narrowDropped + wide.length - kept.length, windowTotal: this.sum, samples: this.count };
+    return { cells, droppedCells: this.narrowDropped + wide.length - kept.length, windowTotal: this.sum, samples: this.count - this.gaps };
   }
 
   private close(d: number, end: number): void {

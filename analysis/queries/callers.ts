@@ -8,7 +8,8 @@ export const NeighbourRow = FrameColumns.extend({
 });
 export type NeighbourRow = z.infer<typeof NeighbourRow>;
 
-const params = z.object({
+/** What a question about one frame takes (callers, callees, stack examples; also under transforms). */
+export const NeighbourParams = z.object({
   generations: GenerationList,
   metric: z.string().min(1).max(128),
   frame_key: z.string().min(1).max(64),
@@ -64,7 +65,7 @@ nested AS MATERIALIZED (
 export const callersQuery = defineQuery({
   name: "callers",
   description: "Direct callers of a frame (of its outermost call under recursion), weighted by the frame's inclusive value under each; they add up to the frame's total.",
-  params,
+  params: NeighbourParams,
   row: NeighbourRow,
   sql: `WITH RECURSIVE
 ${METRIC},
@@ -94,7 +95,7 @@ LIMIT $limit`,
 export const calleesQuery = defineQuery({
   name: "callees",
   description: "Direct callees of a frame (of its innermost call under recursion), weighted by each callee's inclusive value under it; they add up to the frame's total minus its self value.",
-  params,
+  params: NeighbourParams,
   row: NeighbourRow,
   sql: `WITH RECURSIVE
 ${METRIC},
@@ -137,7 +138,7 @@ export const StackExampleRow = z.object({
 export const stackExamplesQuery = defineQuery({
   name: "stack_examples",
   description: "Heaviest complete stacks (root first) that contain a frame.",
-  params,
+  params: NeighbourParams,
   row: StackExampleRow,
   sql: `WITH RECURSIVE
 ${METRIC},

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { GenerationList } from "./columns";
+import { FrameColumns, GenerationList } from "./columns";
 import { defineQuery, sqlLiteral, type EvidenceQuery } from "./define";
 import { FRAME_INFO, METRIC, NODE_TOTALS } from "./fragments";
 import { FlameNode } from "./flame-tree";
 import { HotspotRow } from "./hotspots";
+import { NeighbourParams, NeighbourRow, StackExampleRow } from "./callers";
 
 /**
  * Call-tree transforms, as Firefox Profiler's: each rewrites every sample's stack, and a list of
@@ -252,13 +253,16 @@ function transformedTreeCtes(transforms: readonly Transform[]): string {
   return ctes.join(",\n");
 }
 
-/** Totals of the final tree: each node's self summed into it and its ancestors (with depth and whether its frame is its outermost call). */
-const SHAPE = `shape AS (
+/** Each node of the final tree with its depth, its path's node ids and frame_keys (root first), and whether its frame is its outermost call. */
+const SHAPE_WALK = `shape AS (
   SELECT id, parent_id, frame_key, 0 AS depth, [id] AS ancestors, [frame_key] AS frames, TRUE AS outermost, self FROM tree_final WHERE parent_id IS NULL
   UNION ALL
   SELECT c.id, c.parent_id, c.frame_key, p.depth + 1, list_append(p.ancestors, c.id), list_append(p.frames, c.frame_key), NOT list_contains(p.frames, c.frame_key), c.self
   FROM shape p JOIN tree_final c ON c.parent_id = p.id
-),
+)`;
+
+/** Totals of the final tree: each node's self summed into it and its ancestors (with depth and whether its frame is its outermost call). */
+const SHAPE = `${SHAPE_WALK},
 subtotals AS (
   SELECT a.id, sum(a.self) AS total FROM (SELECT unnest(ancestors) AS id, self FROM shape WHERE self <> 0) a GROUP BY a.id
 ),
@@ -355,5 +359,126 @@ WHERE v.total <> 0
   AND ($after_self IS NULL OR v.self < $after_self OR (v.self = $after_self AND v.frame_key > $after_key))
 ORDER BY v.self DESC, v.frame_key ASC
 LIMIT $limit`,
+  });
+}
+
+/**
+ * The frame's samples in the transformed tree: each node with a self value whose path holds the
+ * frame, with the positions (1-based, root first) of the frame's outermost and innermost calls.
+ */
+const THROUGH = `through AS (
+  SELECT id, frames, self, list_position(frames, $frame_key) AS outer_at, len(frames) - list_position(list_reverse(frames), $frame_key) + 1 AS inner_at
+  FROM shape WHERE self <> 0 AND list_contains(frames, $frame_key)
+)`;
+
+/**
+ * A frame's direct neighbours over the transformed tree, each sample counted once, at one of the
+ * frame's calls: `edge` names the neighbour from `frames` and the call's position (null: none).
+ */
+function transformedNeighboursQuery(name: string, description: string, transforms: readonly Transform[], edge: string): EvidenceQuery<typeof NeighbourParams, typeof NeighbourRow> {
+  return defineQuery({
+    name,
+    description: description.replace("{list}", describeList(transforms, false)),
+    params: NeighbourParams,
+    row: NeighbourRow,
+    sql: `WITH RECURSIVE
+${transformedTreeCtes(transforms)},
+${SHAPE_WALK},
+${THROUGH},
+edges AS (
+  SELECT ${edge} AS frame_key, sum(self) AS value FROM through GROUP BY 1
+),
+${NAMES}
+SELECT e.frame_key, coalesce(n.name, '(root)') AS name, n.file, n.line, n.module, coalesce(n.kind, 'program') AS kind, e.value::DOUBLE AS value
+FROM edges e LEFT JOIN names n ON n.frame_key = e.frame_key
+WHERE e.frame_key IS NOT NULL AND e.value > 0
+ORDER BY value DESC, e.frame_key
+LIMIT $limit`,
+  });
+}
+
+/**
+ * callers over the transformed tree: each sample counted once, at the frame's outermost call, so
+ * the caller is the frame above it (or "(root)") — as callers reads the stored stacks.
+ */
+export function transformedCallersQuery(transforms: readonly Transform[]): EvidenceQuery<typeof NeighbourParams, typeof NeighbourRow> {
+  return transformedNeighboursQuery("callers_transformed", "Direct callers of a frame with transforms ({list}); they add up to the frame's total.", transforms, "CASE WHEN outer_at = 1 THEN '(root)' ELSE frames[outer_at - 1] END");
+}
+
+/**
+ * callees over the transformed tree: each sample counted once, at the frame's innermost call, so
+ * the callee is the frame below it (samples where the frame is the leaf have none).
+ */
+export function transformedCalleesQuery(transforms: readonly Transform[]): EvidenceQuery<typeof NeighbourParams, typeof NeighbourRow> {
+  return transformedNeighboursQuery("callees_transformed", "Direct callees of a frame with transforms ({list}); they add up to its total minus its self value.", transforms, "CASE WHEN inner_at < len(frames) THEN frames[inner_at + 1] END");
+}
+
+/** stack_examples over the transformed tree: its heaviest complete stacks (root first) through the frame. */
+export function transformedStackExamplesQuery(transforms: readonly Transform[]): EvidenceQuery<typeof NeighbourParams, typeof StackExampleRow> {
+  return defineQuery({
+    name: "stack_examples_transformed",
+    description: `Heaviest complete stacks (root first) that contain a frame, with transforms (${describeList(transforms, false)}).`,
+    params: NeighbourParams,
+    row: StackExampleRow,
+    sql: `WITH RECURSIVE
+${transformedTreeCtes(transforms)},
+${SHAPE_WALK},
+${THROUGH},
+heaviest AS (
+  SELECT id, frames, self FROM through WHERE self > 0 ORDER BY self DESC, id LIMIT $limit
+),
+${NAMES},
+steps AS (
+  SELECT h.id, h.self, unnest(h.frames) AS frame_key, generate_subscripts(h.frames, 1) AS at FROM heaviest h
+)
+SELECT s.self::DOUBLE AS value, list(n.name ORDER BY s.at) AS frames
+FROM steps s JOIN names n ON n.frame_key = s.frame_key
+GROUP BY s.id, s.self
+ORDER BY value DESC, s.id`,
+  });
+}
+
+// ---- time order under transforms: the transformed call-path tree, and where each stored stack lands on it ----
+
+const TreeOnly = z.object({ generations: GenerationList, metric: z.string().min(1).max(128) });
+
+export const TransformedPathNode = FrameColumns.extend({ node_id: z.string(), parent_id: z.string().nullable(), depth: z.number().int() });
+
+/** Every node of the transformed call tree (unpruned), parents before children: time order's call-path tree under transforms. */
+export function transformedPathTreeQuery(transforms: readonly Transform[]): EvidenceQuery<typeof TreeOnly, typeof TransformedPathNode> {
+  return defineQuery({
+    name: "path_tree_transformed",
+    description: `The call-path tree with transforms (${describeList(transforms, false)}), every node, parents first.`,
+    params: TreeOnly,
+    row: TransformedPathNode,
+    sql: `WITH RECURSIVE
+${transformedTreeCtes(transforms)},
+${SHAPE_WALK},
+${NAMES}
+SELECT s.id::VARCHAR AS node_id, s.parent_id::VARCHAR AS parent_id, s.frame_key, n.name, n.file, n.line, n.module, n.kind, s.depth::INTEGER AS depth
+FROM shape s JOIN names n ON n.frame_key = s.frame_key
+ORDER BY s.depth, s.id`,
+  });
+}
+
+/**
+ * Where each stored stack node of the generations lands in the transformed tree: the node of the
+ * last transform's walk that its path reaches through every walk in turn (merged nodes land on an
+ * ancestor's; dropped ones have no row). `g` is the generation's 0-based position in $generations.
+ */
+export function transformedStackMapQuery(transforms: readonly Transform[]): EvidenceQuery<typeof TreeOnly, z.ZodObject<{ g: z.ZodNumber; stack_id: z.ZodNumber; node_id: z.ZodString }>> {
+  const joins = transforms.map((_, i) => `JOIN walk_${i + 1} w${i + 1} ON w${i + 1}.id = ${i === 0 ? "b.path_key" : `w${i}.path`}`).join("\n");
+  const last = transforms.length ? `w${transforms.length}.path` : "b.path_key";
+  return defineQuery({
+    name: "stack_map_transformed",
+    description: `Each stored stack's node in the call-path tree with transforms (${describeList(transforms, false)}).`,
+    params: TreeOnly,
+    row: z.object({ g: z.number().int(), stack_id: z.number().int(), node_id: z.string() }),
+    sql: `WITH RECURSIVE
+${transformedTreeCtes(transforms)}
+SELECT (list_position($generations, b.generation_id) - 1)::INTEGER AS g, b.stack_id::INTEGER AS stack_id, (${last})::VARCHAR AS node_id
+FROM base_paths b
+${joins}
+WHERE ${last} IS NOT NULL`,
   });
 }

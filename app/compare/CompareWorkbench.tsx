@@ -6,7 +6,8 @@ import { useCompareRows, useCompareTrees } from "../../components/evidence/use-e
 import { AddToInvestigation, type CellDraft } from "../../components/notebook/AddToInvestigation";
 import { useUrlState } from "../../components/use-url-state";
 import { COMPARE_URL_STATE, type CompareUrlState } from "./url-state";
-import { TrackSelector, formatTrackSelection, parseTrackSelection, type TrackSelection } from "../../components/flame/TrackSelector";
+import { formatTrackSelection, parseTrackSelection, type TrackSelection } from "../../components/flame/TrackSelector";
+import { CompareTracks } from "../../components/compare/CompareTracks";
 
 /** A compare side's tracks from the URL: absent is every track merged (as the comparison always read). */
 const sideTracks = (value: string | null): TrackSelection => (value === null ? "all" : parseTrackSelection(value));
@@ -70,18 +71,14 @@ export function CompareWorkbench(props: CompareWorkbenchProps) {
     <>
       <div className="flame-toolbar" data-testid="compare-toolbar">
         {metricPicker}
-        {trees.baseTracks.choices.length > 1 ? (
-        <span className="compare-side" data-testid="compare-base-tracks" data-total={table.base_total}>
-          <span className="tip-muted">Base</span>
-          <TrackSelector choices={trees.baseTracks.choices} covered={trees.baseTracks.covered} selection={baseTracks} onChange={(next) => patch({ btracks: sideValue(next), zoom: null })} unit={trees.unit} metric={trees.metric} />
-        </span>
-        ) : null}
-        {trees.candidateTracks.choices.length > 1 ? (
-        <span className="compare-side" data-testid="compare-candidate-tracks" data-total={table.candidate_total}>
-          <span className="tip-muted">Candidate</span>
-          <TrackSelector choices={trees.candidateTracks.choices} covered={trees.candidateTracks.covered} selection={candidateTracks} onChange={(next) => patch({ ctracks: sideValue(next), zoom: null })} unit={trees.unit} metric={trees.metric} />
-        </span>
-        ) : null}
+        <CompareTracks
+          trees={trees}
+          base={baseTracks}
+          candidate={candidateTracks}
+          onBase={(next) => patch({ btracks: sideValue(next), zoom: null })}
+          onCandidate={(next) => patch({ ctracks: sideValue(next), zoom: null })}
+          totals={{ base: table.base_total, candidate: table.candidate_total }}
+        />
         <span className="spacer" />
         <AddToInvestigation cell={viewAsCell} />
       </div>

@@ -150,12 +150,13 @@ export function useHotspots(args: { runId: string | null; commitId: string; metr
   );
 }
 
-/** The selected function's direct callers and callees (null `frameKey`: none selected). */
-export function useNeighbours(args: { runId: string; commitId: string; metric: string | null; frameKey: string | null; tracks?: TrackSelection }): { callers: NeighbourRow[] | null; callees: NeighbourRow[] | null } {
-  const { runId, commitId, metric, frameKey, tracks = "all" } = args;
+/** The selected function's direct callers and callees, under the view's transforms (null `frameKey`: none selected). */
+export function useNeighbours(args: { runId: string; commitId: string; metric: string | null; frameKey: string | null; tracks?: TrackSelection; transforms?: readonly Transform[] }): { callers: NeighbourRow[] | null; callees: NeighbourRow[] | null } {
+  const { runId, commitId, metric, frameKey, tracks = "all", transforms = [] } = args;
   const valid = frameKey !== null && /^[0-9a-f]{16}$/.test(frameKey);
-  const answer = useFetched(valid ? `neighbours\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${frameKey}\u0000${tracksKey(tracks)}` : null, () => {
-    const input = { run_id: runId, frame_key: frameKey!, metric: metric ?? undefined, commit_id: commitId, limit: 30, tracks };
+  const shaped = transforms.length > 0 ? { transforms: [...transforms] } : {};
+  const answer = useFetched(valid ? `neighbours\u0000${runId}\u0000${commitId}\u0000${metric}\u0000${frameKey}\u0000${tracksKey(tracks)}\u0000${JSON.stringify(shaped)}` : null, () => {
+    const input = { run_id: runId, frame_key: frameKey!, metric: metric ?? undefined, commit_id: commitId, limit: 30, tracks, ...shaped };
     return Promise.all([queryService("evidence.callers", input), queryService("evidence.callees", input)]).then(([callers, callees]) => ({ callers: callers.rows, callees: callees.rows }));
   });
   if (answer === null) return { callers: null, callees: null };

@@ -10,6 +10,7 @@ import { callQuery, errorDocumentOf } from "../home/trpc-client";
 import type { TimeOrderInput } from "./FlameGraphCell";
 import { TIME_ORDER_CELL_BUDGET as CELL_BUDGET, timeOrderQuestion } from "./time-order-question";
 import type { TrackSelection } from "./TrackSelector";
+import { formatTransforms, type Transform } from "../../analysis/queries/transforms";
 
 export type TimelineAnswer = z.output<typeof flameTimeline.output>;
 
@@ -22,19 +23,22 @@ const seeds = new Map<string, Promise<TimelineAnswer | null>>();
  * metric than the page's (a commit published meanwhile), or none (it failed), is not used and
  * the page asks again.
  */
-export function seedTimeOrder(args: { runId: string; commitId: string; metric: string | null; tracks?: TrackSelection }, first: Promise<TimelineAnswer | null>): void {
+export function seedTimeOrder(args: { runId: string; commitId: string; metric: string | null; tracks?: TrackSelection; transforms?: readonly Transform[] }, first: Promise<TimelineAnswer | null>): void {
   if (typeof window === "undefined") return;
-  seeds.set(questionKey(args.runId, args.commitId, args.metric, null, tracksKeyOf(args.tracks), 0), usableSeed(first, args));
+  seeds.set(questionKey(args.runId, args.commitId, args.metric, null, tracksKeyOf(args.tracks, args.transforms), 0), usableSeed(first, args));
 }
 
-function tracksKeyOf(selection: TrackSelection | undefined): string {
+/** The tracks and transforms of a question, as a key part. */
+function tracksKeyOf(selection: TrackSelection | undefined, transforms: readonly Transform[] = []): string {
   const tracks = selection === undefined || selection === "all" ? undefined : selection;
-  return tracks === undefined ? "" : Array.isArray(tracks) ? tracks.join(",") : tracks;
+  return `${tracks === undefined ? "" : Array.isArray(tracks) ? tracks.join(",") : tracks}\u0000${formatTransforms(transforms) ?? ""}`;
 }
 
 function questionKey(runId: string, commitId: string, metric: string | null, trackId: number | null, tracksKey: string, attempt: number): string {
   return `${runId}\u0000${commitId}\u0000${metric}\u0000${trackId}\u0000${tracksKey}\u0000${attempt}`;
 }
+
+const NO_TRANSFORMS: readonly Transform[] = [];
 
 type Loaded = { key: string; cells: NonNullable<TimeOrderInput["cells"]>; note: TimeOrderInput["note"] } | { key: string; error: ErrorDocument };
 
@@ -53,10 +57,13 @@ export function useTimeOrder(args: {
   enabled: boolean;
   /** The page's track selection; "all" (or none) orders one thread at a time, with its own picker. */
   tracks?: TrackSelection;
+  /** The view's transforms (the flame graph's chips): cells merge along the transformed stacks. */
+  transforms?: readonly Transform[];
 }): TimeOrderInput {
   const { runId, commitId, metric, timeRange, enabled } = args;
   const tracks = args.tracks === undefined || args.tracks === "all" ? undefined : args.tracks;
-  const tracksKey = tracksKeyOf(args.tracks);
+  const transforms = args.transforms ?? NO_TRANSFORMS;
+  const tracksKey = tracksKeyOf(args.tracks, transforms);
   const available = timeRange !== null && timeRange !== undefined;
   // Not known to be impossible (the run's flame tree, which says, may still be on its way): the
   // cells are asked for at once, beside the flame tree rather than after it.
@@ -72,7 +79,7 @@ export function useTimeOrder(args: {
     let live = true;
     // Marks for the benchmark: when the cells were asked for and when they arrived.
     performance.mark("emberscope:time-order-request");
-    const ask = () => callQuery<typeof flameTimeline>("evidence.flame_timeline", timeOrderQuestion({ runId, commitId, metric, trackId, tracks }));
+    const ask = () => callQuery<typeof flameTimeline>("evidence.flame_timeline", timeOrderQuestion({ runId, commitId, metric, trackId, tracks, transforms }));
     // The server's own answer, when it asked this question while rendering the page (kept: an
     // effect run again before it arrived takes the same answer; a commit's answer does not change).
     const seeded = seeds.get(key);
@@ -117,7 +124,7 @@ export function useTimeOrder(args: {
     return () => {
       live = false;
     };
-  }, [enabled, possible, key, runId, commitId, metric, trackId, tracks, result?.key]);
+  }, [enabled, possible, key, runId, commitId, metric, trackId, tracks, transforms, result?.key]);
   const retry = useCallback(() => setAttempt((a) => a + 1), []);
   if (!available) return { disabledReason: "the samples of this metric carry no timestamps (an aggregate profile)", cells: null };
   const current = result?.key === key ? result : null;

@@ -1,4 +1,5 @@
 import type { Cell, EvidenceTarget } from "../../server/domain/notebook";
+import { formatTransforms } from "../../analysis/queries/transforms";
 
 /** Where a cell's view opens in the workbench, at the cell's commit and with its view state; null for kinds with no page of their own. */
 export function workbenchUrlOf(cell: Cell): string | null {
@@ -8,14 +9,16 @@ export function workbenchUrlOf(cell: Cell): string | null {
   const runPage = (runId: string, params: Record<string, string | number | boolean | null | undefined>) => `/runs/${encodeURIComponent(runId)}?${query({ commit, ...params })}`;
   // The compare page's form: absent is every track merged.
   const tracksParam = (t: "all" | "busiest" | string[] | undefined) => (t === undefined || t === "all" ? null : t === "busiest" ? "busiest" : [...t].sort().join(","));
+  // The cell's transforms as the run page's URL keeps them.
+  const tf = (c: { transforms?: Parameters<typeof formatTransforms>[0]; inverted?: boolean }) => ({ tf: formatTransforms(c.transforms ?? []), inv: c.inverted ? "1" : null });
   const range = (r: readonly [number, number] | undefined) => (r ? `${r[0]}..${r[1]}` : null);
   switch (cell.kind) {
     case "flame":
-      return runPage(cell.content.run_id, { metric: cell.content.metric, zoom: cell.content.zoom, q: cell.content.search, orient: cell.content.orientation, mode: cell.content.mode });
+      return runPage(cell.content.run_id, { metric: cell.content.metric, zoom: cell.content.zoom, q: cell.content.search, orient: cell.content.orientation, mode: cell.content.mode, ...tf(cell.content) });
     case "sandwich":
-      return runPage(cell.content.run_id, { view: "sandwich", metric: cell.content.metric, sel: cell.content.selected });
+      return runPage(cell.content.run_id, { view: "sandwich", metric: cell.content.metric, sel: cell.content.selected, ...tf(cell.content) });
     case "calltree":
-      return runPage(cell.content.run_id, { view: "calltree", metric: cell.content.metric });
+      return runPage(cell.content.run_id, { view: "calltree", metric: cell.content.metric, ...tf(cell.content) });
     case "trace":
       return runPage(cell.content.run_id, { view: "trace", window: range(cell.content.window), range: range(cell.content.range) });
     case "compare":

@@ -6,10 +6,10 @@ import "./trace.css";
 import { ErrorPanel } from "../ErrorPanel";
 import { errorDocumentOf } from "../home/trpc-client";
 import type { ErrorDocument } from "../../server/domain/errors";
-import { AXIS, layoutTracks, ROW, TRACK_HEADER, trackLabel } from "./layout";
+import { AXIS, layoutTracks, ROW, TRACK_HEADER } from "./layout";
 import { RangeFlame } from "./RangeFlame";
 import { colourFor, formatNs } from "./time-format";
-import { loadFlows, loadWindow, TraceSourceContext, type Flow, type LoadedWindow, type Span, type TraceSummary } from "./trace-data";
+import { loadFlows, loadWindow, shownTrackKeys, spanTrackChoices, tracksToLoad, TraceSourceContext, type Flow, type LoadedWindow, type Span, type TraceSummary } from "./trace-data";
 import { fitText, hiDpiContext, prefersDark } from "../canvas";
 import { useElementWidth } from "../use-element-width";
 import { TrackSelector, type TrackChoice, type TrackSelection } from "../flame/TrackSelector";
@@ -76,6 +76,8 @@ export function TraceWindow(props: {
   // Tracks the person collapsed or pinned, the search and its current match, and where the pointer rests (W/S zoom around it).
   const [collapsed, setCollapsed] = useState<ReadonlySet<number>>(new Set());
   const [pinned, setPinned] = useState<ReadonlySet<number>>(new Set());
+  // How far the track area is scrolled: the axis and the pinned tracks are drawn that far down, so they stay in view.
+  const [stickyTop, setStickyTop] = useState(0);
   const [query, setQuery] = useState("");
   const [matchIndex, setMatchIndex] = useState(-1);
   const pointerPx = useRef<number | null>(null);
@@ -119,13 +121,16 @@ export function TraceWindow(props: {
   }, [runId, commitId]);
 
   // (Re)load spans when the view leaves what is loaded, or zooms into a window that was truncated.
+  // Only the selected tracks' spans are read: a selection that shows a track not read yet reads again.
+  const selectionKey = JSON.stringify(props.tracks ?? "all");
   const needsLoad = useMemo(() => {
     if (!view || !summary) return false;
     if (!data) return true;
     const outside = view.start < data.start_ns || view.end > data.end_ns;
     const finer = data.truncatedTracks.length > 0 && view.end - view.start < (data.end_ns - data.start_ns) * 0.6;
-    return outside || finer;
-  }, [view, data, summary]);
+    const unread = tracksToLoad(summary.tracks, props.tracks ?? "all").some((t) => !data.trackIds.includes(t.track_id));
+    return outside || finer || unread;
+  }, [view, data, summary, selectionKey]);
 
   useEffect(() => {
     if (!needsLoad || !view || !summary) return;
@@ -133,9 +138,11 @@ export function TraceWindow(props: {
     const timer = setTimeout(() => {
       setLoading(true);
       const span = view.end - view.start;
-      const start = full && !data ? full.start : Math.max(full?.start ?? view.start, view.start - span * 0.25);
-      const end = full && !data ? full.end + 1 : Math.min((full?.end ?? view.end) + 1, view.end + span * 0.25);
-      loadWindow(source, { runId, commitId, tracks: summary.tracks, start_ns: start, end_ns: end, budget: BUDGET, signal })
+      // The first load, and one for a selection that shows tracks not read yet, read the whole run.
+      const whole = full && (!data || tracksToLoad(summary.tracks, props.tracks ?? "all").some((t) => !data.trackIds.includes(t.track_id)));
+      const start = whole ? full.start : Math.max(full?.start ?? view.start, view.start - span * 0.25);
+      const end = whole ? full.end + 1 : Math.min((full?.end ?? view.end) + 1, view.end + span * 0.25);
+      loadWindow(source, { runId, commitId, tracks: summary.tracks, selection: props.tracks ?? "all", start_ns: start, end_ns: end, budget: BUDGET, signal })
         .then((w) => {
           if (signal.cancelled) return;
           setData(w);
@@ -189,14 +196,7 @@ export function TraceWindow(props: {
   }, [view, selection, full]);
 
   // The track selector's choices (tracks with spans, busiest first) and the tracks it leaves shown.
-  const trackChoices = useMemo<TrackChoice[]>(
-    () =>
-      (summary?.tracks ?? [])
-        .filter((t) => t.spans > 0)
-        .map((t) => ({ track_key: t.track_key, label: trackLabel(t), process_id: t.process_id, process_name: t.process_name, thread_id: t.thread_id, thread_name: t.thread_name, kind: t.kind, samples: t.spans, value: t.spans }))
-        .sort((a, b) => b.value - a.value || a.label.localeCompare(b.label)),
-    [summary],
-  );
+  const trackChoices = useMemo<TrackChoice[]>(() => spanTrackChoices(summary?.tracks ?? []), [summary]);
   const shownKeys = useMemo(() => shownTrackKeys(trackChoices, props.tracks ?? "all"), [trackChoices, props.tracks]);
   const layout = useMemo(
     () => layoutTracks((summary?.tracks ?? []).filter((t) => shownKeys === null || shownKeys.has(t.track_key)), data?.spans ?? [], { collapsed, pinned }),
@@ -233,80 +233,83 @@ export function TraceWindow(props: {
     const accent = css.getPropertyValue("--accent").trim() || "#c2410c";
     const marked = props.marked;
     const colours = new Map<string, string>();
-    for (const row of layout.tracks) {
+    /** One track's header and spans, `dy` below its place in the layout (pinned tracks: the scroll offset, to stay on top). */
+    const drawRow = (row: (typeof layout.tracks)[number], dy: number) => {
+      const ry = row.y + dy;
       ctx.fillStyle = search?.tracks.has(row.track.track_id) ? accent : bgRail;
-      ctx.globalAlpha = search?.tracks.has(row.track.track_id) ? 0.25 : 1;
-      ctx.fillRect(0, row.y, width, TRACK_HEADER);
-      ctx.globalAlpha = 1;
-      ctx.fillStyle = fg;
-      // ▸/▾ collapses (click the header), the pin on the right of the gutter keeps the track on top.
-      ctx.fillText(row.collapsed ? "▸" : "▾", 6, row.y + TRACK_HEADER / 2);
-      ctx.font = "600 11px system-ui, sans-serif";
-      const shown = fitLabel(ctx, row.label, gutter - PIN_BOX - 22);
-      if (shown !== row.label) cut++;
-      ctx.fillText(shown, 18, row.y + TRACK_HEADER / 2);
-      ctx.font = "11px system-ui, sans-serif";
-      ctx.fillStyle = row.pinned ? accent : muted;
-      ctx.fillText(row.pinned ? "● pin" : "○ pin", gutter - PIN_BOX, row.y + TRACK_HEADER / 2);
-      ctx.fillStyle = muted;
-      if (!row.collapsed) ctx.fillText(fitText(ctx, `${row.track.spans.toLocaleString("en-US")} spans`, gutter - 16), 8, row.y + TRACK_HEADER + 9);
-      ctx.strokeStyle = border;
-      ctx.beginPath();
-      ctx.moveTo(0, row.y + row.height - 0.5);
-      ctx.lineTo(width, row.y + row.height - 0.5);
-      ctx.stroke();
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(gutter, row.y, width - gutter, row.height);
-      ctx.clip();
-      // Per depth, the last pixel filled: spans narrower than a pixel merge into one mark.
-      const lastPx = new Float64Array(row.depth).fill(-1);
-      for (const s of row.collapsed ? [] : row.spans) {
-        const x0 = x(s.start_ns);
-        const x1 = x(s.start_ns + s.dur_ns);
-        if (x1 < gutter || x0 > width) continue;
-        drawn++;
-        const y = row.y + TRACK_HEADER + s.depth * ROW;
-        const w = x1 - x0;
-        const critical = marked?.has(`${s.generation_id}:${s.span_id}`) ?? false;
-        if (w < 1 && !critical) {
-          if (Math.floor(x0) <= lastPx[s.depth]) continue;
-          lastPx[s.depth] = Math.floor(x0);
-        }
-        let colour = colours.get(s.name);
-        if (!colour) colours.set(s.name, (colour = colourFor(s.name, dark)));
-        ctx.fillStyle = colour;
-        const selected = picked && picked.span_id === s.span_id && picked.generation_id === s.generation_id;
-        // A search dims what does not match, as the flame graph does.
-        ctx.globalAlpha = search && !search.keys.has(`${s.generation_id}:${s.span_id}`) ? 0.2 : 1;
-        ctx.fillRect(Math.max(gutter, x0), y, Math.max(1, Math.min(x1, width) - Math.max(gutter, x0) - (w > 3 ? 1 : 0)), ROW - 2);
+        ctx.globalAlpha = search?.tracks.has(row.track.track_id) ? 0.25 : 1;
+        ctx.fillRect(0, ry, width, TRACK_HEADER);
         ctx.globalAlpha = 1;
-        if (critical) {
-          // The critical path: an outline and a bar under the span.
-          const left = Math.max(gutter, x0);
-          const right = Math.max(left + 2, Math.min(x1, width));
-          ctx.strokeStyle = accent;
-          ctx.lineWidth = 1.5;
-          ctx.strokeRect(left + 0.75, y + 0.75, right - left - 1.5, ROW - 3.5);
-          ctx.fillStyle = accent;
-          ctx.fillRect(left, y + ROW - 5, right - left, 3);
-          ctx.lineWidth = 1;
-          markedDrawn++;
+        ctx.fillStyle = fg;
+        // ▸/▾ collapses (click the header), the pin on the right of the gutter keeps the track on top.
+        ctx.fillText(row.collapsed ? "▸" : "▾", 6, ry + TRACK_HEADER / 2);
+        ctx.font = "600 11px system-ui, sans-serif";
+        const shown = fitLabel(ctx, row.label, gutter - PIN_BOX - 22);
+        if (shown !== row.label) cut++;
+        ctx.fillText(shown, 18, ry + TRACK_HEADER / 2);
+        ctx.font = "11px system-ui, sans-serif";
+        ctx.fillStyle = row.pinned ? accent : muted;
+        ctx.fillText(row.pinned ? "● pin" : "○ pin", gutter - PIN_BOX, ry + TRACK_HEADER / 2);
+        ctx.fillStyle = muted;
+        if (!row.collapsed) ctx.fillText(fitText(ctx, `${row.track.spans.toLocaleString("en-US")} spans`, gutter - 16), 8, ry + TRACK_HEADER + 9);
+        ctx.strokeStyle = border;
+        ctx.beginPath();
+        ctx.moveTo(0, ry + row.height - 0.5);
+        ctx.lineTo(width, ry + row.height - 0.5);
+        ctx.stroke();
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(gutter, ry, width - gutter, row.height);
+        ctx.clip();
+        // Per depth, the last pixel filled: spans narrower than a pixel merge into one mark.
+        const lastPx = new Float64Array(row.depth).fill(-1);
+        for (const s of row.collapsed ? [] : row.spans) {
+          const x0 = x(s.start_ns);
+          const x1 = x(s.start_ns + s.dur_ns);
+          if (x1 < gutter || x0 > width) continue;
+          drawn++;
+          const y = ry + TRACK_HEADER + s.depth * ROW;
+          const w = x1 - x0;
+          const critical = marked?.has(`${s.generation_id}:${s.span_id}`) ?? false;
+          if (w < 1 && !critical) {
+            if (Math.floor(x0) <= lastPx[s.depth]) continue;
+            lastPx[s.depth] = Math.floor(x0);
+          }
+          let colour = colours.get(s.name);
+          if (!colour) colours.set(s.name, (colour = colourFor(s.name, dark)));
+          ctx.fillStyle = colour;
+          const selected = picked && picked.span_id === s.span_id && picked.generation_id === s.generation_id;
+          // A search dims what does not match, as the flame graph does.
+          ctx.globalAlpha = search && !search.keys.has(`${s.generation_id}:${s.span_id}`) ? 0.2 : 1;
+          ctx.fillRect(Math.max(gutter, x0), y, Math.max(1, Math.min(x1, width) - Math.max(gutter, x0) - (w > 3 ? 1 : 0)), ROW - 2);
+          ctx.globalAlpha = 1;
+          if (critical) {
+            // The critical path: an outline and a bar under the span.
+            const left = Math.max(gutter, x0);
+            const right = Math.max(left + 2, Math.min(x1, width));
+            ctx.strokeStyle = accent;
+            ctx.lineWidth = 1.5;
+            ctx.strokeRect(left + 0.75, y + 0.75, right - left - 1.5, ROW - 3.5);
+            ctx.fillStyle = accent;
+            ctx.fillRect(left, y + ROW - 5, right - left, 3);
+            ctx.lineWidth = 1;
+            markedDrawn++;
+          }
+          if (selected) {
+            ctx.strokeStyle = fg;
+            ctx.lineWidth = 2;
+            ctx.strokeRect(Math.max(gutter, x0) + 1, y + 1, Math.max(1, Math.min(x1, width) - Math.max(gutter, x0) - 2), ROW - 4);
+            ctx.lineWidth = 1;
+          }
+          if (w > 28) {
+            ctx.fillStyle = dark ? "#f3f4f6" : "#111827";
+            const left = Math.max(gutter, x0) + 3;
+            ctx.fillText(fitText(ctx, s.name, Math.min(x1, width) - left - 3), left, y + (ROW - 2) / 2);
+          }
         }
-        if (selected) {
-          ctx.strokeStyle = fg;
-          ctx.lineWidth = 2;
-          ctx.strokeRect(Math.max(gutter, x0) + 1, y + 1, Math.max(1, Math.min(x1, width) - Math.max(gutter, x0) - 2), ROW - 4);
-          ctx.lineWidth = 1;
-        }
-        if (w > 28) {
-          ctx.fillStyle = dark ? "#f3f4f6" : "#111827";
-          const left = Math.max(gutter, x0) + 3;
-          ctx.fillText(fitText(ctx, s.name, Math.min(x1, width) - left - 3), left, y + (ROW - 2) / 2);
-        }
-      }
-      ctx.restore();
-    }
+        ctx.restore();
+    };
+    for (const row of layout.tracks) if (!row.pinned || stickyTop === 0) drawRow(row, 0);
     drawnRef.current = drawn;
     canvas.dataset.drawn = String(drawn);
     canvas.dataset.marked = String(markedDrawn);
@@ -355,8 +358,23 @@ export function TraceWindow(props: {
         ctx.strokeRect(a + 0.5, AXIS + 0.5, b - a - 1, height - AXIS - 1);
       }
     }
+    // Scrolled: the pinned tracks and the axis stay at the top of the track area, over the rest (Perfetto's pinned tracks).
+    if (stickyTop > 0) {
+      const band = layout.tracks.filter((r) => r.pinned);
+      const bottom = band.reduce((b, r) => Math.max(b, r.y + r.height), AXIS);
+      ctx.fillStyle = css.getPropertyValue("--bg").trim() || "#ffffff";
+      ctx.fillRect(0, stickyTop, width, bottom);
+      for (const row of band) drawRow(row, stickyTop);
+      if (band.length) {
+        ctx.fillStyle = border;
+        ctx.fillRect(0, stickyTop + bottom - 2, width, 2);
+      }
+    }
+    canvas.dataset.stickyTop = String(stickyTop);
     // Time axis (relative to the run's first span).
     const origin = full?.start ?? 0;
+    ctx.save();
+    ctx.translate(0, stickyTop);
     ctx.fillStyle = bgRail;
     ctx.fillRect(0, 0, width, AXIS);
     ctx.fillStyle = muted;
@@ -374,7 +392,8 @@ export function TraceWindow(props: {
     }
     ctx.fillStyle = fg;
     ctx.fillText(`${formatNs(view.end - view.start)} visible`, 8, AXIS / 2);
-  }, [layout, view, width, x, flows, selection, dragNow, picked, full, props.marked, search]);
+    ctx.restore();
+  }, [layout, view, width, x, flows, selection, dragNow, picked, full, props.marked, search, stickyTop]);
 
   // Minimap: span density of the whole run per track, with the visible window.
   useEffect(() => {
@@ -451,7 +470,13 @@ export function TraceWindow(props: {
     return () => canvas.removeEventListener("wheel", onWheel);
   }, [zoom, pan, summary]);
 
-  const spanAt = (px: number, py: number): Span | null => {
+  // The sticky band's height (axis and pinned tracks), and a pointer's y in the layout: over the
+  // band (drawn at the scroll offset) the band's own rows, elsewhere the scrolled ones.
+  const bandBottom = useMemo(() => layout.tracks.reduce((b, r) => (r.pinned ? Math.max(b, r.y + r.height) : b), AXIS), [layout]);
+  const layoutY = (py: number): number => (stickyTop > 0 && py >= stickyTop && py < stickyTop + bandBottom ? py - stickyTop : py);
+
+  const spanAt = (px: number, rawY: number): Span | null => {
+    const py = layoutY(rawY);
     const row = layout.tracks.find((t) => py >= t.y + TRACK_HEADER && py < t.y + t.height);
     if (!row) return null;
     const depth = Math.floor((py - row.y - TRACK_HEADER) / ROW);
@@ -466,7 +491,8 @@ export function TraceWindow(props: {
   };
 
   /** A click on a track's header: the pin toggles pinning, elsewhere it collapses or expands the track. */
-  const onHeader = (px: number, py: number): boolean => {
+  const onHeader = (px: number, rawY: number): boolean => {
+    const py = layoutY(rawY);
     const row = layout.tracks.find((t) => py >= t.y && py < t.y + TRACK_HEADER);
     if (!row || px >= gutter) return false;
     const id = row.track.track_id;
@@ -494,7 +520,7 @@ export function TraceWindow(props: {
     const px = e.clientX - rect.left;
     const py = e.clientY - rect.top;
     pointerPx.current = px >= gutter ? px : null;
-    const header = px < gutter ? layout.tracks.find((t) => py >= t.y && py < t.y + TRACK_HEADER) : undefined;
+    const header = px < gutter ? layout.tracks.find((t) => layoutY(py) >= t.y && layoutY(py) < t.y + TRACK_HEADER) : undefined;
     setHeaderTitle(header ? `${header.label} — ${header.track.spans.toLocaleString("en-US")} spans · click to ${header.collapsed ? "expand" : "collapse"}` : null);
     if (drag.current) {
       if (Math.abs(px - drag.current.x0) > 3) drag.current.moved = true;
@@ -695,7 +721,7 @@ export function TraceWindow(props: {
         <div className={`trace-dock-layout${picked || selection ? " has-details" : ""}`}>
         <div className="trace-body" ref={wrapRef}>
           <canvas ref={miniRef} className="trace-minimap" data-testid="trace-minimap" onMouseDown={onMinimap} onMouseMove={onMinimap} aria-label="Overview: click or drag to move the visible window" />
-          <div className="trace-scroll" ref={scrollRef}>
+          <div className="trace-scroll" ref={scrollRef} onScroll={(e) => setStickyTop(Math.max(0, Math.round(e.currentTarget.scrollTop)))} data-testid="trace-scroll">
             <canvas
               ref={canvasRef}
               className="trace-canvas"
@@ -805,14 +831,6 @@ export function TraceWindow(props: {
       ) : null}
     </section>
   );
-}
-
-/** The keys of the tracks a selection leaves shown (null: every track): "busiest" is the track with the most spans; keys the run lacks are ignored (none left: every track). */
-function shownTrackKeys(choices: readonly TrackChoice[], selection: TrackSelection): ReadonlySet<string> | null {
-  if (selection === "all" || choices.length < 2) return null;
-  if (selection === "busiest") return new Set([choices[0].track_key]);
-  const known = selection.filter((k) => choices.some((t) => t.track_key === k));
-  return known.length ? new Set(known) : null;
 }
 
 /** A track label in `room` pixels: a long process name is cut before the thread's name, which stays whole when it fits ("renderer process for https://… · CrRendererMain"). */

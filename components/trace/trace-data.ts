@@ -6,6 +6,9 @@ import type { z } from "zod";
 import { createContext } from "react";
 import type { flameTree } from "../../server/services/evidence";
 import { callQuery } from "../home/trpc-client";
+import type { TrackChoice } from "../flame/TrackSelector";
+import type { TrackSelection } from "../flame/track-selection";
+import { trackLabel } from "./layout";
 
 export type Summary = z.output<(typeof summarizeRun)["output"]>;
 export type WindowResult = z.output<(typeof traceWindow)["output"]>;
@@ -46,17 +49,42 @@ export interface LoadedWindow {
   spans: Span[];
   /** Tracks whose spans in the window did not all fit the budget. */
   truncatedTracks: number[];
+  /** The tracks whose spans were read (the selection's); others' spans were not fetched. */
+  trackIds: number[];
   commit_id: string;
 }
 
 const PAGE = 5000;
 
+/** The trace window's track selector choices: the tracks with spans, busiest first. */
+export function spanTrackChoices(tracks: readonly Track[]): TrackChoice[] {
+  return tracks
+    .filter((t) => t.spans > 0)
+    .map((t) => ({ track_key: t.track_key, label: trackLabel(t), process_id: t.process_id, process_name: t.process_name, thread_id: t.thread_id, thread_name: t.thread_name, kind: t.kind, samples: t.spans, value: t.spans }))
+    .sort((a, b) => b.value - a.value || a.label.localeCompare(b.label));
+}
+
+/** The keys of the tracks a selection leaves shown (null: every track): "busiest" is the track with the most spans; keys the run lacks are ignored (none left: every track). */
+export function shownTrackKeys(choices: readonly TrackChoice[], selection: TrackSelection): ReadonlySet<string> | null {
+  if (selection === "all" || choices.length < 2) return null;
+  if (selection === "busiest") return new Set([choices[0].track_key]);
+  const known = selection.filter((k) => choices.some((t) => t.track_key === k));
+  return known.length ? new Set(known) : null;
+}
+
+/** The tracks with spans a selection shows: the ones the window reads. */
+export function tracksToLoad(tracks: readonly Track[], selection: TrackSelection): Track[] {
+  const shown = shownTrackKeys(spanTrackChoices(tracks), selection);
+  return tracks.filter((t) => t.spans > 0 && (shown === null || shown.has(t.track_key)));
+}
+
 /**
- * Spans of a window, fetched per track in keyset pages (evidence.trace_window) so that every
- * track shows something even when the whole window does not fit the budget.
+ * Spans of a window on the selected tracks, fetched per track in keyset pages (evidence.trace_window)
+ * so that every track shows something even when the whole window does not fit the budget. The
+ * tracks the selection hides are not read at all.
  */
-export async function loadWindow(source: TraceSource, args: { runId: string; commitId: string; tracks: Track[]; start_ns: number; end_ns: number; budget: number; signal?: { cancelled: boolean } }): Promise<LoadedWindow> {
-  const withSpans = args.tracks.filter((t) => t.spans > 0);
+export async function loadWindow(source: TraceSource, args: { runId: string; commitId: string; tracks: Track[]; selection: TrackSelection; start_ns: number; end_ns: number; budget: number; signal?: { cancelled: boolean } }): Promise<LoadedWindow> {
+  const withSpans = tracksToLoad(args.tracks, args.selection);
   const share = Math.max(PAGE, Math.floor(args.budget / Math.max(1, withSpans.length)));
   const spans: Span[] = [];
   const truncated: number[] = [];
@@ -87,7 +115,7 @@ export async function loadWindow(source: TraceSource, args: { runId: string; com
       for (let t = queue.shift(); t; t = queue.shift()) await one(t);
     }),
   );
-  return { start_ns, end_ns, spans, truncatedTracks: truncated, commit_id: commit };
+  return { start_ns, end_ns, spans, truncatedTracks: truncated, trackIds: withSpans.map((t) => t.track_id), commit_id: commit };
 }
 
 export async function loadFlows(source: TraceSource, runId: string, commitId: string, start_ns: number, end_ns: number): Promise<{ flows: Flow[]; truncated: boolean }> {

@@ -31,3 +31,22 @@ export function useTransformStack(tf: string | null, inv: string | null, patch: 
     setInverted: (on) => patch({ inv: on ? "1" : null, zoom: null }),
   };
 }
+
+/** A notebook cell's transforms as its content keeps them (absent when none). */
+export interface CellTransforms {
+  transforms?: Transform[];
+  inverted?: boolean;
+}
+
+/**
+ * The transform stack kept in a cell's content instead of the URL: the same stack (chips, menu,
+ * keys) as the run page's, written back with `onChange` (the zoom reset with it).
+ */
+export function useCellTransformStack(content: CellTransforms, onChange: (next: CellTransforms & { zoom?: null }) => void): TransformStack {
+  return useTransformStack(formatTransforms(content.transforms ?? []), content.inverted ? "1" : null, (p) => {
+    const next: CellTransforms & { zoom?: null } = { transforms: content.transforms, inverted: content.inverted, zoom: null };
+    if (p.tf !== undefined) next.transforms = p.tf === null ? undefined : parseTransforms(p.tf);
+    if (p.inv !== undefined) next.inverted = p.inv === "1" ? true : undefined;
+    onChange(next);
+  });
+}

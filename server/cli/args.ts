@@ -1,3 +1,4 @@
+import { MAX_TRANSFORMS, parseTransforms, type Transform } from "../../analysis/queries/transforms";
 import { parseArgs } from "node:util";
 import { EmberscopeError } from "../domain/errors";
 
@@ -134,4 +135,21 @@ export function keyValueFlags(values: ParsedArgs["values"], name: string): Recor
     out[item.slice(0, eq)] = item.slice(eq + 1);
   }
   return out;
+}
+
+/**
+ * --transforms as the services take them: the run page's URL form (`tf=`, e.g. `mf-KEY~df-KEY`,
+ * analysis/queries/transforms.ts), so a view's link and the shell name the same stack. A part
+ * that does not parse is refused (the page leaves it out; a command says so).
+ */
+export function transformsFlag(values: ParsedArgs["values"]): Transform[] | undefined {
+  const raw = values.transforms;
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string") throw invalid("--transforms", "--transforms takes one value.");
+  const parts = raw.split("~").filter(Boolean);
+  const list = parseTransforms(raw);
+  if (list.length !== parts.length || parts.length > MAX_TRANSFORMS) {
+    throw invalid("--transforms", "--transforms takes the run page's tf= form: CODE-ARG joined by ~ (mf, df, ff, fs, rec, drec with a 16-hex frame_key; fs with frame_keys joined by dots; cm with a module name).");
+  }
+  return list;
 }

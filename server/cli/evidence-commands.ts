@@ -1,6 +1,6 @@
 import { FORMAT_IDS } from "../../analysis/formats/types";
 import { analyzeHotspots, compareRuns, frameCallees, frameCallers, importArtifact, stackExamples, summarizeRun, traceWindow } from "../services";
-import { integerFlag, stringFlag, type OptionSpec, type ParsedArgs } from "./args";
+import { integerFlag, stringFlag, transformsFlag, type OptionSpec, type ParsedArgs } from "./args";
 import type { CliCommand } from "./commands";
 import { serviceCommand } from "./service-command";
 import { formatBytes, formatSeconds, keyValues, table } from "./render";
@@ -20,6 +20,10 @@ const TRACKS: Record<string, OptionSpec> = {
   tracks: { type: "string", valueName: "WHICH", description: "Threads/processes/profiles to read: all (default, merged), busiest, or track keys joined by commas (from analyze summary)." },
 };
 
+const TRANSFORMS: Record<string, OptionSpec> = {
+  transforms: { type: "string", valueName: "TF", description: "Call-tree transforms in order, as the run page's tf= (e.g. mf-FRAME_KEY~df-FRAME_KEY: merge, drop, ff focus function, fs focus subtree, rec/drec collapse recursion, cm collapse module)." },
+};
+
 /** --tracks as the services take it: "all", "busiest" or a list of track keys (the schema checks them). */
 function tracksFlag(args: ParsedArgs): string | string[] | undefined {
   const value = stringFlag(args.values, "tracks");
@@ -28,7 +32,7 @@ function tracksFlag(args: ParsedArgs): string | string[] | undefined {
 }
 
 function common(args: ParsedArgs): Record<string, unknown> {
-  return { metric: stringFlag(args.values, "metric"), limit: integerFlag(args.values, "limit"), commit_id: stringFlag(args.values, "commit"), tracks: tracksFlag(args) };
+  return { metric: stringFlag(args.values, "metric"), limit: integerFlag(args.values, "limit"), commit_id: stringFlag(args.values, "commit"), tracks: tracksFlag(args), transforms: transformsFlag(args.values) };
 }
 
 /** Which tracks an answer covers, as a line under it (nothing for a run of one track). */
@@ -82,7 +86,7 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
     path: ["analyze", "hotspots"],
     service: analyzeHotspots,
     positionals: [{ name: "RUN_ID", description: "The run." }],
-    options: { ...METRIC, ...TRACKS, ...LIMIT, cursor: { type: "string", valueName: "CURSOR", description: "Continue from next_cursor." }, ...COMMIT },
+    options: { ...METRIC, ...TRACKS, ...TRANSFORMS, ...LIMIT, cursor: { type: "string", valueName: "CURSOR", description: "Continue from next_cursor." }, ...COMMIT },
     input: (args, [runId]) => ({ run_id: runId, ...common(args), cursor: stringFlag(args.values, "cursor") }),
     human: (r) =>
       `${r.metric ?? "(no metric)"}: total ${formatValue(r.grand_total, r.unit)} at commit ${r.commit_id}\n` +
@@ -96,7 +100,7 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
       path: ["stacks", which],
       service: which === "callers" ? frameCallers : frameCallees,
       positionals: [{ name: "RUN_ID", description: "The run." }, { name: "FRAME_KEY", description: "The frame (frame_key from hotspots)." }],
-      options: { ...METRIC, ...TRACKS, ...LIMIT, ...COMMIT },
+      options: { ...METRIC, ...TRACKS, ...TRANSFORMS, ...LIMIT, ...COMMIT },
       input: (args, [runId, frameKey]) => ({ run_id: runId, frame_key: frameKey, ...common(args) }),
       human: (r) => table(r.rows.map((n) => ({ value: formatValue(n.value, r.unit), frame_key: n.frame_key, name: n.name })), ["value", "frame_key", "name"]) + tracksLine(r.tracks) + statusLine(r.status),
     }),
@@ -105,7 +109,7 @@ export const EVIDENCE_COMMANDS: CliCommand[] = [
     path: ["stacks", "examples"],
     service: stackExamples,
     positionals: [{ name: "RUN_ID", description: "The run." }, { name: "FRAME_KEY", description: "The frame (frame_key from hotspots)." }],
-    options: { ...METRIC, ...TRACKS, ...LIMIT, ...COMMIT },
+    options: { ...METRIC, ...TRACKS, ...TRANSFORMS, ...LIMIT, ...COMMIT },
     input: (args, [runId, frameKey]) => ({ run_id: runId, frame_key: frameKey, ...common(args) }),
     human: (r) => r.rows.map((e) => `${e.value}  ${e.frames.join(" → ")}`).join("\n") + tracksLine(r.tracks) + statusLine(r.status),
   }),

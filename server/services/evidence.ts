@@ -18,7 +18,7 @@ import {
   traceWindowQuery,
   tracksQuery,
 } from "../../analysis/queries";
-import { CallPathTreeBuilder, TimeOrderMerge, type TimeOrder } from "../../analysis/flame/time-order";
+import { CallPathTreeBuilder, GAP, TimeOrderMerge, type TimeOrder } from "../../analysis/flame/time-order";
 import { CompareRow } from "../../analysis/queries/compare";
 import type { EvidenceQuery } from "../../analysis/queries/define";
 import { FlameNode } from "../../analysis/queries/flame-tree";
@@ -27,7 +27,7 @@ import { HotspotRow } from "../../analysis/queries/hotspots";
 import { NeighbourRow, StackExampleRow } from "../../analysis/queries/callers";
 import { MetricTotalRow, SpanTotalsRow } from "../../analysis/queries/summary";
 import { TrackRow, WindowSpan } from "../../analysis/queries/trace-window";
-import { TransformList, transformedFlameTreeQuery, transformedHotspotsQuery } from "../../analysis/queries/transforms";
+import { TransformList, transformedCalleesQuery, transformedCallersQuery, transformedFlameTreeQuery, transformedHotspotsQuery, transformedPathTreeQuery, transformedStackExamplesQuery, transformedStackMapQuery, type Transform } from "../../analysis/queries/transforms";
 import { decodeCursor, encodeCursor } from "../domain/cursor";
 import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limitation, Run } from "../domain/models";
@@ -192,10 +192,10 @@ export const analyzeHotspots = defineService({
   },
 });
 
-const NeighbourInput = z.object({ run_id: RunId, frame_key: FrameKey, metric: MetricArg, tracks: TracksArg, limit: z.number().int().min(1).max(200).default(20), commit_id: CommitArg }).strict();
+const NeighbourInput = z.object({ run_id: RunId, frame_key: FrameKey, metric: MetricArg, tracks: TracksArg, limit: z.number().int().min(1).max(200).default(20), commit_id: CommitArg, transforms: Transforms }).strict();
 const NeighbourResult = z.object({ frame_key: z.string(), rows: z.array(NeighbourRow), metric: z.string().nullable(), unit: z.string().nullable(), commit_id: z.string(), tracks: TrackCoverage, status: EvidenceStatus });
 
-function neighbourService(name: string, summary: string, query: typeof callersQuery) {
+function neighbourService(name: string, summary: string, query: typeof callersQuery, transformed: (transforms: readonly Transform[]) => typeof callersQuery) {
   return defineService({
     name,
     summary,
@@ -206,15 +206,15 @@ function neighbourService(name: string, summary: string, query: typeof callersQu
       const evidence = await runEvidence(ws, input.run_id, input.commit_id);
       const metric = chooseMetric(evidence, input.metric);
       const tracks = await resolveTracks(evidence, metric?.name ?? null, input.tracks);
-      const scoped = onTracks(query, tracks);
-      const rows = metric ? await evidence.reader.run(scoped.query, { generations: evidence.generations, metric: metric.name, frame_key: input.frame_key, limit: input.limit, ...scoped.extra }) : [];
+      const params = { generations: evidence.generations, metric: metric?.name ?? "", frame_key: input.frame_key, limit: input.limit };
+      const rows = metric ? await runOnTracks(evidence, input.transforms.length ? transformed(input.transforms) : query, params, tracks) : [];
       return { frame_key: input.frame_key, rows, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: evidence.reader.commit.commit_id, tracks: tracks.coverage, status: statusOf(evidence, input.run_id, rows.length > 0, `${name.split(".")[1]} of that frame`) };
     },
   });
 }
 
-export const frameCallers = neighbourService("evidence.callers", "Who calls a frame, weighted by the frame's inclusive value under each caller; each sample counts once under recursion, so the callers add up to the frame's total.", callersQuery);
-export const frameCallees = neighbourService("evidence.callees", "What a frame calls, weighted by each callee's inclusive value; each sample counts once under recursion, so the callees add up to the frame's total minus its self value.", calleesQuery);
+export const frameCallers = neighbourService("evidence.callers", "Who calls a frame, weighted by the frame's inclusive value under each caller; each sample counts once under recursion, so the callers add up to the frame's total.", callersQuery, transformedCallersQuery);
+export const frameCallees = neighbourService("evidence.callees", "What a frame calls, weighted by each callee's inclusive value; each sample counts once under recursion, so the callees add up to the frame's total minus its self value.", calleesQuery, transformedCalleesQuery);
 
 export const stackExamples = defineService({
   name: "evidence.stack_examples",
@@ -226,8 +226,8 @@ export const stackExamples = defineService({
     const evidence = await runEvidence(ws, input.run_id, input.commit_id);
     const metric = chooseMetric(evidence, input.metric);
     const tracks = await resolveTracks(evidence, metric?.name ?? null, input.tracks);
-    const scoped = onTracks(stackExamplesQuery, tracks);
-    const rows = metric ? await evidence.reader.run(scoped.query, { generations: evidence.generations, metric: metric.name, frame_key: input.frame_key, limit: input.limit, ...scoped.extra }) : [];
+    const query = input.transforms.length ? transformedStackExamplesQuery(input.transforms) : stackExamplesQuery;
+    const rows = metric ? await runOnTracks(evidence, query, { generations: evidence.generations, metric: metric.name, frame_key: input.frame_key, limit: input.limit }, tracks) : [];
     return { frame_key: input.frame_key, rows, metric: metric?.name ?? null, commit_id: evidence.reader.commit.commit_id, tracks: tracks.coverage, status: statusOf(evidence, input.run_id, rows.length > 0, "stacks through that frame") };
   },
 });
@@ -363,6 +363,59 @@ interface TimeOrderRequest {
   tracks: string[] | null;
   min_width_ns: number;
   budget: number;
+  /** Call-tree transforms: samples are merged along the transformed tree's paths. */
+  transforms: readonly Transform[];
+}
+
+type CellFrameInfo = Omit<z.infer<typeof TimelineCell>, "cell_id" | "parent_id" | "frame_key" | "depth" | "start_ns" | "end_ns" | "total" | "self">;
+
+/**
+ * The call-path tree time order merges samples along: the stored stacks of the generations, or,
+ * under transforms, the transformed tree (one tree for every generation) with each stored stack
+ * sent to the node its path lands on — the same transform walk the flame tree is built by.
+ */
+async function callPathTree(reader: EvidenceReader, request: TimeOrderRequest): Promise<{ paths: CallPathTreeBuilder; info: Map<string, CellFrameInfo>; built: ReturnType<CallPathTreeBuilder["build"]> }> {
+  const { generations } = request;
+  const paths = new CallPathTreeBuilder();
+  const info = new Map<string, CellFrameInfo>();
+  if (request.transforms.length === 0) {
+    const frames = await reader.run(timelineFramesQuery, { generations });
+    for (const f of frames) {
+      paths.addFrame(f.g, f.frame_id, f.frame_key);
+      if (!info.has(f.frame_key)) info.set(f.frame_key, { name: f.name, file: f.file, line: f.line, module: f.module, kind: f.kind });
+    }
+    await reader.scan(timelineStacksQuery, { generations }, (columns, rows) => {
+      const [g, stack, parent, frame, depth] = columns as [number[], number[], (number | null)[], number[], number[]];
+      for (let i = 0; i < rows; i++) paths.addStack(g[i], stack[i], parent[i], frame[i], depth[i]);
+    });
+    return { paths, info, built: paths.build() };
+  }
+  const params = { generations, metric: request.metric };
+  const nodes = await reader.run(transformedPathTreeQuery(request.transforms), params);
+  // The transformed tree as generation 0 of the builder: dense node and frame ids.
+  const dense = new Map<string, number>();
+  const frameIds = new Map<string, number>();
+  for (const n of nodes) {
+    let frame = frameIds.get(n.frame_key);
+    if (frame === undefined) {
+      frameIds.set(n.frame_key, (frame = frameIds.size));
+      paths.addFrame(0, frame, n.frame_key);
+      info.set(n.frame_key, { name: n.name, file: n.file, line: n.line, module: n.module, kind: n.kind });
+    }
+    dense.set(n.node_id, dense.size);
+    paths.addStack(0, dense.size - 1, n.parent_id === null ? null : (dense.get(n.parent_id) ?? null), frame, n.depth);
+  }
+  const built = paths.build();
+  const landing = new Map<number, Map<number, number>>();
+  for (const m of await reader.run(transformedStackMapQuery(request.transforms), params)) {
+    const at = dense.get(m.node_id);
+    if (at === undefined) continue;
+    let byStack = landing.get(m.g);
+    if (!byStack) landing.set(m.g, (byStack = new Map()));
+    byStack.set(m.stack_id, built.node(0, at));
+  }
+    // A stack the transforms dropped is a gap in the order, not a sample left out.
+  return { paths, info, built: { tree: built.tree, node: (g, stack) => landing.get(g)?.get(stack) ?? GAP } };
 }
 
 /**
@@ -373,18 +426,8 @@ interface TimeOrderRequest {
  */
 async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest): Promise<{ order: TimeOrder; cells: z.infer<typeof TimelineCell>[] }> {
   const { generations } = request;
-  const frames = await reader.run(timelineFramesQuery, { generations });
-  const paths = new CallPathTreeBuilder();
-  const info = new Map<string, Omit<z.infer<typeof TimelineCell>, "cell_id" | "parent_id" | "frame_key" | "depth" | "start_ns" | "end_ns" | "total" | "self">>();
-  for (const f of frames) {
-    paths.addFrame(f.g, f.frame_id, f.frame_key);
-    if (!info.has(f.frame_key)) info.set(f.frame_key, { name: f.name, file: f.file, line: f.line, module: f.module, kind: f.kind });
-  }
-  await reader.scan(timelineStacksQuery, { generations }, (columns, rows) => {
-    const [g, stack, parent, frame, depth] = columns as [number[], number[], (number | null)[], number[], number[]];
-    for (let i = 0; i < rows; i++) paths.addStack(g[i], stack[i], parent[i], frame[i], depth[i]);
-  });
-  const { tree, node } = paths.build();
+  const { paths, info, built } = await callPathTree(reader, request);
+  const { tree, node } = built;
   const options = { minWidth: request.min_width_ns, budget: request.budget };
   const sources = (await reader.run(timelineMetricIdsQuery, { generations, metric: request.metric })).map((m) => ({
     g: m.g,
@@ -399,7 +442,7 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest): P
       const [stack, time, value] = columns as number[][];
       for (let i = 0; i < rows; i++) {
         const at = node(g, stack[i]);
-        if (at >= 0 && !merge.push(at, time[i], value[i])) {
+        if (at !== -1 && !merge.push(at, time[i], value[i])) {
           inOrder = false;
           return false;
         }
@@ -415,7 +458,7 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest): P
         const [stack, time, value] = columns as number[][];
         for (let i = 0; i < rows; i++) {
           const at = node(g, stack[i]);
-          if (at < 0) continue;
+          if (at === -1) continue;
           nodes.push(at);
           times.push(time[i]);
           values.push(value[i]);
@@ -445,6 +488,7 @@ export const flameTimeline = defineService({
       budget: z.number().int().min(10).max(200_000).default(20_000),
       min_width_ns: z.number().min(0).optional().describe(`Drop cells shorter than this; by default the shown span / ${TIMELINE_RESOLUTION}.`),
       commit_id: CommitArg,
+      transforms: Transforms.describe("Call-tree transforms (as evidence.flame_tree takes them): consecutive samples are merged along the transformed stacks; dropped samples leave gaps."),
     })
     .strict()
     .refine((i) => i.start_ns === undefined || i.end_ns === undefined || i.end_ns > i.start_ns, { message: "end_ns must be after start_ns", path: ["end_ns"] }),
@@ -492,6 +536,7 @@ export const flameTimeline = defineService({
       tracks: chosen?.filter ?? null,
       min_width_ns: minWidth,
       budget: input.budget,
+      transforms: input.transforms,
     });
     return {
       ...empty,

@@ -8,7 +8,7 @@ import { layoutFlame } from "../../analysis/flame/layout";
 import { buildFlameTree } from "../../analysis/flame/tree";
 import { ROW_HEIGHT } from "../../components/flame/constants";
 import { callService, compareRuns, flameTree, runCapture, type ServiceContext } from "../../server/services";
-import { launchChromium, screenshotPath, newWatchedPage } from "../helpers/browser";
+import { launchChromium, screenshotPath, newWatchedPage, rowShape } from "../helpers/browser";
 import { demoProject } from "../helpers/demo";
 import { startServer, type RunningServer } from "../helpers/server";
 
@@ -119,6 +119,11 @@ describe("compare page: differential flame graph of two captures of the demo", (
     // At 1024 px the table, with the demo's long file URLs, stays inside its column: the function column ellipsizes and keeps the full name and file in its title.
     await page.mouse.move(2, 2);
     await page.setViewportSize({ width: 1024, height: 900 });
+    // The run pickers' form is one row at 1024 px (the pickers' titles ellipsize instead of the candidate moving down).
+    const rows = await rowShape(page.locator("form.compare-form"));
+    expect(rows.spread).toBeLessThanOrEqual(4);
+    expect(rows.height).toBeLessThanOrEqual(40);
+    expect(rows.overflow).toBeLessThanOrEqual(0);
     const fit = await page.locator("[data-testid=compare-table]").evaluate((t) => ({ over: t.getBoundingClientRect().right - t.parentElement!.getBoundingClientRect().right, page: document.documentElement.scrollWidth - document.documentElement.clientWidth }));
     expect(fit).toEqual({ over: expect.toSatisfy((x: number) => x <= 1), page: 0 });
     const fn = cells.locator("td.fn");

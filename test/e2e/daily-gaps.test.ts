@@ -10,7 +10,7 @@ import type { Transform } from "../../analysis/queries/transforms";
 import { ROW_HEIGHT } from "../../components/flame/constants";
 import { callService, createInvestigation, flameTree, importArtifact, listCells, summarizeRun, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
+import { launchChromium, newWatchedPage, rowShape, screenshotPath } from "../helpers/browser";
 import { startServer } from "../helpers/server";
 
 /**
@@ -265,6 +265,8 @@ describe("daily gaps (issue 21): trace window, toolbars, tracks on compare, live
 
       // At 1024 px the largest-changes table fits its column: nothing it sits in scrolls sideways, and the function column ellipsizes with the whole name in its title.
       await page.setViewportSize({ width: 1024, height: 900 });
+      // The run pickers (long file titles) and the toolbar each stay one row: the titles ellipsize.
+      for (const row of ["form.compare-form", "[data-testid=compare-toolbar]"]) expect(await rowShape(page.locator(row)), row).toMatchObject({ spread: expect.toSatisfy((x: number) => x <= 4), overflow: expect.toSatisfy((x: number) => x <= 0) });
       const fit = await page.locator("[data-testid=compare-table]").evaluate((table) => {
         const spills: string[] = [];
         for (let el: HTMLElement | null = table.parentElement; el; el = el.parentElement) if (el.scrollWidth - el.clientWidth > 1) spills.push(`${el.tagName}.${el.className}: ${el.scrollWidth} > ${el.clientWidth}`);
@@ -299,11 +301,24 @@ describe("daily gaps (issue 21): trace window, toolbars, tracks on compare, live
       await notebookCell.locator('[data-testid=compare-row][data-name="step"]').waitFor({ timeout: 60_000 });
       expect(await notebookCell.locator('[data-testid=compare-row][data-name="step"] [data-testid=compare-self-change]').innerText()).toBe("+6 samples");
       expect(await notebookCell.locator('[data-testid=compare-row][data-name="step"] [data-testid=compare-self-base]').innerText()).toBe(`${mainStep} samples`);
-      expect(await notebookCell.locator("[data-testid=compare-cell-tracks]").innerText()).toMatch(/base: Main thread; candidate: Main thread/);
+      // The cell has each side's track picker, showing the sides it keeps.
+      const cellTracks = notebookCell.locator("[data-testid=compare-cell-tracks]");
+      expect(await cellTracks.locator("[data-testid=compare-base-tracks] [data-testid=track-summary]").innerText()).toMatch(/Main thread/);
+      expect(await cellTracks.locator("[data-testid=compare-candidate-tracks] [data-testid=track-summary]").innerText()).toMatch(/Main thread/);
       // Its "open" link goes back to the compare page on the same tracks.
       const open = new URL((await notebookCell.locator("[data-testid=cell-open]").getAttribute("href"))!, server.url);
       expect([open.searchParams.get("btracks"), open.searchParams.get("ctracks")]).toEqual([key, key]);
       await page.screenshot({ path: screenshotPath("daily-gaps-compare-cell-tracks-1024"), fullPage: true });
+      // Picking every profile for the candidate in the cell is kept in the cell (absent: all merged) and read: the candidate's total is both profiles'.
+      const cellCandidate = cellTracks.locator("[data-testid=compare-candidate-tracks]");
+      await cellCandidate.locator("summary").click();
+      await cellCandidate.locator("[data-testid=track-all]").click();
+      await expect.poll(async () => Number(await cellCandidate.getAttribute("data-total")), { timeout: 30_000 }).toBe(sum(candidateDoc.profiles[0].weights) + sum(candidateDoc.profiles[1].weights));
+      expect(Number(await cellTracks.locator("[data-testid=compare-base-tracks]").getAttribute("data-total"))).toBe(sum(baseDoc.profiles[0].weights));
+      const saved = async () => (await callService(listCells, ctx, { investigation_id: investigation.investigation_id })).items[0].content as Record<string, unknown>;
+      await expect.poll(async () => "candidate_tracks" in (await saved()), { timeout: 15_000 }).toBe(false);
+      expect(await saved()).toMatchObject({ base_tracks: [key] });
+      await page.screenshot({ path: screenshotPath("daily-gaps-compare-cell-picker-1024"), fullPage: true });
       expect(errors).toEqual([]);
     } finally {
       await server.stop();

@@ -8,7 +8,7 @@ import { layoutFlame } from "../../analysis/flame/layout";
 import { buildFlameTree } from "../../analysis/flame/tree";
 import { parseTransforms, type Transform } from "../../analysis/queries/transforms";
 import { ROW_HEIGHT } from "../../components/flame/constants";
-import { callService, flameTree, importArtifact, type ServiceContext } from "../../server/services";
+import { callService, createInvestigation, flameTree, importArtifact, listCells, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
 import { startServer, type RunningServer } from "../helpers/server";
@@ -183,6 +183,48 @@ describe("transforms in the run page (headless Chromium)", () => {
     await page.setViewportSize({ width: 1024, height: 800 });
     await page.waitForTimeout(300);
     await page.screenshot({ path: screenshotPath("transforms-inverted-1024") });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("the sandwich's direct callers and a notebook flame cell take the page's transforms (server lists, hand fold)", { timeout: 120_000 }, async () => {
+    const plain = await callService(flameTree, ctx, { run_id: runId });
+    const key = (name: string) => plain.nodes.find((n) => n.name === name)!.frame_key;
+    const tf = `mf-${key("run")}`;
+    const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1440, height: 900 } });
+    // Merge run: malloc's callers are main (its 20 under run) and parse (10), as the server's callers_transformed folds them.
+    await page.goto(`${server.url}/runs/${runId}?view=sandwich&tf=${tf}&sel=${key("malloc")}`);
+    const callers = page.locator("[data-testid=sandwich-callers-row]");
+    await expect.poll(() => callers.allInnerTexts(), { timeout: 30_000 }).toEqual([expect.stringMatching(/main[\s\S]*20/), expect.stringMatching(/parse[\s\S]*10/)]);
+    await expect.poll(() => page.locator("[data-testid=sandwich-callees-row]").allInnerTexts()).toEqual([expect.stringMatching(/brk[\s\S]*10/)]);
+    await page.screenshot({ path: screenshotPath("transforms-sandwich-callers-1440"), fullPage: true });
+
+    // The flame view with the chip, added to an investigation: the cell keeps the stack and draws it.
+    const investigation = await callService(createInvestigation, ctx, { title: "Merged run" });
+    await page.goto(`${server.url}/runs/${runId}?tf=${tf}`);
+    await page.locator("[data-testid=flame-canvas]").waitFor();
+    await expect.poll(() => page.locator("[data-testid=transform-chip]").allInnerTexts()).toEqual([expect.stringContaining("Merge: run")]);
+    await page.locator("[data-testid=add-to-investigation]").click();
+    await page.locator("[data-testid=add-to-investigation-popover] >> text=Loading open investigations").waitFor({ state: "detached" });
+    await page.locator(`[data-testid=add-to-investigation-choice][data-investigation-id="${investigation.investigation_id}"]`).click();
+    await page.locator("[data-testid=add-to-investigation-open]").waitFor();
+    const [cell] = (await callService(listCells, ctx, { investigation_id: investigation.investigation_id })).items;
+    expect(cell.kind).toBe("flame");
+    expect(cell.content).toMatchObject({ transforms: [{ type: "merge-function", frame_key: key("run") }] });
+    await page.goto(`${server.url}/investigations/${investigation.investigation_id}`);
+    const notebookCell = page.locator("[data-testid=notebook-cell]").first();
+    await expect.poll(() => notebookCell.locator("[data-testid=transform-chip]").allInnerTexts(), { timeout: 30_000 }).toEqual([expect.stringContaining("Merge: run")]);
+    // The cell's graph is the merged tree: main's self is 3 + 7 and run is drawn nowhere.
+    const merged = await callService(flameTree, ctx, { run_id: runId, transforms: parseTransforms(tf) });
+    // (A compact cell says no totals: it draws the merged tree's frames; the chip above names the stack.)
+    await notebookCell.locator("canvas").first().waitFor();
+    expect(merged.nodes.some((n) => n.name === "run")).toBe(false);
+    const open = new URL((await notebookCell.locator("[data-testid=cell-open]").getAttribute("href"))!, server.url);
+    expect(open.searchParams.get("tf")).toBe(tf);
+    // Removing the chip in the cell writes the cell without it.
+    await notebookCell.locator("[data-testid=transform-chip-remove]").click();
+    await expect.poll(async () => ((await callService(listCells, ctx, { investigation_id: investigation.investigation_id })).items[0].content as { transforms?: unknown }).transforms ?? null, { timeout: 15_000 }).toBeNull();
+    await page.screenshot({ path: screenshotPath("transforms-notebook-cell-1440"), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   });

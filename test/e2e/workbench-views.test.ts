@@ -36,6 +36,13 @@ const TRACE = {
     { ph: "X", name: "paint offscreen", cat: "work", pid: 1, tid: 2, ts: 2500, dur: 300 },
   ],
 };
+/** A trace of 30 threads, each with one 2 ms task: more tracks than the track area shows at once. */
+const MANY_THREADS = {
+  traceEvents: Array.from({ length: 30 }, (_, i) => [
+    { ph: "M", name: "thread_name", pid: 7, tid: i + 1, args: { name: `thread-${String(i).padStart(2, "0")}` } },
+    { ph: "X", name: `task-${String(i).padStart(2, "0")}`, cat: "work", pid: 7, tid: i + 1, ts: 1000, dur: 2000 },
+  ]).flat(),
+};
 const GUTTER = 260;
 const AXIS = 24;
 const TRACK_HEADER = 20;
@@ -259,6 +266,50 @@ describe("workbench views: history, layout, theme and the trace window", () => {
     await expect.poll(() => win.getAttribute("data-pinned")).not.toBe(null);
     expect(await win.getAttribute("data-pinned")).not.toBe(collapsedId);
     await page.screenshot({ path: screenshotPath("trace-collapsed-pinned"), fullPage: true });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+  it("trace window: a pinned track stays at the top of the track area while the other tracks scroll under it (as Perfetto's)", async () => {
+    writeFileSync(path.join(root, "many.trace.json"), JSON.stringify(MANY_THREADS));
+    const run = (await callService(importArtifact, ctx, { path: path.join(root, "many.trace.json") })).run_id;
+    const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${server.url}/runs/${run}?view=trace`);
+    const win = page.locator("[data-testid=trace-window][data-state=ready]");
+    await win.waitFor({ timeout: 30_000 });
+    const canvas = page.locator("[data-testid=trace-canvas]");
+    const scroller = page.locator("[data-testid=trace-scroll]");
+    const TRACK = TRACK_HEADER + 17 + 6;
+    const hoverName = async (y: number) => {
+      const box = (await scroller.boundingBox())!;
+      await page.mouse.move(box.x + 5, box.y + 5);
+      await page.mouse.move(box.x + GUTTER + (box.width - GUTTER) / 2, box.y + y);
+      const tip = page.locator("[data-testid=trace-tooltip] .tt-name");
+      await tip.waitFor();
+      return tip.innerText();
+    };
+    // The sixth track (busiest first, then by name: thread-05), pinned by its header's pin, comes first.
+    const box = (await canvas.boundingBox())!;
+    expect(await hoverName(AXIS + 5 * TRACK + TRACK_HEADER + 6)).toBe("task-05");
+    await page.mouse.click(box.x + GUTTER - 20, box.y + AXIS + 5 * TRACK + 5);
+    await expect.poll(() => win.getAttribute("data-pinned")).not.toBe(null);
+    expect(await hoverName(AXIS + TRACK_HEADER + 6)).toBe("task-05");
+    // Scrolled by 400 px, the pinned track is still drawn at the top of the track area (under the axis), over the tracks that scrolled there.
+    const overflow = await scroller.evaluate((el) => el.scrollHeight - el.clientHeight);
+    expect(overflow).toBeGreaterThan(400);
+    await scroller.evaluate((el) => (el.scrollTop = 400));
+    await expect.poll(() => canvas.getAttribute("data-sticky-top")).toBe("400");
+    expect(await hoverName(AXIS + TRACK_HEADER + 6)).toBe("task-05");
+    // Below the pinned band, the scrolled tracks: the one whose row is there now, not the pinned one.
+    // (82 px: 400 + 82 − the band's 67 px is 415 = 9 tracks of 43 px + 28, a span row.)
+    const below = await hoverName(82);
+    expect(below).toMatch(/^task-\d\d$/);
+    expect(below).not.toBe("task-05");
+    await page.mouse.move(2, 2);
+    await page.screenshot({ path: screenshotPath("trace-pinned-sticky-1440"), fullPage: true });
+    // Unpinned from the band (its pin is drawn there too), the track goes back to its place.
+    const scrolled = (await scroller.boundingBox())!;
+    await page.mouse.click(scrolled.x + GUTTER - 20, scrolled.y + AXIS + 5);
+    await expect.poll(() => win.getAttribute("data-pinned")).toBe(null);
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { REPO_ROOT } from "./cli";
 
 export const CHROMIUM = process.env.EMBERSCOPE_CHROMIUM ?? "/usr/bin/chromium";
@@ -35,4 +35,12 @@ export async function newWatchedPage(browser: Browser, options?: Parameters<Brow
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   return { page, errors };
+}
+
+/** How a row of controls lies: the spread of its visible children's vertical centres (0: one row), its height, and any sideways overflow. */
+export function rowShape(row: Locator): Promise<{ spread: number; height: number; overflow: number }> {
+  return row.evaluate((el) => {
+    const mids = [...el.children].filter((c) => (c as HTMLElement).offsetParent !== null).map((c) => c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2);
+    return { spread: Math.round(Math.max(...mids) - Math.min(...mids)), height: el.getBoundingClientRect().height, overflow: el.scrollWidth - el.clientWidth };
+  });
 }

@@ -68,6 +68,30 @@ describe("evidence through the CLI", () => {
     expect(human.stdout).toMatch(/ms/);
   }, 60_000);
 
+  it("stacks and hotspots take the run page's transforms (--transforms, its tf= form): merge run, by a hand fold", async () => {
+    const cwd = tempProject();
+    await runCli(["init"], { cwd });
+    // main;run;malloc 20 · main;parse;malloc 10 · main;run 7 · main 3: merging run charges its 7 to main and makes main malloc's caller.
+    writeFileSync(path.join(cwd, "small.folded"), "main 3\nmain;run 7\nmain;run;malloc 20\nmain;parse;malloc 10\n");
+    const runId = (await runCli(["import", "small.folded", "--json"], { cwd })).json.run_id;
+    const keys = Object.fromEntries((await runCli(["analyze", "hotspots", runId, "--json"], { cwd })).json.rows.map((r: { name: string; frame_key: string }) => [r.name, r.frame_key]));
+    const tf = `mf-${keys.run}`;
+    const rows = (r: { json: { rows: { name: string; value: number }[] } }) => r.json.rows.map((x) => `${x.name} ${x.value}`);
+    expect(rows(await runCli(["stacks", "callers", runId, keys.malloc, "--json"], { cwd }))).toEqual(["run 20", "parse 10"]);
+    expect(rows(await runCli(["stacks", "callers", runId, keys.malloc, "--transforms", tf, "--json"], { cwd }))).toEqual(["main 20", "parse 10"]);
+    expect(rows(await runCli(["stacks", "callees", runId, keys.main, "--transforms", tf, "--json"], { cwd }))).toEqual(["malloc 20", "parse 10"]);
+    const examples = await runCli(["stacks", "examples", runId, keys.malloc, "--transforms", tf, "--json"], { cwd });
+    expect(examples.json.rows).toEqual([{ value: 20, frames: ["main", "malloc"] }, { value: 10, frames: ["main", "parse", "malloc"] }]);
+    const hot = await runCli(["analyze", "hotspots", runId, "--transforms", tf, "--json"], { cwd });
+    expect(hot.json.rows.map((r: { name: string; self: number }) => `${r.name} ${r.self}`)).toEqual(["malloc 30", "main 10", "parse 0"]);
+    const human = await runCli(["stacks", "callers", runId, keys.malloc, "--transforms", tf], { cwd });
+    expect(human.stdout).toMatch(/main/);
+    // A part that does not parse is refused, not left out.
+    const bad = await runCli(["stacks", "callers", runId, keys.malloc, "--transforms", `${tf}~mf-nope`, "--json"], { cwd });
+    expect(bad.code).not.toBe(0);
+    expect(bad.json).toMatchObject({ code: "INVALID_ARGUMENTS" });
+  }, 60_000);
+
   it("compares two captures: the newly hot function grew and the old one shrank", async () => {
     const cwd = tempProject();
     await runCli(["init"], { cwd });

@@ -7,6 +7,7 @@ import { flameTimeline, importArtifact } from "../../server/services";
 import { callService } from "../../server/services/service";
 import { tempProject, withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
+import type { Transform } from "../../analysis/queries/transforms";
 
 const publish = (ws: Workspace, produce: (b: EvidenceBuilder) => void) => publishEvidence(ws, "timeline", produce);
 
@@ -30,7 +31,7 @@ function fixture(b: EvidenceBuilder) {
 type Cell = { cell_id: string; parent_id: string | null; name: string; depth: number; start_ns: number; end_ns: number; total: number; self: number };
 const shape = (rows: Cell[]) => rows.map((r) => `${r.depth} ${r.name} [${r.start_ns},${r.end_ns}) total ${r.total} self ${r.self}`);
 
-async function timeOrder(ws: Workspace, run_id: string, input: Partial<{ start_ns: number; end_ns: number; track_id: number; min_width_ns: number; budget: number }>) {
+async function timeOrder(ws: Workspace, run_id: string, input: Partial<{ start_ns: number; end_ns: number; track_id: number; min_width_ns: number; budget: number; transforms: Transform[] }>) {
   const ctx = { locator: { cwd: ws.layout.projectRoot, projectRoot: ws.layout.projectRoot }, actor: "test" as const };
   return callService(flameTimeline, ctx, { run_id, metric: "samples", min_width_ns: 0, budget: 1000, ...input });
 }
@@ -70,6 +71,32 @@ describe("flame_timeline: consecutive samples sharing a stack prefix merge into 
       ]);
       expect(new Set(rows.map((r) => r.cell_id)).size).toBe(rows.length);
       expect(result).toMatchObject({ dropped_cells: 0, dropped_total: 0, samples: 7, status: { state: "available" } });
+    });
+  });
+
+  it("takes the flame graph's transforms: samples merge along the transformed stacks (hand fold of MAIN)", async () => {
+    await withWorkspace(async (ws) => {
+      const { run_id } = await publish(ws, fixture);
+      const plain = await timeOrder(ws, run_id, { track_id: mainTrack });
+      const key = (name: string) => plain.cells.find((c) => c.name === name)!.frame_key;
+      // Merge a: b,b,c,d,b,(main),b — main;a;a;b is main;b.
+      const merged = await timeOrder(ws, run_id, { track_id: mainTrack, transforms: [{ type: "merge-function", frame_key: key("a") }] });
+      expect(shape(merged.cells)).toEqual([
+        "0 main [0,70) total 7 self 1",
+        "1 b [0,20) total 2 self 2",
+        "1 c [20,30) total 1 self 1",
+        "1 d [30,40) total 1 self 1",
+        "1 b [40,50) total 1 self 1",
+        "1 b [60,70) total 1 self 1",
+      ]);
+      // Focus on b: only the four samples with b, each a stack of b alone; the dropped ones are gaps, not b's time.
+      const focused = await timeOrder(ws, run_id, { track_id: mainTrack, transforms: [{ type: "focus-function", frame_key: key("b") }] });
+      expect(focused.samples).toBe(4);
+      expect(shape(focused.cells)).toEqual(["0 b [0,20) total 2 self 2", "0 b [40,50) total 1 self 1", "0 b [60,70) total 1 self 1"]);
+      // Drop the samples with d: six left.
+      const dropped = await timeOrder(ws, run_id, { track_id: mainTrack, transforms: [{ type: "drop-function", frame_key: key("d") }] });
+      expect(dropped.samples).toBe(6);
+      expect(dropped.cells.some((c) => c.name === "d")).toBe(false);
     });
   });
 

@@ -3,8 +3,8 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
-import { renderSql, hotspotsQuery } from "../../analysis/queries";
-import { transformedFlameTreeQuery, transformedHotspotsQuery, type Transform } from "../../analysis/queries/transforms";
+import { renderSql, hotspotsQuery, type EvidenceQuery } from "../../analysis/queries";
+import { transformedCalleesQuery, transformedCallersQuery, transformedFlameTreeQuery, transformedHotspotsQuery, transformedPathTreeQuery, transformedStackExamplesQuery, transformedStackMapQuery, type Transform } from "../../analysis/queries/transforms";
 import { TABLES, type TableName } from "../../analysis/evidence/schema";
 import { parquetFileToArrowIpc } from "../../components/sql/parquet-to-arrow";
 import { openEvidence } from "../../server/evidence/engine";
@@ -25,7 +25,8 @@ async function wasmEngine() {
   const db = await duckdb.createDuckDB(bundles, new duckdb.VoidLogger(), duckdb.NODE_RUNTIME);
   await db.instantiate(() => {});
   const connection = db.connect();
-  const plain = (v: unknown) => (typeof v === "bigint" ? Number(v) : v);
+  // Numbers as numbers, lists (Arrow vectors) as arrays.
+  const plain = (v: unknown): unknown => (typeof v === "bigint" ? Number(v) : v !== null && typeof v === "object" && "toArray" in v ? [...(v as { toArray(): unknown[] }).toArray()].map(plain) : v);
   return {
     version: () => String(connection.query("SELECT version() AS v").toArray()[0].toJSON().v),
     insertIpc: (name: string, ipc: Uint8Array) => connection.insertArrowFromIPCStream(ipc, { name, create: true }),
@@ -88,6 +89,20 @@ describe("transforms: the browser's engine (DuckDB-WASM) gives the server's rows
           const hot = transformedHotspotsQuery(list);
           const hotParams = { generations, metric: "samples", limit: 100, after_self: null, after_key: null };
           expect(wasm.run(renderSql(hot.sql, hotParams)), at).toEqual(await ev.run(hot, hotParams));
+          if (inverted) continue;
+          // The sandwich's lists and time order's tree under the same stack.
+          for (const frame of [key.b]) {
+            const near = { generations, metric: "samples", frame_key: frame, limit: 50 };
+            for (const q of [transformedCallersQuery(list), transformedCalleesQuery(list), transformedStackExamplesQuery(list)] as EvidenceQuery<any, any>[]) expect(wasm.run(renderSql(q.sql, near)), `${q.name} ${at}`).toEqual(await ev.run(q, near));
+          }
+          const tree = { generations, metric: "samples" };
+          for (const q of [transformedPathTreeQuery(list), transformedStackMapQuery(list)] as EvidenceQuery<any, any>[]) {
+            const rows = await ev.run(q, tree);
+            expect(rows.length, `${q.name} ${at}`).toBeGreaterThan(0);
+            // Rows as sorted-key text, in any order (the engines need not agree on row order without ORDER BY).
+            const sorted = (r: unknown[]) => r.map((x) => JSON.stringify(Object.fromEntries(Object.entries(x as object).sort()))).sort();
+            expect(sorted(wasm.run(renderSql(q.sql, tree))), `${q.name} ${at}`).toEqual(sorted(rows));
+          }
         }
       } finally {
         wasm.close();

@@ -6,7 +6,7 @@ import { hotspotsQuery } from "../../analysis/queries";
 import type { FlameNode } from "../../analysis/queries/flame-tree";
 import { formatTransforms, moduleFrameKey, parseTransforms, transformedFlameTreeQuery, transformedHotspotsQuery, type Transform } from "../../analysis/queries/transforms";
 import { openEvidence, type EvidenceReader } from "../../server/evidence/engine";
-import { analyzeHotspots, callService, flameTree, importArtifact, type ServiceContext } from "../../server/services";
+import { analyzeHotspots, callService, flameTree, frameCallees, frameCallers, frameNeighbours, importArtifact, stackExamples, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { rng } from "../bench/generators";
 import { tempProject, withWorkspace } from "../helpers/project";
@@ -117,6 +117,34 @@ describe("call-tree transforms over a real folded import (hand-computed folds)",
     const plainPage = await callService(analyzeHotspots, ctx, { run_id: runId, limit: 2 });
     await expect(callService(analyzeHotspots, ctx, { run_id: runId, transforms: [{ type: "drop-function", frame_key: k.malloc }], limit: 2, cursor: plainPage.next_cursor! })).rejects.toMatchObject({ code: "STALE_CURSOR" });
    }, 120_000);
+
+  it("callers, callees and stack examples read the transformed tree (the sandwich's lists, get_frame_neighbours, `stacks` commands)", async () => {
+    const { ctx, runId } = await importFolded(FOLDED);
+    const k = Object.fromEntries((await callService(flameTree, ctx, { run_id: runId })).nodes.map((n) => [n.name, n.frame_key]));
+    const pairs = (rows: { name: string; value: number }[]) => rows.map((r) => `${r.name} ${r.value}`);
+    const ask = async (frame: string, transforms: Transform[]) => {
+      const input = { run_id: runId, frame_key: frame, transforms };
+      return { callers: pairs((await callService(frameCallers, ctx, input)).rows), callees: pairs((await callService(frameCallees, ctx, input)).rows) };
+    };
+    const mergeRun: Transform[] = [{ type: "merge-function", frame_key: k.run }];
+    // As stored: malloc is called by run (20) and parse (10); main calls parse, run and fib.
+    expect(await ask(k.malloc, [])).toEqual({ callers: ["run 20", "parse 10"], callees: ["brk 10"] });
+    // Merge run (hand fold above): malloc's caller run becomes main; main now calls malloc and loop itself (98 = 108 - its self 10).
+    expect(await ask(k.malloc, mergeRun)).toEqual({ callers: ["main 20", "parse 10"], callees: ["brk 10"] });
+    expect(await ask(k.main, [])).toEqual({ callers: ["(root) 108"], callees: ["run 57", "parse 40", "fib 8"] });
+    expect(await ask(k.main, mergeRun)).toEqual({ callers: ["(root) 108"], callees: ["parse 40", "loop 30", "malloc 20", "fib 8"] });
+    // Focus on loop: its stacks start at its outermost call (so its caller is the root), and its innermost call calls step.
+    expect(await ask(k.loop, [{ type: "focus-function", frame_key: k.loop }])).toEqual({ callers: ["(root) 30"], callees: ["step 30"] });
+    // Drop the samples with malloc: run calls only loop.
+    expect(await ask(k.run, [{ type: "drop-function", frame_key: k.malloc }])).toEqual({ callers: ["main 37"], callees: ["loop 30"] });
+    // A collapsed module is a frame of its own, with its callers.
+    expect(await ask(moduleFrameKey("libc"), [{ type: "collapse-module", module: "libc" }])).toEqual({ callers: ["run 20", "parse 10"], callees: [] });
+    const examples = await callService(stackExamples, ctx, { run_id: runId, frame_key: k.malloc, transforms: mergeRun, limit: 5 });
+    expect(examples.rows).toEqual([{ value: 20, frames: ["main", "malloc"] }, { value: 10, frames: ["main", "parse", "malloc", "brk"] }]);
+    // get_frame_neighbours' service passes the stack to all three.
+    const near = await callService(frameNeighbours, ctx, { run_id: runId, frame_key: k.malloc, transforms: mergeRun, stacks: 1 });
+    expect({ callers: pairs(near.callers), callees: pairs(near.callees), stacks: near.stacks }).toEqual({ callers: ["main 20", "parse 10"], callees: ["brk 10"], stacks: [{ value: 20, frames: ["main", "malloc"] }] });
+  }, 120_000);
 
   it("refuses malformed transforms with a typed error", async () => {
     const { ctx, runId } = await importFolded(FOLDED);

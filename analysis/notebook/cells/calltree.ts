@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineCellKind, TrackChoiceRef, MetricName, NodeRef, RunRef } from "./define";
+import { defineCellKind, TransformsRef, InvertedRef, TrackChoiceRef, MetricName, NodeRef, RunRef } from "./define";
 
 /** A run's call tree with the nodes the investigator expanded. */
 export const calltreeCell = defineCellKind({
@@ -11,6 +11,8 @@ export const calltreeCell = defineCellKind({
       run_id: RunRef,
       metric: MetricName.optional(),
       tracks: TrackChoiceRef.optional(),
+      transforms: TransformsRef.optional(),
+      inverted: InvertedRef.optional(),
       expanded: z.array(NodeRef).max(2000).optional().describe("Ids of the expanded nodes."),
     })
     .strict(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TransformList } from "../../queries/transforms";
 
 /**
  * What a cell kind is: its name, a title for people, whether it reads evidence (and so pins a
@@ -36,3 +37,8 @@ export const NsRange = z
   .tuple([z.number().int(), z.number().int()])
   .refine(([start, end]) => end > start, "end_ns must be after start_ns")
   .describe("[start_ns, end_ns]");
+
+/** The call-tree transforms a sample cell applies, in order (the run page's chips; analysis/queries/transforms.ts); absent: none. */
+export const TransformsRef = TransformList.describe("Call-tree transforms applied in order, as evidence.flame_tree takes them.");
+/** Whether a tree cell shows the inverted tree (after the transforms). */
+export const InvertedRef = z.boolean().describe("The inverted call tree: leaf functions at the roots.");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineCellKind, TrackChoiceRef, MetricName, NodeRef, RunRef, SearchText } from "./define";
+import { defineCellKind, TransformsRef, InvertedRef, TrackChoiceRef, MetricName, NodeRef, RunRef, SearchText } from "./define";
 
 /** A run's flame graph with its view state (FlameGraphCell's props). */
 export const flameCell = defineCellKind({
@@ -11,6 +11,8 @@ export const flameCell = defineCellKind({
       run_id: RunRef,
       metric: MetricName.optional(),
       tracks: TrackChoiceRef.optional(),
+      transforms: TransformsRef.optional(),
+      inverted: InvertedRef.optional(),
       zoom: NodeRef.nullable().optional().describe("The zoomed node's id, null for the whole graph."),
       search: SearchText.optional(),
       orientation: z.enum(["icicle", "flame"]).optional(),

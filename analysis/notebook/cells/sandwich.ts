@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineCellKind, TrackChoiceRef, FrameKeyRef, MetricName, RunRef } from "./define";
+import { defineCellKind, TransformsRef, TrackChoiceRef, FrameKeyRef, MetricName, RunRef } from "./define";
 
 /** The function table of a run and, for the selected function, its callers and callees. */
 export const sandwichCell = defineCellKind({
@@ -11,6 +11,7 @@ export const sandwichCell = defineCellKind({
       run_id: RunRef,
       metric: MetricName.optional(),
       tracks: TrackChoiceRef.optional(),
+      transforms: TransformsRef.optional(),
       selected: FrameKeyRef.nullable().optional().describe("The selected function's frame_key."),
     })
     .strict(),

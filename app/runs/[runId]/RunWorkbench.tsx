@@ -16,9 +16,6 @@ import { RUN_URL_STATE, budgetOf, type RunUrlState } from "./url-state";
 import { TransformChips } from "../../../components/transforms/TransformChips";
 import { useTransformStack } from "../../../components/transforms/use-transforms";
 import { useTransformMenu } from "../../../components/transforms/use-transform-menu";
-import { neighboursOfTrees } from "../../../components/transforms/neighbours";
-import { callersTree, calleesTree } from "../../../analysis/flame/sandwich";
-import { buildFlameTree } from "../../../analysis/flame/tree";
 import { TrackSelector, formatTrackSelection, parseTrackSelection } from "../../../components/flame/TrackSelector";
 import { OtherView } from "./OtherView";
 import type { FirstSqlAnswer } from "../../../components/sql/first-answer";
@@ -82,12 +79,11 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const tracks = useMemo(() => parseTrackSelection(state.tracks), [state.tracks]);
   const transformStack = useTransformStack(state.tf, state.inv, patch);
   const { transforms, inverted } = transformStack;
-  const transformed = transforms.length > 0 || inverted;
   const transformMenu = useTransformMenu(transformStack);
   const treeArgs = { runId: treeRun, commitId: props.commitId, metric, budget, tracks, transforms, inverted };
   // Once, before the first fetch: the tree the server already asked answers the page's first question.
   useState(() => props.firstFlame && seedFlameTree(treeArgs, props.firstFlame));
-  useState(() => props.firstTimeOrder && seedTimeOrder({ runId: props.runId, commitId: props.commitId, metric, tracks }, props.firstTimeOrder));
+  useState(() => props.firstTimeOrder && seedTimeOrder({ runId: props.runId, commitId: props.commitId, metric, tracks, transforms }, props.firstTimeOrder));
   const answered = useFlameTree(treeArgs);
   // While another transform stack's tree is on its way, the last tree stays drawn (not "Loading…").
   const lastTree = useRef<{ base: string; tree: FlameData } | null>(null);
@@ -102,14 +98,9 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   // The untransformed functions name the chips' frames (a merged or dropped function is gone from `hot`).
   const plainHot = useHotspots({ runId: transforms.length ? hotRun : null, commitId: props.commitId, metric, tracks });
   const sel = state.sel;
-  const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" && !transformed ? sel : null, tracks });
+  // The direct callers and callees under the same transforms as the tree (the server walks them as it walks the tree's).
+  const neighbours = useNeighbours({ runId: props.runId, commitId: props.commitId, metric, frameKey: view === "sandwich" ? sel : null, tracks, transforms });
   const flameNodes = flame && "nodes" in flame ? flame.nodes : null;
-  // Under transforms the direct callers and callees come from the transformed tree (the server's lists read the stacks as stored).
-  const transformedNeighbours = useMemo(() => {
-    if (!transformed || view !== "sandwich" || !sel || !flameNodes) return null;
-    const tree = buildFlameTree(flameNodes);
-    return neighboursOfTrees(callersTree(tree, sel), calleesTree(tree, sel));
-  }, [transformed, view, sel, flameNodes]);
   const nameOf = useMemo(() => {
     const names = new Map<string, string>();
     for (const answer of [plainHot, hot]) if (answer && "rows" in answer) for (const r of answer.rows) names.set(r.frame_key, r.name);
@@ -117,7 +108,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     return (key: string) => names.get(key);
   }, [plainHot, hot, flameNodes]);
 
-  const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order", tracks });
+  const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order", tracks, transforms });
 
   const functionTotals = useMemo(() => {
     const map = new Map<string, FunctionTotals>();
@@ -160,10 +151,12 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const viewAsCell = (): CellDraft => {
     // The page's track selection travels with the cell when the run has tracks to choose from (absent in a cell: every track merged).
     const several = flame !== null && "nodes" in flame && flame.track_choices.length > 1;
-    const run = { run_id: props.runId, ...(metric ? { metric } : {}), ...(several ? { tracks } : {}) };
+    const run = { run_id: props.runId, ...(metric ? { metric } : {}), ...(several ? { tracks } : {}), ...(transforms.length ? { transforms } : {}) };
+    // The inversion travels with the views that draw it (the sandwich's lists are never inverted).
+    const shape = inverted ? { inverted } : {};
     const commit_id = props.commitId;
     if (view === "sandwich") return { kind: "sandwich", content: { ...run, selected: sel && FRAME_KEY.test(sel) ? sel : null }, commit_id };
-    if (view === "calltree") return { kind: "calltree", content: run, commit_id };
+    if (view === "calltree") return { kind: "calltree", content: { ...run, ...shape }, commit_id };
     if (view === "dag") {
       const whatIf = parseWhatIf(state.whatif);
       return { kind: "critical_path", content: { run_id: props.runId, ...(state.trace ? { trace_id: state.trace } : {}), ...(whatIf ? { what_if: { node: whatIf.node, duration_ms: whatIf.ms } } : {}) }, commit_id };
@@ -180,7 +173,7 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     }
     return {
       kind: "flame",
-      content: { ...run, zoom: state.zoom, ...(state.q ? { search: state.q } : {}), orientation: state.orient === "flame" ? "flame" : "icicle", mode: state.mode === "time-order" ? "time-order" : "left-heavy" },
+      content: { ...run, ...shape, zoom: state.zoom, ...(state.q ? { search: state.q } : {}), orientation: state.orient === "flame" ? "flame" : "icicle", mode: state.mode === "time-order" ? "time-order" : "left-heavy" },
       commit_id,
     };
   };
@@ -307,8 +300,8 @@ export function RunWorkbench(props: RunWorkbenchProps) {
           nodes={flame.nodes}
           selected={sel}
           onSelect={(frameKey) => patch({ sel: frameKey })}
-          callers={transformedNeighbours?.callers ?? (transformed ? [] : neighbours.callers)}
-          callees={transformedNeighbours?.callees ?? (transformed ? [] : neighbours.callees)}
+          callers={neighbours.callers}
+          callees={neighbours.callees}
           onFunctionContextMenu={transformMenu.onFunctionContextMenu}
           onFunctionKey={transformMenu.onFunctionKey}
           truncated={hot.truncated}
@@ -338,9 +331,9 @@ export function RunWorkbench(props: RunWorkbenchProps) {
         <AddToInvestigation cell={viewAsCell} />
       </nav>
       {needsTree ? <TransformChips stack={transformStack} nameOf={nameOf} applying={applying} /> : null}
-      {needsTree && transformed && state.mode === "time-order" && view === "flame" ? (
+      {needsTree && inverted && state.mode === "time-order" && view === "flame" ? (
         <p className="tip-muted" data-testid="transforms-time-order-note">
-          Transforms apply to the left-heavy graph, the call tree and the sandwich; time order shows the samples as recorded.
+          Time order is not inverted (the inversion applies to the left-heavy graph, the call tree and the sandwich); the other transforms apply.
         </p>
       ) : null}
       {body()}

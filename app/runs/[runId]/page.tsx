@@ -53,7 +53,7 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
     // (the page asks again if this failed or answers another commit or metric).
     const firstTimeOrder =
       initial.view === "flame" && initial.mode === "time-order"
-        ? callService(flameTimeline, ctx, timeOrderQuestion({ runId, commitId: commit, metric: initial.metric, trackId: null, tracks: parseTrackSelection(initial.tracks) })).then(
+        ? callService(flameTimeline, ctx, timeOrderQuestion({ runId, commitId: commit, metric: initial.metric, trackId: null, tracks: parseTrackSelection(initial.tracks), transforms })).then(
             (answer) => answer,
             () => null,
           )

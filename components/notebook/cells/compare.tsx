@@ -2,7 +2,8 @@
 
 import { CompareCell } from "../../compare/CompareCell";
 import { useCompareRows, useCompareTrees } from "../../evidence/use-evidence";
-import type { TrackChoice } from "../../flame/TrackSelector";
+import type { TrackSelection } from "../../flame/TrackSelector";
+import { CompareTracks } from "../../compare/CompareTracks";
 import type { CellViewProps } from "../context";
 import { evidencePending } from "./evidence-state";
 
@@ -16,16 +17,22 @@ export function CompareCellView({ cell, content, onContent }: CellViewProps<"com
   const table = useCompareRows({ base: content.base_run_id, candidate: content.candidate_run_id, commitId, metric, normalize: content.normalize ?? false, baseTracks, candidateTracks });
   const pending = evidencePending(trees, "both runs") ?? evidencePending(table, "the comparison");
   if (pending || !trees || !("base" in trees) || !table || !("rows" in table)) return pending;
-  // Each side's tracks, when the cell chose some, are said above the graph (the compare page changes them).
-  const said = (side: string, tracks: typeof baseTracks, covered: readonly string[], choices: readonly TrackChoice[]) =>
-    tracks === "all" ? null : `${side}: ${covered.map((k) => choices.find((t) => t.track_key === k)?.label ?? k).join(", ")}`;
-  const trackNote = [said("base", baseTracks, trees.baseTracks.covered, trees.baseTracks.choices), said("candidate", candidateTracks, trees.candidateTracks.covered, trees.candidateTracks.choices)].filter(Boolean);
+  // Each side's tracks, picked in the cell as on the compare page and kept in its content (absent: every track merged).
+  const sideOf = (next: TrackSelection) => (next === "all" ? undefined : next);
+  const pickers = trees.baseTracks.choices.length > 1 || trees.candidateTracks.choices.length > 1;
   return (
     <>
-    {trackNote.length ? (
-      <p className="tip-muted" data-testid="compare-cell-tracks">
-        Tracks — {trackNote.join("; ")}
-      </p>
+    {pickers ? (
+      <div className="flame-toolbar" data-testid="compare-cell-tracks">
+        <CompareTracks
+          trees={trees}
+          base={baseTracks}
+          candidate={candidateTracks}
+          onBase={(next) => onContent({ ...content, base_tracks: sideOf(next), zoom: null })}
+          onCandidate={(next) => onContent({ ...content, candidate_tracks: sideOf(next), zoom: null })}
+          totals={{ base: table.base_total, candidate: table.candidate_total }}
+        />
+      </div>
     ) : null}
     <CompareCell
       baseNodes={trees.base}
