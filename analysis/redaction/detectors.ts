@@ -120,15 +120,19 @@ function looksLikeAwsSecret(value: string): boolean {
 const PRIVATE_KEY = /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END \1-----|$)/g;
 const PUTTY_KEY = /PuTTY-User-Key-File-\d+:[\s\S]*?(?:Private-MAC:\s*[0-9a-f]+|$)/g;
 
-/** `scheme://user:password@`, `scheme://:password@` (redis) and `scheme://key@` (a DSN). */
-const URL_USERINFO = /\b[a-z][a-z0-9+.-]*:\/\/([^\s/?#@"'<>]*)@/gi;
+/**
+ * `scheme://user:password@`, `scheme://:password@` (redis) and `scheme://key@` (a DSN). A scheme
+ * starts after any character a scheme cannot hold, a word character included (`fetch_https://…`
+ * in a function name): `\b` would miss those, and every URL pattern here starts the same way.
+ */
+const URL_USERINFO = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/([^\s/?#@"'<>]*)@/gi;
 
 /** A query string's secret-like parameter: its value goes, the name stays. */
 const QUERY_SECRET =
   /[?&;]((?:[\w.-]*[_.-])?(?:access_token|refresh_token|id_token|auth_token|token|api_?key|apikey|key|secret|client_secret|password|passwd|pwd|pass|sig|signature|credential|security-token|code|auth|session|sessionid|sid|jwt|private_token))=([^&#\s"'<>]+)/gi;
 
 /** A URL with a scheme and a query string (group 1: the query, without `?`). */
-const URL_QUERY = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>?#]*\?([^\s"'<>#]+)/gi;
+const URL_QUERY = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^\s"'<>?#]*\?([^\s"'<>#]+)/gi;
 /** `NAME=value` with an environment-style name (upper case): the value is the environment's. */
 const ENV_VALUE = /(?<![\w.-])[A-Z][A-Z0-9_]{1,63}=(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'&;,)}\]]+))/g;
 
@@ -180,7 +184,7 @@ const DASHED_ADDRESS_HOST = /(?<![A-Za-z0-9.-])(?:[A-Za-z][A-Za-z0-9]*-)?(\d{1,3
 /** `host10.20.30.44`: a name glued to an IPv4 address. */
 const GLUED_ADDRESS_HOST = /(?<![A-Za-z0-9.-])([A-Za-z][A-Za-z0-9-]*?[A-Za-z-])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.])(?:\.[A-Za-z][A-Za-z0-9-]*)*/g;
 /** A URL's host: `scheme://[userinfo@]host` (group 1), a bracketed IPv6 address or a name. */
-const URL_HOST = /\b([a-z][a-z0-9+.-]*):\/\/(?:[^\s/?#@"'<>]*@)?([^\s/?#:@"'<>[\]]+)/gi;
+const URL_HOST = /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*):\/\/(?:[^\s/?#@"'<>]*@)?([^\s/?#:@"'<>[\]]+)/gi;
 /**
  * Names that identify no machine: this one by its loopback names, and the names reserved for
  * documentation and tests (RFC 2606: example.com/.net/.org, .example, .test, .invalid, .localhost).
@@ -238,11 +242,11 @@ function isIpv6(candidate: string): boolean {
 // ------------------------------------------------------------------ paths
 
 /** Web URLs: their authority and path are the web's, not this machine's (their query is still read). */
-const WEB_URL = /\b(?:https?|wss?|ftps?|chrome-extension|moz-extension|s3|gs|git|ssh):\/\/[^\s"'<>/?#]+[^\s"'<>?#]*/gi;
+const WEB_URL = /(?<![a-z0-9+.-])(?:https?|wss?|ftps?|chrome-extension|moz-extension|s3|gs|git|ssh):\/\/[^\s"'<>/?#]+[^\s"'<>?#]*/gi;
 /** `file:///x`, `file:/x`, `file://localhost/x`, and `file://server/share/x` (a share: its path too). */
 const FILE_URL = /(?<![\w-])file:(?:\/\/([^\s/"'<>)]*))?(\/[^\s"'<>)]*)/gi;
 /** `webpack:///home/…`: a scheme with an empty authority before an absolute path. */
-const LOCAL_PATH_URL = /\b([a-z][a-z0-9+.-]*:\/\/)(\/[^\s"'<>)]*)/gi;
+const LOCAL_PATH_URL = /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)(\/[^\s"'<>)]*)/gi;
 const WINDOWS_PATH = /(?<![A-Za-z0-9])[A-Za-z]:(?:\\{1,2}|\/)(?:[^\\/\s"'<>|*?:]+(?:\\{1,2}|\/))*[^\\/\s"'<>|*?:]*/g;
 const UNC_PATH = /(?<![\\\w])(?:\\\\){1,2}[A-Za-z0-9._$-]+(?:\\{1,2}[^\\\s"'<>|*?:]+)+/g;
 const HOME_PATH = /(?<![\w/~$%])(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|%USERPROFILE%|%HOMEPATH%)[\\/][^\s"'<>|*?:;,()]+/g;
