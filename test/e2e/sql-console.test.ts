@@ -79,7 +79,8 @@ describe("the SQL console answers from the server's engine first, then from Duck
     // The HTML brought the server engine's rows: read them before the page's own engine replaces them.
     const fromServer = (await engines(page))[0]?.[0] === "server" && (await answeredBy(page, "server").count()) ? await resultRows(page) : null;
     expect((await engines(page))[0]?.slice(0, 1)).toEqual(["server"]);
-    // The figure the benchmark reports: navigation start to the first rows shown.
+    // The figure the benchmark reports: navigation start to the first rows shown (set as they are drawn, so waited for).
+    await expect.poll(() => page.locator("[data-testid=sql-console]").getAttribute("data-first-result-ms")).not.toBe(null);
     const firstMs = Number(await page.locator("[data-testid=sql-console]").getAttribute("data-first-result-ms"));
     // Its goal (≤ 2 s) is the sql-console benchmark's to judge: a time asserted here fails on a busy machine.
     expect(firstMs).toBeGreaterThan(0);
