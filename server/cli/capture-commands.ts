@@ -131,6 +131,9 @@ export const CAPTURE_COMMANDS: CliCommand[] = [
       }
       // A retired worker's abandoned tool code would keep this process alive: end it here.
       if (result.retired) process.exit(0);
+      // A supervised worker's IPC channel keeps it alive until its supervisor lets go: it lets go
+      // itself once stopped, so a server's stop does not wait out the supervisor's SIGKILL grace.
+      if (process.connected) process.disconnect();
       return { document: result, human: `Worker stopped after ${result.operations} operation(s).`, exitCode: 0 };
     },
   },

@@ -12,8 +12,9 @@ import { openWorkspace, type Workspace } from "../store/workspace";
  * Sharing one connection between concurrent requests is safe because better-sqlite3 is
  * synchronous: a statement or a transaction (`db.transaction(fn)` takes a synchronous fn) runs
  * to completion before another request's code runs. Nothing here caches what the database says:
- * the access switch, detail and token are read from SQLite on every call, so a person's change
- * through another process (the CLI) applies to the very next call.
+ * the access switch, detail and token are read from SQLite on every request (in one statement, at
+ * admission), so a person's change through another process (the CLI) applies to the very next
+ * request.
  */
 
 interface Held {

@@ -4,7 +4,7 @@ import { MAX_MCP_BODY_BYTES, refusalBody, refusalOf, type HeaderReader } from ".
 import { readBoundedBody } from "../http/bounded-body";
 import type { WorkspaceLocator } from "../store/layout";
 import { createHash } from "node:crypto";
-import { verifyAgentToken } from "../services/agent-access";
+import { agentAccess, verifyAgentToken, type AgentAccess } from "../services/agent-access";
 import { heldWorkspace } from "./held-workspace";
 import { createEmberscopeMcpServer } from "./server";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -108,6 +108,8 @@ export interface Admitted {
   ws: Workspace;
   /** Short digest of the bearer token: correlates a client's cancellation with its calls. */
   caller: string;
+  /** The access switch and detail level as read at admission: they hold for the whole request. */
+  access: AgentAccess;
 }
 
 /**
@@ -123,7 +125,8 @@ export function admitMcpRequest(headers: HeaderReader, locator: WorkspaceLocator
   }
   const token = bearerOf(headers);
   const ws = heldWorkspace(locator);
-  if (!token || !ws || !verifyAgentToken(ws, token)) {
+  const access = ws ? agentAccess(ws) : null;
+  if (!token || !ws || !access || !verifyAgentToken(ws, token, access)) {
     return {
       refused: refusal(
         401,
@@ -133,7 +136,7 @@ export function admitMcpRequest(headers: HeaderReader, locator: WorkspaceLocator
       ),
     };
   }
-  return { admitted: { ws, caller: createHash("sha256").update(token).digest("hex").slice(0, 16) } };
+  return { admitted: { ws, caller: createHash("sha256").update(token).digest("hex").slice(0, 16), access } };
 }
 
 /** A POST body read by `readBody`, or the 413 / 400 answer when it is too large or not JSON. */
@@ -155,7 +158,7 @@ export async function readMcpBody(readBody: () => Promise<unknown>): Promise<{ b
  * `forget` drops that correlation when the request fails before its calls end.
  */
 export function mcpServerForRequest(locator: WorkspaceLocator, admitted: Admitted, body: unknown): { server: Server; forget: () => void } {
-  const { ws, caller } = admitted;
+  const { ws, caller, access } = admitted;
   for (const m of messagesOf(body)) {
     if (m.method === "notifications/cancelled" && m.params?.requestId !== undefined) inflight.get(`${caller}:${m.params.requestId}`)?.abort();
   }
@@ -167,6 +170,7 @@ export function mcpServerForRequest(locator: WorkspaceLocator, admitted: Admitte
     transport: "http",
     requireAccessSwitch: true,
     heldWorkspace: () => ws,
+    access,
     cancellationFor: (id) => inflight.get(`${caller}:${id}`)?.signal,
     callEnded: (id) => inflight.delete(`${caller}:${id}`),
     clientName: () => clientNames.get(caller) ?? null,

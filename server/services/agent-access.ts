@@ -44,13 +44,38 @@ function writeMeta(ws: Workspace, key: string, value: string): void {
 export const PROCESS_STARTED_AT = new Date(Date.now() - process.uptime() * 1000).toISOString();
 
 export function agentDetail(ws: Workspace): AgentDetail {
-  return readMeta(ws, META.detail) === "full" ? "full" : "redacted";
+  return detailOf(readMeta(ws, META.detail));
+}
+
+function detailOf(stored: string | undefined): AgentDetail {
+  return stored === "full" ? "full" : "redacted";
+}
+
+function enabledSince(enabledAt: string | undefined, launchedAt: string): boolean {
+  return !!enabledAt && enabledAt >= launchedAt;
 }
 
 /** Whether a person switched agent access on since this server process started. */
 export function agentAccessEnabled(ws: Workspace, launchedAt = PROCESS_STARTED_AT): boolean {
-  const at = readMeta(ws, META.enabledAt);
-  return !!at && at >= launchedAt;
+  return enabledSince(readMeta(ws, META.enabledAt), launchedAt);
+}
+
+/** What an agent's request may do, as the person last decided: read once for the whole request. */
+export interface AgentAccess {
+  enabled: boolean;
+  detail: AgentDetail;
+  /** The stored hash of the bearer token, or null before one was made. */
+  tokenHash: string | null;
+}
+
+/**
+ * The access switch, detail level and token hash in one read (one statement, one read
+ * transaction): an HTTP request reads them once at admission instead of once per check.
+ */
+export function agentAccess(ws: Workspace, launchedAt = PROCESS_STARTED_AT): AgentAccess {
+  const rows = ws.db.prepare("SELECT key, value FROM workspace_meta WHERE key IN (?, ?, ?)").all(META.enabledAt, META.detail, META.tokenHash) as { key: string; value: string }[];
+  const value = (key: string) => rows.find((r) => r.key === key)?.value;
+  return { enabled: enabledSince(value(META.enabledAt), launchedAt), detail: detailOf(value(META.detail)), tokenHash: value(META.tokenHash) || null };
 }
 
 /**
@@ -78,9 +103,9 @@ function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
-/** Checks a presented bearer token against the stored hash (constant time). */
-export function verifyAgentToken(ws: Workspace, presented: string): boolean {
-  const stored = readMeta(ws, META.tokenHash);
+/** Checks a presented bearer token against the stored hash (constant time); `access` when already read. */
+export function verifyAgentToken(ws: Workspace, presented: string, access?: AgentAccess): boolean {
+  const stored = access ? access.tokenHash : readMeta(ws, META.tokenHash);
   if (!stored) return false;
   const a = Buffer.from(hashToken(presented), "hex");
   const b = Buffer.from(stored, "hex");
