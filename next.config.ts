@@ -7,6 +7,10 @@ const config: NextConfig = {
   // `next dev` browsed at 127.0.0.1 only hydrates with this (see STACK.md).
   allowedDevOrigins: ["127.0.0.1"],
   poweredByHeader: false,
+  // `npm run typecheck` (next typegen, then tsc over the same files and route types) is the type
+  // check, and CI runs it before the build: checking again in `next build` cost ~75 s of every
+  // `npm test` and `npm start` on a fresh clone.
+  typescript: { ignoreBuildErrors: true },
   turbopack: { root: process.cwd() },
   // DuckDB-WASM's engine (public/duckdb/<version>/, copied at build): a versioned URL, so cached for
   // good; no-transform keeps the compression middleware off the 34 MB wasm (gzip on the fly cost

@@ -173,7 +173,7 @@ export const serveCommand: CliCommand = {
     // Every request passes the boundary (server/http/guard.ts) first: pages, route handlers and MCP alike.
     const server = createServer((req, res) => {
       if (!admitNodeRequest(req, res)) return;
-      if (isMcpRequest(req.url)) return void handleMcpNodeRequest(req, res, mcpLocator);
+      if (isMcpRequest(req.url)) return void handleMcpNodeRequest(req, res, mcpLocator, true);
       void (handle ? handle(req, res) : ready.then(() => handle!(req, res)));
     });
     // A connection closed after a refused upload keeps reading briefly, so the client sees the answer.

@@ -116,10 +116,17 @@ export interface Admitted {
  * The boundary (Host, Origin, fetch metadata, declared body size), then the bearer token (401):
  * run on every request before its body is read. The token is checked against the hash stored
  * now, so a rotation applies to the next request. `servedPort` is the port the request came to
- * (null where the launch session knows it: on `emberscope serve`).
+ * (null where the launch session knows it: on `emberscope serve`). `boundaryPassed`: the caller
+ * ran the same boundary on this very request already (`emberscope serve` runs it on every request).
  */
-export function admitMcpRequest(headers: HeaderReader, locator: WorkspaceLocator, method = "POST", servedPort: number | null = null): { admitted: Admitted } | { refused: McpReply } {
-  const boundary = refusalOf({ method, path: "/api/mcp", headers, servedPort });
+export function admitMcpRequest(
+  headers: HeaderReader,
+  locator: WorkspaceLocator,
+  method = "POST",
+  servedPort: number | null = null,
+  boundaryPassed = false,
+): { admitted: Admitted } | { refused: McpReply } {
+  const boundary = boundaryPassed ? null : refusalOf({ method, path: "/api/mcp", headers, servedPort });
   if (boundary) {
     return { refused: jsonReply(boundary.status, refusalBody(boundary, "mcp"), boundary.status === 403 ? {} : { connection: "close" }) };
   }

@@ -89,12 +89,15 @@ async function answerWeb(req: IncomingMessage, res: ServerResponse, locator: Wor
   await writeResponse(await handleMcpHttpRequest(request, locator, readBody), res);
 }
 
-/** Answers one `/api/mcp` request on a Node server; never throws (a fault becomes a 500). */
-export async function handleMcpNodeRequest(req: IncomingMessage, res: ServerResponse, locator: WorkspaceLocator): Promise<void> {
+/**
+ * Answers one `/api/mcp` request on a Node server; never throws (a fault becomes a 500).
+ * `boundaryPassed`: the server already ran the boundary (`admitNodeRequest`) on this request.
+ */
+export async function handleMcpNodeRequest(req: IncomingMessage, res: ServerResponse, locator: WorkspaceLocator, boundaryPassed = false): Promise<void> {
   try {
     if (req.method !== "POST") return await answerWeb(req, res, locator, () => readJson(req));
     const headers = headerReader(req.rawHeaders);
-    const admission = admitMcpRequest(headers, locator, "POST");
+    const admission = admitMcpRequest(headers, locator, "POST", null, boundaryPassed);
     if ("refused" in admission) return writeReply(admission.refused, res);
     const read = await readMcpBody(() => readJson(req));
     if ("refused" in read) return writeReply(read.refused, res);

@@ -397,6 +397,32 @@ CREATE INDEX audit_events_by_target ON audit_events (target, seq) WHERE target I
   },
   WORKFLOW_RUNS_MIGRATION,
   WORKFLOW_EXPOSURES_MIGRATION,
+  {
+    version: 12,
+    name: "audit events keyed by rowid, without AUTOINCREMENT",
+    // Every tool call appends an audit row; AUTOINCREMENT also rewrote `sqlite_sequence` on each
+    // (about a third of the insert's cost). Rows are never deleted, so a plain INTEGER PRIMARY KEY
+    // (max + 1) numbers them exactly as before.
+    sql: `
+CREATE TABLE audit_events_v12 (
+  seq INTEGER PRIMARY KEY,
+  at TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target TEXT,
+  arguments_digest TEXT,
+  result_code TEXT NOT NULL,
+  duration_ms REAL,
+  details TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+INSERT INTO audit_events_v12 (seq, at, actor, action, target, arguments_digest, result_code, duration_ms, details)
+  SELECT seq, at, actor, action, target, arguments_digest, result_code, duration_ms, details FROM audit_events ORDER BY seq;
+DROP TABLE audit_events;
+ALTER TABLE audit_events_v12 RENAME TO audit_events;
+CREATE INDEX audit_events_by_target ON audit_events (target, seq) WHERE target IS NOT NULL;
+DELETE FROM sqlite_sequence WHERE name = 'audit_events';
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EmberscopeError } from "../../server/domain/errors";
@@ -65,6 +65,28 @@ describe("control store", () => {
       expect(ws.db.prepare(byTarget).all("inv_1")).toEqual([{ action: "mcp.add_cell" }]);
     } finally {
       ws.close();
+    }
+  });
+
+  it("moves audit events off AUTOINCREMENT keeping every row and its seq; numbering goes on after the last", () => {
+    const root = tempProject();
+    const file = path.join(root, ".emberscope", "emberscope.sqlite");
+    mkdirSync(path.dirname(file), { recursive: true });
+    const before = MIGRATIONS.filter((m) => m.version < 12);
+    const old = openControlStore(file, { create: true, migrations: before });
+    for (let i = 0; i < 5; i++) recordAudit(old, { actor: "agent", action: `mcp.call_${i}`, target: i % 2 ? "inv_1" : null, resultCode: "OK", details: { i } });
+    const kept = old.prepare("SELECT * FROM audit_events ORDER BY seq").all();
+    expect(old.prepare("SELECT sql FROM sqlite_schema WHERE name = 'audit_events'").pluck().get()).toMatch(/AUTOINCREMENT/);
+    old.close();
+    const db = openControlStore(file, { migrations: MIGRATIONS });
+    try {
+      expect(db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'audit_events'").pluck().get()).not.toMatch(/AUTOINCREMENT/);
+      expect(db.prepare("SELECT * FROM audit_events ORDER BY seq").all()).toEqual(kept);
+      expect(db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'audit_events_by_target'").pluck().get()).toMatch(/WHERE target IS NOT NULL$/);
+      recordAudit(db, { actor: "agent", action: "mcp.after", resultCode: "OK" });
+      expect(db.prepare("SELECT seq FROM audit_events WHERE action = 'mcp.after'").pluck().get()).toBe(6);
+    } finally {
+      db.close();
     }
   });
 
