@@ -202,7 +202,9 @@ describe("investigations as notebooks in a real browser", () => {
     // DuckDB-WASM's wasm is held back until the server's answers have been read (a slow start, made certain).
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
+    let heldRequests = 0;
     await page.context().route("**/duckdb-eh.wasm", async (route) => {
+      heldRequests++;
       await held;
       await route.continue();
     });
@@ -216,6 +218,7 @@ describe("investigations as notebooks in a real browser", () => {
     // A cell that reads another cell's table has nothing the server holds: it waits for the page's engine.
     expect(await cellById(page, reader.cell_id).locator("[data-testid=sql-cell-meta]").count()).toBe(0);
     await page.screenshot({ path: screenshotPath("notebook-sql-server-answer"), fullPage: true });
+    expect(heldRequests, "the wasm was asked for, and held").toBeGreaterThan(0);
     release();
     await expect.poll(() => meta.getAttribute("data-engine"), { timeout: 90_000 }).toBe("duckdb-wasm");
     expect(await counted.locator("[data-testid=sql-cell-engine]").innerText()).toMatch(/^DuckDB-WASM v1\.\d+\.\d+$/);
