@@ -96,7 +96,8 @@ export function ViewChips({ manifest, cell, tree, view }: { manifest: Manifest; 
   const transforms = view.transforms ?? [];
   const names = useOffline(async () => {
     if (!transforms.length) return new Map<string, string>();
-    const plain = await hotspots(manifest, cell.commit_id!, String(cell.content.run_id), tree.metric.name, { tracks: view.tracks });
+    // Names only: the whole run's ranking (read from the derived totals) names every function the transforms could.
+    const plain = await hotspots(manifest, cell.commit_id!, String(cell.content.run_id), tree.metric.name);
     return new Map(plain.rows.map((r) => [r.frame_key, r.name]));
   }, [cell.cell_id, tree.metric.name]);
   if (!transforms.length && !view.inverted && !tree.tracks) return null;
