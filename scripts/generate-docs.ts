@@ -262,7 +262,8 @@ values at the end. On the final tree, \`callers_transformed\` counts each sample
 outermost call (its caller is the frame above), \`callees_transformed\` at its innermost call (the frame
 below), as the untransformed lists do. Time order walks the transformed tree (\`path_tree_transformed\`)
 and sends each stored stack to the node its path lands on through every walk (\`stack_map_transformed\`);
-a sample a transform dropped is a gap in the order, not time of the cell before it. It all runs on
+a sample a transform dropped is a gap in the order, not time of the cell before it (the answer counts
+them as \`gap_samples\`, and the flame graph's note says how many were dropped, never "nothing left out"). It all runs on
 DuckDB and DuckDB-WASM alike (a test compares their rows). A collapsed module becomes a frame whose key
 is \`moduleFrameKey(module)\`, which later transforms can name. Transforms apply to the whole run, not to
 a time range; time order is never inverted.

@@ -50,6 +50,8 @@ export interface TimeOrder {
   /** The summed value of every sample merged (drawn or not). */
   windowTotal: number;
   samples: number;
+  /** Samples a transform dropped (pushed as GAP): each ends the open cells, and is time no cell covers. */
+  gaps: number;
 }
 
 /** Growable columns of the wide (long enough) cells, in the order they close. */
@@ -207,7 +209,7 @@ export class TimeOrderMerge {
       total: wide.total[c],
       self: wide.self[c],
     }));
-    return { cells, droppedCells: this.narrowDropped + wide.length - kept.length, windowTotal: this.sum, samples: this.count - this.gaps };
+    return { cells, droppedCells: this.narrowDropped + wide.length - kept.length, windowTotal: this.sum, samples: this.count - this.gaps, gaps: this.gaps };
   }
 
   private close(d: number, end: number): void {

@@ -161,6 +161,33 @@ export function scopeToTracks<P extends z.ZodObject<any>, R extends z.ZodType>(q
   return made as never;
 }
 
+/** The track key of samples on no track (track_totals' own row for them). */
+export const NO_TRACK = "(none)";
+
+/** A track choice: every track merged, the busiest, or track keys. */
+export type TrackChoice = "all" | "busiest" | readonly string[];
+
+/**
+ * The track keys a choice scopes a run's answers to, given its track_totals rows (heaviest first):
+ * null (no filter: the whole run's derived totals answer) for every track, or when the choice
+ * covers them all; else the keys. `chosen` are the rows it covers and `unknown` the keys the run
+ * has no sampled track for. The services and the export viewer decide alike.
+ */
+export function trackFilterOf<R extends Pick<TrackTotalRow, "track_key">>(rows: readonly R[], choice: TrackChoice): { filter: string[] | null; chosen: R[]; unknown: string[] } {
+  const real = rows.filter((r) => r.track_key !== NO_TRACK);
+  const hasTrackless = real.length < rows.length;
+  if (choice === "all") return { filter: null, chosen: [...rows], unknown: [] };
+  if (choice === "busiest") {
+    if (real.length === 0 || (real.length === 1 && !hasTrackless)) return { filter: null, chosen: [...rows], unknown: [] };
+    return { filter: [real[0].track_key], chosen: [real[0]], unknown: [] };
+  }
+  const known = new Set(real.map((r) => r.track_key));
+  const unknown = choice.filter((k) => !known.has(k));
+  const chosen = real.filter((r) => choice.includes(r.track_key));
+  const filter = chosen.length === real.length && !hasTrackless ? null : chosen.map((r) => r.track_key);
+  return { filter, chosen, unknown };
+}
+
 /** A track as a person reads it: the thread (or profile) name and id, and its process. */
 export function trackLabel(t: Pick<TrackTotalRow, "process_id" | "process_name" | "thread_id" | "thread_name" | "kind">): string {
   if (t.kind === "none") return "(no track)";

@@ -3,9 +3,9 @@ import Markdown from "react-markdown";
 import { FlameGraphCell } from "../flame/FlameGraphCell";
 import { ResultTable } from "../sql/ResultTable";
 import { painted, type FlameSummaries, type FlameSummary, type Manifest } from "./bundle";
-import { CalltreeCell, CompareOffline, CriticalPathOffline, SandwichOffline, StaticCell, TraceCell, useOffline, type DocCell } from "./cells";
+import { CalltreeCell, CompareOffline, CriticalPathOffline, SandwichOffline, StaticCell, TraceCell, treeFacts, useOffline, ViewChips, type DocCell } from "./cells";
 import { openSession } from "./engine";
-import { flameTree } from "./evidence";
+import { flameTree, sampleViewOf } from "./evidence";
 import "./viewer.css";
 
 /**
@@ -52,14 +52,17 @@ function SqlCell({ manifest, cell }: { manifest: Manifest; cell: DocCell }) {
 function FlameCell({ manifest, cell, summary }: { manifest: Manifest; cell: DocCell; summary: FlameSummary | undefined }) {
   const runId = String(cell.content.run_id);
   const [zoom, setZoom] = useState<string | null>((cell.content.zoom as string | null | undefined) ?? null);
-  const live = useOffline(() => flameTree(manifest, cell.commit_id!, runId, { metric: cell.content.metric as string | undefined }), [cell.cell_id]);
+  // The cell's tracks and transforms (and inversion), as the workspace draws it; the summary was computed with them too.
+  const view = sampleViewOf(cell.content);
+  const live = useOffline(() => flameTree(manifest, cell.commit_id!, runId, { metric: cell.content.metric as string | undefined, ...view }), [cell.cell_id]);
   // The summary computed at export paints at once; the live tree replaces it when the engine has it.
   const shown = live.state === "done" ? (live.value ? { nodes: live.value.nodes, metric: live.value.metric.name, unit: live.value.metric.unit } : null) : (summary ?? null);
   if (live.state === "failed" && !summary) return <p className="ev-error">{live.message}</p>;
   if (!shown) return live.state === "running" ? <p className="tip-muted">Computing the flame graph in DuckDB-WASM…</p> : <p className="tip-muted">The export carries no samples of run {runId} at this commit.</p>;
   const source = live.state === "done" ? "live" : "summary";
   return (
-    <div data-testid="export-flame" data-source={source}>
+    <div data-testid="export-flame" data-source={source} {...treeFacts(shown.nodes, view)}>
+      {live.state === "done" && live.value ? <ViewChips manifest={manifest} cell={cell} tree={live.value} view={view} /> : null}
       {source === "summary" ? (
         <p className="tip-muted" data-testid="export-flame-summary">
           {live.state === "failed" ? `The engine failed (${live.message}); showing` : "Showing"} the summary computed at export (the {shown.nodes.length.toLocaleString("en-US")} heaviest call paths){live.state === "running" ? "; the full flame graph goes live when DuckDB-WASM is ready…" : "."}

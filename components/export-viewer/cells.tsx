@@ -10,7 +10,8 @@ import { SandwichCell, type NeighbourRow } from "../sandwich/SandwichCell";
 import { TraceWindow } from "../trace/TraceWindow";
 import { TraceSourceContext } from "../trace/trace-data";
 import type { Manifest } from "./bundle";
-import { ask, chooseMetric, compareRows, flameTree, hotspots, neighbours, runGenerations } from "./evidence";
+import { describeTransform } from "../transforms/actions";
+import { ask, chooseMetric, compareRows, flameTree, hotspots, neighbours, runGenerations, sampleViewOf, type OfflineTree, type SampleView } from "./evidence";
 import { offlineTraceSource } from "./trace-source";
 
 /**
@@ -87,13 +88,48 @@ export function TraceCell({ manifest, cell }: { manifest: Manifest; cell: DocCel
   );
 }
 
+/**
+ * The cell's view as the workspace keeps it, read-only: the tracks it covers and its transforms in
+ * the order they apply (named from the run's untransformed functions, as the workspace's chips are).
+ */
+export function ViewChips({ manifest, cell, tree, view }: { manifest: Manifest; cell: DocCell; tree: OfflineTree; view: SampleView }) {
+  const transforms = view.transforms ?? [];
+  const names = useOffline(async () => {
+    if (!transforms.length) return new Map<string, string>();
+    // Names only: the whole run's ranking (read from the derived totals) names every function the transforms could.
+    const plain = await hotspots(manifest, cell.commit_id!, String(cell.content.run_id), tree.metric.name);
+    return new Map(plain.rows.map((r) => [r.frame_key, r.name]));
+  }, [cell.cell_id, tree.metric.name]);
+  if (!transforms.length && !view.inverted && !tree.tracks) return null;
+  const nameOf = (key: string) => (names.state === "done" ? names.value.get(key) : undefined);
+  return (
+    <p className="tip-muted ev-view" data-testid="export-view">
+      {tree.tracks ? <span data-testid="export-view-tracks">Tracks: {tree.tracks.join(", ")}. </span> : null}
+      {transforms.length || view.inverted ? (
+        <span data-testid="export-view-transforms">Transforms: {[...transforms.map((t) => describeTransform(t, nameOf)), ...(view.inverted ? ["Inverted"] : [])].join(" → ")}.</span>
+      ) : null}
+    </p>
+  );
+}
+
+/** What a cell's live tree says about itself (for a reader, and a test): its transforms, total and frames. */
+export function treeFacts(nodes: readonly { parent_id: string | null; total: number }[], view: { transforms?: readonly unknown[] }) {
+  return {
+    "data-transforms": view.transforms?.length ?? 0,
+    "data-total": nodes.filter((n) => n.parent_id === null).reduce((sum, n) => sum + n.total, 0),
+    "data-frames": nodes.length,
+  };
+}
+
 export function CalltreeCell({ manifest, cell }: { manifest: Manifest; cell: DocCell }) {
-  const state = useOffline(() => flameTree(manifest, cell.commit_id!, String(cell.content.run_id), { metric: cell.content.metric as string | undefined }), [cell.cell_id]);
+  const view = sampleViewOf(cell.content);
+  const state = useOffline(() => flameTree(manifest, cell.commit_id!, String(cell.content.run_id), { metric: cell.content.metric as string | undefined, ...view }), [cell.cell_id]);
   const wait = pending(state, "the call tree");
   if (wait || state.state !== "done") return wait;
   if (!state.value) return noSamples(cell.content.run_id);
   return (
-    <div data-testid="export-calltree" data-state="done">
+    <div data-testid="export-calltree" data-state="done" {...treeFacts(state.value.nodes, view)}>
+      <ViewChips manifest={manifest} cell={cell} tree={state.value} view={view} />
       <CallTreeCell nodes={state.value.nodes} unit={state.value.metric.unit} metric={state.value.metric.name} maxRows={400} />
     </div>
   );
@@ -103,14 +139,16 @@ export function SandwichOffline({ manifest, cell }: { manifest: Manifest; cell: 
   const commitId = cell.commit_id!;
   const runId = String(cell.content.run_id);
   const [selected, setSelected] = useState<string | null>((cell.content.selected as string | undefined) ?? null);
+  // A sandwich cell keeps tracks and transforms, never inverted (as in the workspace).
+  const view = { ...sampleViewOf(cell.content), inverted: false };
   const state = useOffline(async () => {
-    const tree = await flameTree(manifest, commitId, runId, { metric: cell.content.metric as string | undefined });
+    const tree = await flameTree(manifest, commitId, runId, { metric: cell.content.metric as string | undefined, ...view });
     if (!tree) return null;
-    return { tree, hot: await hotspots(manifest, commitId, runId, tree.metric.name) };
+    return { tree, hot: await hotspots(manifest, commitId, runId, tree.metric.name, view) };
   }, [cell.cell_id]);
   const metric = state.state === "done" ? (state.value?.tree.metric.name ?? null) : null;
   const near = useOffline<{ callers: NeighbourRow[]; callees: NeighbourRow[] } | null>(
-    async () => (metric && selected ? neighbours(manifest, commitId, runId, metric, selected) : null),
+    async () => (metric && selected ? neighbours(manifest, commitId, runId, metric, selected, view) : null),
     [cell.cell_id, metric, selected],
   );
   const wait = pending(state, "the functions");
@@ -118,7 +156,8 @@ export function SandwichOffline({ manifest, cell }: { manifest: Manifest; cell: 
   if (!state.value) return noSamples(runId);
   const { tree, hot } = state.value;
   return (
-    <div data-testid="export-sandwich" data-selected={selected ?? undefined} data-near={near.state} data-callers={near.state === "done" && near.value ? near.value.callers.length : undefined}>
+    <div data-testid="export-sandwich" data-selected={selected ?? undefined} data-near={near.state} data-callers={near.state === "done" && near.value ? near.value.callers.length : undefined} {...treeFacts(tree.nodes, view)}>
+      <ViewChips manifest={manifest} cell={cell} tree={tree} view={view} />
       {near.state === "failed" ? <p className="ev-error" data-testid="export-cell-error">{near.message}</p> : null}
       <SandwichCell
         functions={hot.rows}

@@ -106,7 +106,9 @@ export function useTimeOrder(args: {
             </label>
           ) : null;
         const merged = `${r.samples.toLocaleString("en-US")} samples merged into ${r.cells.length.toLocaleString("en-US")} cells`;
-        const text = [reason, dropped].filter(Boolean).join(" ") || `${merged}, nothing left out.`;
+        // Samples a transform dropped are gaps: said, so that "nothing left out" is never claimed of them.
+        const gaps = r.gap_samples > 0 ? `${merged}; ${r.gap_samples.toLocaleString("en-US")} sample${r.gap_samples === 1 ? "" : "s"} dropped by the transforms, shown as gaps.` : null;
+        const text = [reason, gaps, dropped].filter(Boolean).join(" ") || `${merged}, nothing left out.`;
         setResult({
           key,
           cells: r.cells,

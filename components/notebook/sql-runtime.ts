@@ -4,6 +4,8 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { TABLE_NAMES } from "../../analysis/evidence/schema";
 import { downstreamOf, planSqlCells, tableReferences, type SqlPlan } from "../../analysis/notebook/sql-deps";
 import { NOTEBOOK_SCHEMA, openCommitSession, type QueryResult } from "../sql/duckdb-session";
+import { engineStarted } from "../sql/engine";
+import { SERVER_SQL_MAX_CHARS, serverQuery } from "../sql/server-engine";
 
 /** A SQL cell as the runtime needs it: what it reads from (its commit) and what it is called. */
 export interface SqlCellSpec {
@@ -17,7 +19,11 @@ export type SqlRunState =
   | { state: "idle" }
   | { state: "waiting" }
   | { state: "running" }
-  | { state: "done"; result: QueryResult; ranAt: number }
+  /**
+   * An answer: DuckDB-WASM's in the page, or (`first`) the server engine's, shown while DuckDB-WASM
+   * starts and replaced by the page's own answer when it comes (`wasmFailed`: it never will).
+   */
+  | { state: "done"; result: QueryResult; ranAt: number; first?: boolean; wasmFailed?: string }
   | { state: "failed"; message: string; cause: "query" | "plan" };
 
 /** Rows a named cell's table keeps for the page to show (the table itself keeps every row). */
@@ -45,6 +51,10 @@ function planFailure(plan: SqlPlan, cellId: string, label: (id: string) => strin
  * The notebook's reactive SQL: one DuckDB-WASM engine for the page (its sessions are per commit),
  * a named cell's result kept as a table in the notebook schema so that later cells read it by
  * name, and a run of one cell re-running every cell that depends on it, in dependency order.
+ * While DuckDB-WASM starts, the cells that read only evidence tables are answered at once by the
+ * server engine (tRPC `sql.query`, the SQL console's `serverQuery`: the same tables and commit),
+ * then by the page's engine; each answer names its engine. Cells that read other cells wait for
+ * the page's engine, which alone holds their tables.
  * Plan errors (cycles, names no cell has) are states of the cells, never thrown.
  */
 export function useNotebookSql(cells: readonly SqlCellSpec[]) {
@@ -58,6 +68,22 @@ export function useNotebookSql(cells: readonly SqlCellSpec[]) {
   const ranAt = useRef(new Map<string, string>());
 
   const set = (cellId: string, state: SqlRunState) => setStates((prev) => new Map(prev).set(cellId, state));
+  // Per cell, its latest run: a server answer that comes after a later run started is not shown.
+  const runOf = useRef(new Map<string, number>());
+  /** Shows the server engine's answer while the cell still waits for the page's engine; a running cell keeps it shown. */
+  const showFirst = (cellId: string, run: number, result: QueryResult) =>
+    setStates((prev) => {
+      const now = prev.get(cellId);
+      if (runOf.current.get(cellId) !== run || (now?.state !== "waiting" && now?.state !== "running")) return prev;
+      return new Map(prev).set(cellId, { state: "done", result, ranAt: Date.now(), first: true });
+    });
+  /** A run state, except that a shown first answer stays shown while the page's engine runs the cell. */
+  const setKeepingFirst = (cellId: string, state: SqlRunState) =>
+    setStates((prev) => {
+      const now = prev.get(cellId);
+      if (now?.state === "done" && now.first && (state.state === "running" || state.state === "waiting")) return prev;
+      return new Map(prev).set(cellId, state);
+    });
 
   const runCells = useCallback((which: "all" | string) => {
     const job = async () => {
@@ -80,7 +106,24 @@ export function useNotebookSql(cells: readonly SqlCellSpec[]) {
         const reason = planFailure(plan, id, label);
         if (reason) set(id, { state: "failed", message: reason, cause: "plan" });
       }
-      for (const id of runnable) set(id, { state: "waiting" });
+      for (const id of runnable) {
+        runOf.current.set(id, (runOf.current.get(id) ?? 0) + 1);
+        set(id, { state: "waiting" });
+      }
+      if (!engineStarted()) {
+        // DuckDB-WASM is still starting: the server engine answers the cells it can at once.
+        for (const id of runnable) {
+          const cell = byId.get(id)!;
+          const text = body(cell.sql);
+          if (text === "" || text.length > SERVER_SQL_MAX_CHARS || (plan.reads.get(id)?.length ?? 0) > 0) continue;
+          const run = runOf.current.get(id)!;
+          serverQuery(cell.commit_id, null, text).then(
+            (answer) => showFirst(id, run, answer),
+            // The page's engine will answer (or say why it cannot): a server refusal is not shown.
+            () => undefined,
+          );
+        }
+      }
       const failed = new Set<string>();
       for (const id of runnable) {
         const cell = byId.get(id)!;
@@ -94,10 +137,22 @@ export function useNotebookSql(cells: readonly SqlCellSpec[]) {
           set(id, { state: "failed", message: `Waits for cell ${label(blocker)}, whose query failed: fix that cell first.`, cause: "plan" });
           continue;
         }
-        set(id, { state: "running" });
+        setKeepingFirst(id, { state: "running" });
         ranAt.current.set(id, cell.commit_id);
+        let session: Awaited<ReturnType<typeof openCommitSession>>;
         try {
-          const session = await openCommitSession(cell.commit_id);
+          session = await openCommitSession(cell.commit_id);
+        } catch (e) {
+          // No page engine: a server answer already shown stays, saying so; else the cell fails.
+          failed.add(id);
+          const message = e instanceof Error ? e.message : String(e);
+          setStates((prev) => {
+            const now = prev.get(id);
+            return new Map(prev).set(id, now?.state === "done" && now.first ? { ...now, wasmFailed: message } : { state: "failed", message, cause: "query" });
+          });
+          continue;
+        }
+        try {
           let result: QueryResult;
           if (cell.name) {
             const table = `${NOTEBOOK_SCHEMA}.${quoted(cell.name)}`;

@@ -3,7 +3,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { preload } from "react-dom";
 import "./sql.css";
-import { ENGINE, openCommitSession, type CommitSession, type QueryResult } from "./duckdb-session";
+import { ENGINE, engineLabel, openCommitSession, type CommitSession, type QueryResult } from "./duckdb-session";
 import { engineUrls } from "./engine";
 import { buildPresets, presetContext, STARTER_SQL, type Preset } from "./presets";
 import { ResultChart } from "./ResultChart";
@@ -35,10 +35,6 @@ function firstPaintMs(): number {
   return Math.round(paint ? paint.startTime : performance.now());
 }
 
-/** How the console names an engine to the person. */
-export function engineLabel(engine: string): string {
-  return engine === ENGINE ? "DuckDB-WASM" : engine;
-}
 
 /**
  * SQL over one pinned commit. The first answers come from the server's DuckDB (tRPC sql.query:

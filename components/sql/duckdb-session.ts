@@ -15,6 +15,11 @@ import { callQuery } from "../home/trpc-client";
  */
 export const ENGINE = "duckdb-wasm";
 
+/** How the consoles and the notebook name an engine to the person. */
+export function engineLabel(engine: string): string {
+  return engine === ENGINE ? "DuckDB-WASM" : engine;
+}
+
 /**
  * Where a notebook's named SQL cells keep their results as tables: on every session's search path
  * after the commit's evidence tables, so any cell reads `FROM hot` whatever commit it pins.

@@ -22,6 +22,12 @@ export function engineUrls(origin?: string) {
 }
 
 let engine: Promise<{ db: AsyncDuckDB; version: string }> | null = null;
+let started = false;
+
+/** Whether DuckDB-WASM is up in this page (a query then answers without waiting for it to start). */
+export function engineStarted(): boolean {
+  return started;
+}
 
 /** Start-up stages as performance marks ("duckdb:<stage>"), so a benchmark can say where the time goes. */
 export function mark(stage: string): void {
@@ -60,9 +66,12 @@ export function loadEngine(): Promise<{ db: AsyncDuckDB; version: string }> {
       throw error;
     }
   })();
-  engine.catch(() => {
-    engine = null;
-  });
+  engine.then(
+    () => (started = true),
+    () => {
+      engine = null;
+    },
+  );
   return engine;
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TrackKeyList, TrackTotalRow, trackLabel, trackTotalsQuery } from "../../analysis/queries/tracks";
+import { NO_TRACK, TrackKeyList, TrackTotalRow, trackFilterOf, trackLabel, trackTotalsQuery } from "../../analysis/queries/tracks";
 import { EmberscopeError } from "../domain/errors";
 import type { RunEvidence } from "./evidence";
 
@@ -42,8 +42,6 @@ export interface ResolvedTracks {
   choices: TrackEntry[];
 }
 
-const NO_TRACK = "(none)";
-
 /**
  * Labelled track lists kept per (generations, metric): a generation's evidence never changes, and
  * every sample answer (each page an agent walks) starts by resolving its tracks.
@@ -73,7 +71,6 @@ export async function sampledTracks(evidence: RunEvidence, metric: string): Prom
 export async function resolveTracks(evidence: RunEvidence, metric: string | null, requested: TracksArg): Promise<ResolvedTracks> {
   const rows = metric ? await sampledTracks(evidence, metric) : [];
   const real = rows.filter((r) => r.track_key !== NO_TRACK);
-  const hasTrackless = real.length < rows.length;
   const cover = (selection: TrackCoverage["selection"], covered: readonly TrackEntry[]): TrackCoverage => ({
     selection,
     covered: covered.slice(0, LISTED_TRACKS),
@@ -82,21 +79,13 @@ export async function resolveTracks(evidence: RunEvidence, metric: string | null
     value: covered.reduce((sum, r) => sum + r.value, 0),
   });
   const choices = real.slice(0, TRACK_CHOICES);
-  if (requested === "all") return { filter: null, coverage: cover("all", rows), choices };
-  if (requested === "busiest") {
-    if (real.length === 0 || (real.length === 1 && !hasTrackless)) return { filter: null, coverage: cover("busiest", rows), choices };
-    return { filter: [real[0].track_key], coverage: cover("busiest", [real[0]]), choices };
-  }
-  const byKey = new Map(real.map((r) => [r.track_key, r]));
-  const unknown = requested.filter((k) => !byKey.has(k));
+  const { filter, chosen, unknown } = trackFilterOf(rows, requested);
   if (unknown.length) {
     throw new EmberscopeError("INVALID_ARGUMENTS", `The run has no track ${unknown[0]} with samples of ${metric ?? "any metric"}.`, {
       details: { argument: "tracks", unknown: unknown.slice(0, 20), available: real.slice(0, 20).map((r) => ({ track_key: r.track_key, label: r.label })) },
     });
   }
-  const chosen = real.filter((r) => requested.includes(r.track_key));
-  if (chosen.length === real.length && !hasTrackless) return { filter: null, coverage: cover("chosen", chosen), choices };
-  return { filter: chosen.map((r) => r.track_key), coverage: cover("chosen", chosen), choices };
+  return { filter, coverage: cover(Array.isArray(requested) ? "chosen" : (requested as "all" | "busiest"), chosen), choices };
 }
 
 /** One line saying which tracks an answer covers (MCP summaries, CLI). */

@@ -500,6 +500,7 @@ export const flameTimeline = defineService({
     min_width_ns: z.number(),
     /** How many samples were merged. */
     samples: z.number().int(),
+    gap_samples: z.number().int().describe("Samples the transforms dropped in the window: gaps in the order (no cell covers their time), not time of the cell before them."),
     /** The track ordered, and every track with samples (to choose another). */
     track_id: z.number().int().nullable(),
     sampled_tracks: z.array(TrackRow),
@@ -519,7 +520,7 @@ export const flameTimeline = defineService({
     const busiest = sampledTracks.reduce<(typeof sampledTracks)[number] | null>((best, t) => (best === null || t.samples > best.samples ? t : best), null);
     const chosen = input.tracks === undefined ? null : await resolveTracks(evidence, metric?.name ?? null, input.tracks);
     const trackId = chosen ? null : (input.track_id ?? (sampledTracks.length > 1 ? busiest!.track_id : null));
-    const empty = { cells: [], dropped_cells: 0, dropped_total: 0, min_width_ns: 0, samples: 0, track_id: trackId, sampled_tracks: sampledTracks, tracks: chosen?.coverage ?? null, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: commitId };
+    const empty = { cells: [], dropped_cells: 0, dropped_total: 0, min_width_ns: 0, samples: 0, gap_samples: 0, track_id: trackId, sampled_tracks: sampledTracks, tracks: chosen?.coverage ?? null, metric: metric?.name ?? null, unit: metric?.unit ?? null, commit_id: commitId };
     if (!metric) return { ...empty, status: statusOf(evidence, input.run_id, false, "samples") };
     if (!range) {
       return { ...empty, status: { state: "empty" as const, reason: `The samples of ${metric.name} carry no timestamps (an aggregate profile), so there is no time order; use the left-heavy flame graph.`, fill_with: null } };
@@ -545,6 +546,7 @@ export const flameTimeline = defineService({
       dropped_total: timelineRemainder(cells, order.windowTotal),
       min_width_ns: minWidth,
       samples: order.samples,
+      gap_samples: order.gaps,
       status:
         cells.length === 0 && order.droppedCells > 0
           ? { state: "partial" as const, reason: `Every merged cell is shorter than ${Math.round(minWidth)} ns (the samples change stack at almost every tick); ask for a shorter window (start_ns, end_ns) or a smaller min_width_ns.`, fill_with: null }

@@ -3,11 +3,13 @@ import { TABLES, TABLE_NAMES, type ColumnSpec } from "../../analysis/evidence/sc
 import { renderSql } from "../../analysis/queries/define";
 import { addPrunedRemainders, flameTreeQuery, type FlameNode } from "../../analysis/queries/flame-tree";
 import { metricTotalsQuery } from "../../analysis/queries/summary";
+import { scopeToTracks, trackFilterOf, trackTotalsQuery, type TrackChoice } from "../../analysis/queries/tracks";
+import { transformedFlameTreeQuery, type Transform } from "../../analysis/queries/transforms";
 import { sqlString } from "../evidence/duckdb";
 
 /**
  * The flame summaries an export carries (its `summaries.json` part): for each flame cell, the
- * heaviest call paths of its run at its commit, computed from the export's own redacted Parquet
+ * heaviest call paths of its run at its commit (on the cell's tracks, with its transforms), computed from the export's own redacted Parquet
  * (never the workspace's files, so a summary holds nothing the evidence parts do not). The viewer
  * draws them at once and replaces them by the live tree when DuckDB-WASM is ready.
  */
@@ -22,6 +24,10 @@ export interface SummaryRequest {
   cell_id: string;
   generations: string[];
   metric: string | null;
+  /** The cell's view (absent: every track, no transform): the summary is of the graph the cell draws. */
+  tracks?: TrackChoice;
+  transforms?: readonly Transform[];
+  inverted?: boolean;
 }
 
 export interface FlameSummary {
@@ -59,7 +65,15 @@ export async function flameSummaries(connection: DuckDBConnection, files: readon
     const present = metrics.filter((m) => Number(m.samples) > 0);
     const metric = request.metric ? metrics.find((m) => m.name === request.metric) : (METRIC_PREFERENCE.map((n) => present.find((m) => m.name === n)).find(Boolean) ?? present[0]);
     if (!metric) continue;
-    const rows = (await connection.runAndReadAll(renderSql(flameTreeQuery.sql, { generations: request.generations, metric: metric.name, budget: SUMMARY_BUDGET }))).getRowObjectsJS() as Record<string, unknown>[];
+    const params: Record<string, unknown> = { generations: request.generations, metric: metric.name, budget: SUMMARY_BUDGET };
+    const ask = async (sql: string, extra: Record<string, unknown> = {}) => (await connection.runAndReadAll(renderSql(sql, { ...params, ...extra }))).getRowObjectsJS() as Record<string, unknown>[];
+    // The tracks the services would read for this choice (the same trackFilterOf); a key the export lacks: no summary (the viewer says why).
+    const choice = request.tracks ?? "all";
+    const picked = choice === "all" ? { filter: null, unknown: [] } : trackFilterOf((await ask(trackTotalsQuery.sql)) as { track_key: string }[], choice);
+    if (picked.unknown.length) continue;
+    const transforms = request.transforms ?? [];
+    const query = transforms.length || request.inverted ? transformedFlameTreeQuery(transforms, request.inverted === true) : flameTreeQuery;
+    const rows = picked.filter ? await ask(scopeToTracks(query).sql, { tracks: picked.filter }) : await ask(query.sql);
     const nodes = rows.map((r) => ({ ...r, line: r.line === null ? null : Number(r.line), depth: Number(r.depth), self: Number(r.self), total: Number(r.total) }) as FlameNode);
     out[request.cell_id] = { metric: metric.name, unit: metric.unit, nodes: addPrunedRemainders(nodes).nodes };
   }

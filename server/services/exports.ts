@@ -21,6 +21,8 @@ import { runGenerationIds } from "./corpus";
 import { BUNDLE_FORMAT, BUNDLE_VERSION, readBundle, renderBundle, sha256Hex, type BundleGeneration, type BundleManifest, type BundlePart, type RedactionRecord } from "./export-bundle";
 import { rewriteEvidenceFile } from "./export-evidence";
 import { flameSummaries, type FlameSummary } from "./export-summaries";
+import type { TrackChoice } from "../../analysis/queries/tracks";
+import type { Transform } from "../../analysis/queries/transforms";
 import { scanBundle } from "./export-scan";
 import { exportDocument, importDocument } from "./notebook-format";
 import { buildViewer } from "./export-viewer";
@@ -243,9 +245,9 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
       const requests = doc.cells
         .filter((c) => c.kind === "flame" && c.commit_id)
         .map((c) => {
-          const content = c.content as { run_id: string; metric?: string | null };
+          const content = c.content as { run_id: string; metric?: string | null; tracks?: TrackChoice; transforms?: Transform[]; inverted?: boolean };
           const ids = [...generations.values()].filter((g) => g.run_id === content.run_id && g.commit_ids.includes(c.commit_id!)).map((g) => g.generation_id);
-          return { cell_id: c.cell_id, generations: ids, metric: content.metric ?? null };
+          return { cell_id: c.cell_id, generations: ids, metric: content.metric ?? null, tracks: content.tracks, transforms: content.transforms, inverted: content.inverted };
         });
       summaries = await flameSummaries(connection, written, requests);
     }

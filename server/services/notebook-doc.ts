@@ -123,6 +123,12 @@ commit's Parquet files. A named cell's result is kept as a table of that name, a
 reads it (\`FROM hot\`) runs after it; running a cell re-runs every cell that depends on it, in
 dependency order (\`analysis/notebook/sql-deps.ts\`). A cycle, or a name that is neither a cell nor
 an evidence table, is an error on the cells concerned, and cells that wait on them say so.
+While DuckDB-WASM starts, a cell that reads only evidence tables (no other cell) shows the server
+engine's answer to the same query at the same commit at once — the SQL console's path, tRPC
+\`sql.query\` through \`components/sql/server-engine.ts\` (see [architecture.md](architecture.md), "The
+SQL console: two engines, one answer") — and then the page's own; each answer names its engine
+(\`server DuckDB v1.5.x (node-api)\` while DuckDB-WASM starts, \`DuckDB-WASM v1.4.x\` in this page).
+A cell that reads another cell's table waits for DuckDB-WASM, which alone holds that table.
 
 Keys in command mode (press \`?\` on the page):
 

@@ -3,10 +3,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatValue } from "../../analysis/flame/format";
+import { layoutFlame } from "../../analysis/flame/layout";
+import { buildFlameTree } from "../../analysis/flame/tree";
+import type { Transform } from "../../analysis/queries/transforms";
 import { ROW_HEIGHT } from "../../components/flame/FlameCanvas";
 import { TABLES } from "../../analysis/evidence/schema";
 import { openDuckDb, sqlString } from "../../server/evidence/duckdb";
-import { addCell, callService, createInvestigation, importArtifact, type ServiceContext } from "../../server/services";
+import { addCell, callService, createInvestigation, flameTree, importArtifact, type ServiceContext } from "../../server/services";
 import { createExport } from "../../server/services/exports";
 import { pin } from "../../server/store/corpus";
 import { openWorkspace, initWorkspace } from "../../server/store/workspace";
@@ -35,6 +39,8 @@ const TRACE = JSON.stringify({
     { name: "encode", ph: "X", pid: 1, tid: 2, ts: 450, dur: 300 },
   ],
 });
+/** Two profiles (a 40 ms main thread, a 120 ms evented worker): the transformed cells show the worker alone. */
+const TWO_PROFILES = path.join(import.meta.dirname, "..", "fixtures", "tracks", "two-profiles.speedscope.json");
 const SQL = "SELECT f.name, sum(s.value)::BIGINT AS self FROM samples s JOIN stacks k ON k.generation_id = s.generation_id AND k.stack_id = s.stack_id JOIN frames f ON f.generation_id = k.generation_id AND f.frame_id = k.frame_id GROUP BY f.name ORDER BY self DESC, f.name";
 
 /** The server's answer: DuckDB (node) over the commit's own Parquet files, as views by table. */
@@ -60,11 +66,14 @@ describe("an export opened offline from disk", () => {
   let root: string;
   let file: string;
   let commitId: string;
+  let ctx: ServiceContext;
+  /** The worker-only, parseChunk-merged cells: the question the workspace asks for them. */
+  let transformed: { run_id: string; commit_id: string; tracks: string[]; transforms: Transform[] };
 
   beforeAll(async () => {
     root = mkdtempSync(path.join(tmpdir(), "emberscope-export-offline-"));
     initWorkspace(root).close();
-    const ctx: ServiceContext = { locator: { cwd: root, projectRoot: root }, actor: "test" };
+    ctx = { locator: { cwd: root, projectRoot: root }, actor: "test" };
     writeFileSync(path.join(root, "app.folded"), FOLDED);
     const run = await callService(importArtifact, ctx, { path: path.join(root, "app.folded") });
     const inv = await callService(createInvestigation, ctx, { title: "Where the time goes", question: "Which function is hot?" });
@@ -82,6 +91,15 @@ describe("an export opened offline from disk", () => {
     await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "calltree", content: { run_id: run.run_id } });
     await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "compare", content: { base_run_id: run.run_id, candidate_run_id: after.run_id } });
     await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "critical_path", content: { run_id: trace.run_id } });
+    // A flame cell and an inverted call tree of one profile (not the first) with parseChunk merged into its caller.
+    const profiles = await callService(importArtifact, ctx, { path: TWO_PROFILES });
+    const whole = await callService(flameTree, ctx, { run_id: profiles.run_id });
+    const worker = whole.track_choices.find((t) => t.label.includes("Worker"))!.track_key;
+    const parseChunk = whole.nodes.find((n) => n.name === "parseChunk")!.frame_key;
+    transformed = { run_id: profiles.run_id, commit_id: profiles.commit_id, tracks: [worker], transforms: [{ type: "merge-function", frame_key: parseChunk }] };
+    const cellContent = { run_id: profiles.run_id, tracks: transformed.tracks, transforms: transformed.transforms };
+    await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "flame", content: { ...cellContent, orientation: "icicle" } });
+    await callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "calltree", content: { ...cellContent, inverted: true } });
     file = path.join(root, "investigation.html");
     await callService(createExport, ctx, { subject: { kind: "investigation", investigation_id: inv.investigation_id }, out: file });
     browser = await launchChromium();
@@ -122,7 +140,7 @@ describe("an export opened offline from disk", () => {
 
     // Flame: left-heavy, so compute (70) then render (30) under main; clicking render zooms to it.
     // The flame cell paints the summary computed at export at once, then goes live.
-    await page.locator("[data-testid=export-flame][data-source=live]").waitFor({ timeout: 60_000 });
+    await page.locator("[data-testid=export-flame][data-source=live]").first().waitFor({ timeout: 60_000 });
     const canvas = page.locator("[data-testid=export-flame] [data-testid=flame-canvas]").first();
     await canvas.waitFor({ timeout: 60_000 });
     await page.screenshot({ path: screenshotPath("export-offline") });
@@ -170,13 +188,49 @@ describe("an export opened offline from disk", () => {
     expect(await cp.locator("[data-testid=cp-path]").innerText()).toContain("request");
     await page.screenshot({ path: screenshotPath("export-offline-cells"), fullPage: true });
 
+    // The transformed cells: the worker's profile alone with parseChunk merged, as the workspace
+    // draws them — every frame of the server's tree for the same question, at its place, with its values.
+    const server = await callService(flameTree, ctx, transformed);
+    expect(server.nodes.some((n) => n.name === "parseChunk")).toBe(false);
+    expect(server.tracks.covered.map((t) => t.label)).toEqual([expect.stringContaining("Worker")]);
+    const tf = page.locator("[data-testid=export-flame][data-source=live][data-transforms='1']");
+    await tf.waitFor({ timeout: 60_000 });
+    await tf.scrollIntoViewIfNeeded();
+    expect(Number(await tf.getAttribute("data-total"))).toBe(server.nodes.filter((n) => n.parent_id === null).reduce((sum, n) => sum + n.total, 0));
+    expect(Number(await tf.getAttribute("data-frames"))).toBe(server.nodes.length);
+    const built = buildFlameTree(server.nodes);
+    const layout = layoutFlame(built);
+    const value = (n: number) => formatValue(n, server.unit, server.metric);
+    const tip = page.locator("[data-testid=flame-tooltip]");
+    for (let i = 1; i < built.count; i++) {
+      const box = (await tf.locator("[data-testid=flame-canvas]").boundingBox())!;
+      await page.mouse.move(2, 2);
+      await page.mouse.move(box.x + (layout.x[i] + layout.w[i] / 2) * box.width, box.y + built.depth[i] * ROW_HEIGHT + ROW_HEIGHT / 2);
+      await expect.poll(async () => [await tip.locator("[data-testid=tooltip-name]").innerText(), await tip.locator("[data-testid=tooltip-self]").innerText(), await tip.locator("[data-testid=tooltip-total]").innerText()]).toEqual([built.names[i], value(built.self[i]), value(built.total[i])]);
+    }
+    await page.mouse.move(2, 2);
+    // The inverted call tree of the same question: leaf functions at the roots, as the server's.
+    const inverted = await callService(flameTree, ctx, { ...transformed, inverted: true });
+    const roots = inverted.nodes.filter((n) => n.parent_id === null).sort((x, y) => y.total - x.total);
+    expect(roots.map((n) => n.name)).toEqual(["hashBlock", "onmessage"]);
+    const tree = page.locator("[data-testid=export-calltree][data-transforms='1']");
+    await tree.waitFor({ timeout: 60_000 });
+    expect(Number(await tree.getAttribute("data-total"))).toBe(roots.reduce((sum, n) => sum + n.total, 0));
+    // Depth 1 (aria-level 2) rows are the tree's roots, under "all".
+    const rootRows = await tree.locator("[data-testid=calltree-row][aria-level='2']").allInnerTexts();
+    expect(rootRows).toHaveLength(roots.length);
+    for (const [i, n] of roots.entries()) expect(rootRows[i]).toMatch(new RegExp(`${n.name}[\\s\\S]*${value(n.total)}`));
+    expect((await tree.locator("[data-testid=calltree-row]").allInnerTexts()).join("\n")).not.toContain("parseChunk");
+    await page.screenshot({ path: screenshotPath("export-offline-transformed"), fullPage: true });
+
     expect(await page.locator("[data-testid=export-cell-error]").count()).toBe(0);
     // Parquet was decoded off the main thread (a worker besides DuckDB's, both from the file's own
-    // code), and only the columns the queries named: no query here reads every column of samples.
+    // code), and only the columns the queries named: the whole-run cells' queries do not read every
+    // column of samples (the track-scoped cells do: their track views carry time_ns).
     expect(workers.filter((u) => u.startsWith("blob:")).length).toBeGreaterThanOrEqual(2);
     const decodedColumns = await page.evaluate(() => performance.getEntriesByType("mark").filter((m) => m.name === "emberscope:table-ready:samples").map((m) => (m as PerformanceMark).detail?.columns as number));
     expect(decodedColumns.length).toBeGreaterThan(0);
-    expect(Math.max(...decodedColumns)).toBeLessThan(TABLES.samples.length);
+    expect(Math.min(...decodedColumns)).toBeLessThan(TABLES.samples.length);
     expect(blocked).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();

@@ -266,6 +266,37 @@ describe("run page: flame graph, sandwich and call tree in a real browser", () =
     expect(await again.locator("[data-testid=time-order-note]").innerText()).toContain("10 samples merged");
     expect(asked).toEqual([]);
     await again.close();
+
+    // Transforms in the URL: time order merges along the transformed stacks. Merge parse (its 1 ms
+    // goes to main, tokenize becomes main's child) and drop paint (its 4 samples, 4–8 ms, are a gap).
+    const plain = await callService(flameTree, ctx, { run_id: timed });
+    const key = (name: string) => plain.nodes.find((n) => n.name === name)!.frame_key;
+    await page.goto(`${server.url}/runs/${timed}?mode=time-order&tf=mf-${key("parse")}~df-${key("paint")}`);
+    await expect.poll(() => canvas.getAttribute("data-mode"), { timeout: 20_000 }).toBe("time-order");
+    await expect.poll(() => page.locator("[data-testid=transform-chip]").count()).toBe(2);
+    /** The cell drawn at a row and a fraction of the width: its name, start and duration (null: none there). */
+    const cellAt = async (depth: number, fx: number) => {
+      await page.mouse.move(2, 2);
+      const at = await nodeCentre(page, depth, fx);
+      await page.mouse.move(at.x, at.y);
+      // A miss draws no tooltip: give the hover a frame or two to show one before reading none.
+      await page.waitForTimeout(100);
+      if ((await tip.count()) === 0) return null;
+      return { name: await tip.locator("[data-testid=tooltip-name]").innerText(), start: await tip.locator("[data-testid=tooltip-start]").innerText(), duration: await tip.locator("[data-testid=tooltip-duration]").innerText(), self: await tip.locator("[data-testid=tooltip-self]").innerText() };
+    };
+    // main runs 0–4 ms (tokenize 3 ms and parse's 1 ms as main's own), a gap 4–8 ms, then main 8–10 ms with render.
+    await expect.poll(() => cellAt(1, 0.2), { timeout: 20_000 }).toEqual({ name: "main", start: "at 0 ms", duration: "4 ms", self: "1 ms" });
+    expect(await cellAt(2, 0.15)).toMatchObject({ name: "tokenize", start: "at 0 ms", duration: "3 ms" });
+    expect(await cellAt(2, 0.35), "parse is merged: its time is main's own").toBeNull();
+    expect(await cellAt(1, 0.6), "the dropped samples are a gap").toBeNull();
+    expect(await cellAt(2, 0.9)).toMatchObject({ name: "render", start: "at 8 ms", duration: "2 ms" });
+    // The note says what the transforms left out, rather than "nothing left out".
+    const note = await page.locator("[data-testid=time-order-note]").innerText();
+    expect(note).toContain("6 samples merged");
+    expect(note).toContain("4 samples dropped by the transforms");
+    expect(note).not.toContain("nothing left out");
+    await page.mouse.move(2, 2);
+    await page.screenshot({ path: screenshotPath("flame-time-order-transforms") });
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseHeldWorkspaces } from "../../server/mcp/held-workspace";
-import { addCell, callService, createInvestigation, importArtifact, listCells, listCellRevisions, recordFinding, showInvestigation, type ServiceContext } from "../../server/services";
+import { addCell, callService, createInvestigation, importArtifact, listCells, listCellRevisions, recordFinding, runSql, showInvestigation, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { memoryClient } from "../mcp/clients";
 import { launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
@@ -186,15 +186,44 @@ describe("investigations as notebooks in a real browser", () => {
     expect(errors).toEqual([]);
   }, 180_000);
 
-  it("a cycle and a name no cell has are errors on those cells, and the rest still run", async () => {
+  it("a cycle and a name no cell has are errors on those cells, and the rest still run: the server engine answers first while DuckDB-WASM starts, then the page's engine, each answer naming its engine", async () => {
     const inv = await callService(createInvestigation, ctx, { title: "Broken SQL" });
     const add = (name: string | null, sql: string) => callService(addCell, ctx, { investigation_id: inv.investigation_id, kind: "sql", name, content: { sql, view: {} } });
     const a = await add("a", "SELECT * FROM b");
     const b = await add("b", "SELECT * FROM a");
     const dangling = await add(null, "SELECT * FROM nosuch_cell");
     const fine = await add("fine", "SELECT 1 AS one");
+    const BY_NAME = "SELECT name, count(*)::INTEGER AS n FROM frames GROUP BY name ORDER BY name";
+    const byName = await add("by_name", BY_NAME);
+    const reader = await add(null, "SELECT count(*)::INTEGER AS names FROM by_name");
+    const expected = (await callService(runSql, ctx, { commit_id: byName.commit_id!, sql: BY_NAME })).rows;
+    expect(expected.length).toBeGreaterThan(5);
     const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1440, height: 1000 } });
+    // DuckDB-WASM's wasm is held back until the server's answers have been read (a slow start, made certain).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let heldRequests = 0;
+    await page.context().route("**/duckdb-eh.wasm", async (route) => {
+      heldRequests++;
+      await held;
+      await route.continue();
+    });
     await page.goto(`${server.url}/investigations/${inv.investigation_id}`);
+    const counted = cellById(page, byName.cell_id);
+    const meta = counted.locator("[data-testid=sql-cell-meta]");
+    await expect.poll(() => meta.getAttribute("data-engine"), { timeout: 30_000 }).toBe("server");
+    expect(await counted.locator("[data-testid=sql-cell-engine]").innerText()).toMatch(/^server DuckDB v1\.\d+\.\d+ \(node-api\)$/);
+    expect(await meta.innerText()).toContain("while DuckDB-WASM starts");
+    expect(await sqlRows(counted)).toEqual(expected);
+    // A cell that reads another cell's table has nothing the server holds: it waits for the page's engine.
+    expect(await cellById(page, reader.cell_id).locator("[data-testid=sql-cell-meta]").count()).toBe(0);
+    await page.screenshot({ path: screenshotPath("notebook-sql-server-answer"), fullPage: true });
+    expect(heldRequests, "the wasm was asked for, and held").toBeGreaterThan(0);
+    release();
+    await expect.poll(() => meta.getAttribute("data-engine"), { timeout: 90_000 }).toBe("duckdb-wasm");
+    expect(await counted.locator("[data-testid=sql-cell-engine]").innerText()).toMatch(/^DuckDB-WASM v1\.\d+\.\d+$/);
+    expect(await sqlRows(counted)).toEqual(expected);
+    expect(await sqlRows(cellById(page, reader.cell_id))).toEqual([{ names: expected.length }]);
     for (const cell of [a, b]) {
       const error = cellById(page, cell.cell_id).locator("[data-testid=sql-cell-error]");
       await error.waitFor({ timeout: 90_000 });

@@ -92,10 +92,13 @@ describe("flame_timeline: consecutive samples sharing a stack prefix merge into 
       // Focus on b: only the four samples with b, each a stack of b alone; the dropped ones are gaps, not b's time.
       const focused = await timeOrder(ws, run_id, { track_id: mainTrack, transforms: [{ type: "focus-function", frame_key: key("b") }] });
       expect(focused.samples).toBe(4);
+      expect(focused.gap_samples).toBe(3);
       expect(shape(focused.cells)).toEqual(["0 b [0,20) total 2 self 2", "0 b [40,50) total 1 self 1", "0 b [60,70) total 1 self 1"]);
       // Drop the samples with d: six left.
       const dropped = await timeOrder(ws, run_id, { track_id: mainTrack, transforms: [{ type: "drop-function", frame_key: key("d") }] });
       expect(dropped.samples).toBe(6);
+      expect(dropped.gap_samples).toBe(1);
+      expect(merged.gap_samples).toBe(0);
       expect(dropped.cells.some((c) => c.name === "d")).toBe(false);
     });
   });

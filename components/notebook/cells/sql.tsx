@@ -1,12 +1,14 @@
 "use client";
 
+import { ENGINE, engineLabel } from "../../sql/duckdb-session";
 import { ResultChart } from "../../sql/ResultChart";
 import { ResultTable } from "../../sql/ResultTable";
 import { useNotebook, type CellViewProps } from "../context";
 
 /**
- * A SQL cell: DuckDB-WASM in the page over the cell's pinned commit. A named cell is read by other
- * cells as a table (`FROM hot`); running it re-runs every cell that reads it.
+ * A SQL cell: DuckDB-WASM in the page over the cell's pinned commit — while it starts, the server
+ * engine's answer to the same query and commit, labelled so (notebook/sql-runtime.ts). A named
+ * cell is read by other cells as a table (`FROM hot`); running it re-runs every cell that reads it.
  */
 export function SqlCellView({ cell, content, editing, onContent, onName }: CellViewProps<"sql">) {
   const nb = useNotebook();
@@ -48,7 +50,7 @@ export function SqlCellView({ cell, content, editing, onContent, onName }: CellV
           {content.sql || "-- empty: press Enter to write SQL"}
         </pre>
       )}
-      {run.state === "waiting" || run.state === "running" ? <p className="tip-muted">{run.state === "waiting" ? "Waiting for the cells it reads…" : "Running in DuckDB-WASM…"}</p> : null}
+      {run.state === "waiting" || run.state === "running" ? <p className="tip-muted">{run.state === "waiting" ? "Waiting for the cells it reads (and DuckDB-WASM)…" : "Running in DuckDB-WASM…"}</p> : null}
       {run.state === "failed" ? (
         <div className="error-panel nb-cell-error" role="alert" data-testid="sql-cell-error" data-cause={run.cause}>
           <div className="code">{run.cause === "plan" ? "Cannot run" : "Query failed"}</div>
@@ -57,9 +59,12 @@ export function SqlCellView({ cell, content, editing, onContent, onName }: CellV
       ) : null}
       {run.state === "done" ? (
         <div className="sql-result" data-testid="sql-cell-result">
-          <p className="sql-meta" data-testid="sql-cell-meta">
-            {run.result.rows.length.toLocaleString("en-US")} row{run.result.rows.length === 1 ? "" : "s"} in {run.result.ms.toFixed(0)} ms · {run.result.engine} {run.result.engine_version} over commit{" "}
-            <code>{run.result.commit_id}</code>
+          <p className="sql-meta" data-testid="sql-cell-meta" data-engine={run.result.engine}>
+            {run.result.rows.length.toLocaleString("en-US")} row{run.result.rows.length === 1 ? "" : "s"} in {run.result.ms.toFixed(0)} ms · answered by{" "}
+            <strong data-testid="sql-cell-engine">
+              {engineLabel(run.result.engine)} {run.result.engine_version}
+            </strong>{" "}
+            {run.result.engine === ENGINE ? "in this page" : run.wasmFailed ? "(DuckDB-WASM could not start)" : "while DuckDB-WASM starts"} over commit <code>{run.result.commit_id}</code>
             {name ? (
               <>
                 {" "}
@@ -67,6 +72,11 @@ export function SqlCellView({ cell, content, editing, onContent, onName }: CellV
               </>
             ) : null}
           </p>
+          {run.wasmFailed ? (
+            <p className="tip-muted" data-testid="sql-cell-engine-error">
+              DuckDB-WASM is unavailable ({run.wasmFailed}); cells that read this one cannot run until it is.
+            </p>
+          ) : null}
           {run.result.rows.length === 0 ? (
             <p className="tip-muted">No rows.</p>
           ) : (
