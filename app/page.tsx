@@ -5,6 +5,7 @@ import { CommitsTable } from "../components/CommitsTable";
 import { CapturePanel, type Adapter, type Workload } from "../components/home/CapturePanel";
 import "../components/home/home.css";
 import { ImportPanel } from "../components/home/ImportPanel";
+import { IMPORTERS } from "../analysis/formats";
 import { LiveOperations } from "../components/home/LiveOperations";
 import { LiveRefresh } from "../components/home/LiveRefresh";
 import { statusSignature } from "../components/home/status-signature";
@@ -83,7 +84,7 @@ export default async function HomePage(props: { searchParams: Promise<Record<str
             </p>
           ) : null}
           <div className="home-panels">
-            <ImportPanel />
+            <ImportPanel formats={IMPORTERS.map((i) => i.title)} />
             {capture}
           </div>
         </section>

@@ -62,7 +62,8 @@ async function upload(file: File, onProgress: (loaded: number) => void, format: 
  * (→ imports.import) and listed with its run. A file that was not recognised, or not read as the
  * format it was taken for, offers the format picker: import it again as the chosen format.
  */
-export function ImportPanel() {
+/** `formats`: every importer's title, from the format registry (the page passes them; the importers stay on the server). */
+export function ImportPanel({ formats }: { formats: readonly string[] }) {
   const router = useRouter();
   const input = useRef<HTMLInputElement>(null);
   const nextId = useRef(1);
@@ -135,7 +136,15 @@ export function ImportPanel() {
           </button>
           .
         </p>
-        <p className="muted">Chrome/V8 .cpuprofile and .heapprofile, Chrome trace JSON, speedscope, pprof, perf script, folded stacks, callgrind, OTLP/JSON.</p>
+        <p className="muted">Chrome/V8, Firefox Profiler, speedscope, pprof, perf, callgrind, folded stacks, JFR, OpenTelemetry, Jaeger, agent sessions…</p>
+        <details className="format-list" data-testid="import-formats">
+          <summary className="muted">All {formats.length} formats</summary>
+          <ul>
+            {formats.map((title) => (
+              <li key={title}>{title}</li>
+            ))}
+          </ul>
+        </details>
         <input
           ref={input}
           type="file"

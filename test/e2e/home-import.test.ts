@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
+import { IMPORTERS } from "../../analysis/formats";
 import { callService, listRuns, showRun } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium, screenshotPath, newWatchedPage } from "../helpers/browser";
@@ -27,6 +28,9 @@ describe("home page: import and capture in a real browser", () => {
       const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1280, height: 900 } });
       await page.goto(server.url);
       await page.locator("[data-testid=first-run]").waitFor();
+      // The drop zone lists every format the registry imports.
+      await page.locator("[data-testid=import-formats] summary").click();
+      expect(await page.locator("[data-testid=import-formats] li").allInnerTexts()).toEqual(IMPORTERS.map((i) => i.title));
       await page.screenshot({ path: screenshotPath("home-first-run-no-demo"), fullPage: true });
 
       await page.locator("[data-testid=import-file-input]").setInputFiles({ name: "checkout.folded", mimeType: "text/plain", buffer: Buffer.from(FOLDED) });
