@@ -10,7 +10,7 @@ import type { Transform } from "../../analysis/queries/transforms";
 import { ROW_HEIGHT } from "../../components/flame/constants";
 import { callService, createInvestigation, flameTree, importArtifact, listCells, summarizeRun, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { launchChromium, newWatchedPage, rowShape, screenshotPath } from "../helpers/browser";
+import { addToInvestigation, launchChromium, newWatchedPage, rowShape, screenshotPath } from "../helpers/browser";
 import { startServer } from "../helpers/server";
 
 /**
@@ -286,10 +286,7 @@ describe("daily gaps (issue 21): trace window, toolbars, tracks on compare, live
 
       // "Add to investigation" carries both sides' tracks into the cell, and the cell reads them: step's +6, not the merged profiles' change.
       const investigation = await callService(createInvestigation, ctx, { title: "Main threads compared" });
-      await page.locator("[data-testid=add-to-investigation]").click();
-      await page.locator("[data-testid=add-to-investigation-popover] >> text=Loading open investigations").waitFor({ state: "detached" });
-      await page.locator(`[data-testid=add-to-investigation-choice][data-investigation-id="${investigation.investigation_id}"]`).click();
-      await page.locator("[data-testid=add-to-investigation-open]").waitFor();
+      await addToInvestigation(page, investigation.investigation_id);
       const [cell] = (await callService(listCells, ctx, { investigation_id: investigation.investigation_id })).items;
       expect(cell.kind).toBe("compare");
       expect(cell.content).toMatchObject({ base_run_id: base.run_id, candidate_run_id: candidate.run_id, base_tracks: [key], candidate_tracks: [key] });

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { layoutFlame } from "../../analysis/flame/layout";
 import { buildFlameTree } from "../../analysis/flame/tree";
@@ -20,7 +20,7 @@ import {
   type ServiceContext,
 } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
+import { addToInvestigation, launchChromium, newWatchedPage, openInvestigationPicker, screenshotPath } from "../helpers/browser";
 import { startServer, type RunningServer } from "../helpers/server";
 
 // Two captures of the same program: render's layout got cheaper, parse got dearer.
@@ -39,25 +39,6 @@ idle 6
 
 const TITLE = "Why did parse get slower?";
 
-/** Opens the popover of the page's "Add to investigation" button and waits for its open investigations. */
-async function openPicker(page: Page): Promise<void> {
-  await page.locator("[data-testid=add-to-investigation]").click();
-  await page.locator("[data-testid=add-to-investigation-popover]").waitFor();
-  await page.locator("[data-testid=add-to-investigation-popover] >> text=Loading open investigations").waitFor({ state: "detached" });
-}
-
-/** Adds the page's current view to an existing investigation through the popover's list; returns the new cell's id. */
-async function addToExisting(page: Page, investigationId: string): Promise<string> {
-  await openPicker(page);
-  await page.locator(`[data-testid=add-to-investigation-choice][data-investigation-id="${investigationId}"]`).click();
-  const link = page.locator("[data-testid=add-to-investigation-open]");
-  await link.waitFor();
-  expect(await page.locator("[data-testid=add-to-investigation-popover]").count(), "the popover closes once the cell is added").toBe(0);
-  const href = (await link.getAttribute("href"))!;
-  const m = new RegExp(`^/investigations/${investigationId}#cell-(cell_[0-9a-z]+)$`).exec(href);
-  expect(m, href).not.toBeNull();
-  return m![1];
-}
 
 describe("entry points into notebooks: Add to investigation on every view, /investigations, the home page", () => {
   let browser: Browser;
@@ -105,7 +86,7 @@ describe("entry points into notebooks: Add to investigation on every view, /inve
 
     // Esc closes the popover, gives focus back to the button, and leaves the flame graph's zoom alone
     // (from a button of the popover, where the flame graph's own Esc would otherwise reset the zoom).
-    await openPicker(page);
+    await openInvestigationPicker(page);
     expect(await page.locator("[data-testid=add-to-investigation]").getAttribute("aria-expanded")).toBe("true");
     await page.locator("[data-testid=add-to-investigation-create]").focus();
     await page.keyboard.press("Escape");
@@ -115,7 +96,7 @@ describe("entry points into notebooks: Add to investigation on every view, /inve
     expect(await page.locator("[data-testid=flame-breadcrumb]").innerText()).toContain("measureText");
 
     // No open investigation yet: the popover says so and offers a new one, typed from the keyboard.
-    await openPicker(page);
+    await openInvestigationPicker(page);
     expect(await page.locator("[data-testid=add-to-investigation-popover]").innerText()).toContain("No open investigations yet");
     await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute("data-testid"))).toBe("add-to-investigation-title");
     await page.keyboard.type(TITLE);
@@ -150,23 +131,23 @@ describe("entry points into notebooks: Add to investigation on every view, /inve
     const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1440, height: 900 } });
     await page.goto(`${server.url}/runs/${after.run_id}?view=sandwich&sel=${tokenize.frame_key}`);
     await page.locator(`[data-testid=sandwich-row][data-frame-key="${tokenize.frame_key}"]`).waitFor();
-    await openPicker(page);
+    await openInvestigationPicker(page);
     expect(await page.locator("[data-testid=add-to-investigation-choice] .add-to-inv-title").allInnerTexts()).toEqual([TITLE]);
     expect(await page.locator("[data-testid=add-to-investigation-choice] .add-to-inv-count").allInnerTexts()).toEqual(["1 cell"]);
     await page.keyboard.press("Escape");
-    const sandwichCell = await addToExisting(page, investigationId);
+    const sandwichCell = await addToInvestigation(page, investigationId);
 
     // The call tree of the same run.
     await page.locator("[data-testid=tab-calltree]").click();
     await expect.poll(() => new URL(page.url()).searchParams.get("view")).toBe("calltree");
-    const calltreeCell = await addToExisting(page, investigationId);
+    const calltreeCell = await addToInvestigation(page, investigationId);
 
     // The run page's SQL tab: the cell keeps the text in the editor at the moment of the click.
     await page.locator("[data-testid=tab-sql]").click();
     await page.locator("[data-testid=sql-console][data-state=ready]").waitFor({ timeout: 60_000 });
     const runSql = "SELECT count(*) AS n FROM samples";
     await page.locator("[data-testid=sql-editor]").fill(runSql);
-    const runSqlCell = await addToExisting(page, investigationId);
+    const runSqlCell = await addToInvestigation(page, investigationId);
     expect(errors).toEqual([]);
     await page.close();
 
@@ -176,7 +157,7 @@ describe("entry points into notebooks: Add to investigation on every view, /inve
     await sql.page.locator("[data-testid=sql-console][data-state=ready]").waitFor({ timeout: 60_000 });
     const consoleSql = "SELECT name, count(*) AS frames FROM frames GROUP BY name ORDER BY name";
     await sql.page.locator("[data-testid=sql-editor]").fill(consoleSql);
-    const consoleCell = await addToExisting(sql.page, investigationId);
+    const consoleCell = await addToInvestigation(sql.page, investigationId);
     expect(sql.errors).toEqual([]);
     await sql.page.close();
 
@@ -184,13 +165,13 @@ describe("entry points into notebooks: Add to investigation on every view, /inve
     const cmp = await newWatchedPage(browser, { viewport: { width: 1024, height: 800 } });
     await cmp.page.goto(`${server.url}/compare?base=${before.run_id}&candidate=${after.run_id}&norm=1&from=base&q=parse`);
     await cmp.page.locator("[data-testid=compare-table]").waitFor();
-    await openPicker(cmp.page);
+    await openInvestigationPicker(cmp.page);
     const popover = (await cmp.page.locator("[data-testid=add-to-investigation-popover]").boundingBox())!;
     expect(popover.x, "the popover stays inside the window").toBeGreaterThanOrEqual(0);
     expect(popover.x + popover.width).toBeLessThanOrEqual(1024);
     await cmp.page.screenshot({ path: screenshotPath("add-to-investigation-picker-1024") });
     await cmp.page.keyboard.press("Escape");
-    const compareCell = await addToExisting(cmp.page, investigationId);
+    const compareCell = await addToInvestigation(cmp.page, investigationId);
     expect(cmp.errors).toEqual([]);
     await cmp.page.close();
 
@@ -273,7 +254,7 @@ describe("entry points into notebooks: Add to investigation on every view, /inve
     const { page, errors } = await newWatchedPage(browser, { viewport: { width: 1440, height: 900 } });
     await page.goto(`${server.url}/runs/${after.run_id}`);
     await page.locator("[data-testid=flame-canvas]").waitFor();
-    await openPicker(page);
+    await openInvestigationPicker(page);
     await page.locator("[data-testid=add-to-investigation-title]").fill("   ");
     await page.locator("[data-testid=add-to-investigation-create]").click();
     const error = page.locator("[data-testid=add-to-investigation-popover] [data-testid=error-panel]");

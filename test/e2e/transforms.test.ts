@@ -10,7 +10,7 @@ import { parseTransforms, type Transform } from "../../analysis/queries/transfor
 import { ROW_HEIGHT } from "../../components/flame/constants";
 import { callService, createInvestigation, flameTree, importArtifact, listCells, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
-import { launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
+import { addToInvestigation, launchChromium, newWatchedPage, screenshotPath } from "../helpers/browser";
 import { startServer, type RunningServer } from "../helpers/server";
 
 /** By hand: main self 3, main;run self 7 (its callees 5 + 25 + 20 below), 108 samples in all. */
@@ -204,10 +204,7 @@ describe("transforms in the run page (headless Chromium)", () => {
     await page.goto(`${server.url}/runs/${runId}?tf=${tf}`);
     await page.locator("[data-testid=flame-canvas]").waitFor();
     await expect.poll(() => page.locator("[data-testid=transform-chip]").allInnerTexts()).toEqual([expect.stringContaining("Merge: run")]);
-    await page.locator("[data-testid=add-to-investigation]").click();
-    await page.locator("[data-testid=add-to-investigation-popover] >> text=Loading open investigations").waitFor({ state: "detached" });
-    await page.locator(`[data-testid=add-to-investigation-choice][data-investigation-id="${investigation.investigation_id}"]`).click();
-    await page.locator("[data-testid=add-to-investigation-open]").waitFor();
+    await addToInvestigation(page, investigation.investigation_id);
     const [cell] = (await callService(listCells, ctx, { investigation_id: investigation.investigation_id })).items;
     expect(cell.kind).toBe("flame");
     expect(cell.content).toMatchObject({ transforms: [{ type: "merge-function", frame_key: key("run") }] });

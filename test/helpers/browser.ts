@@ -44,3 +44,26 @@ export function rowShape(row: Locator): Promise<{ spread: number; height: number
     return { spread: Math.round(Math.max(...mids) - Math.min(...mids)), height: el.getBoundingClientRect().height, overflow: el.scrollWidth - el.clientWidth };
   });
 }
+
+/** Opens the popover of the page's "Add to investigation" button and waits for its open investigations. */
+export async function openInvestigationPicker(page: Page): Promise<void> {
+  await page.locator("[data-testid=add-to-investigation]").click();
+  await page.locator("[data-testid=add-to-investigation-popover]").waitFor();
+  await page.locator("[data-testid=add-to-investigation-popover] >> text=Loading open investigations").waitFor({ state: "detached" });
+}
+
+/**
+ * Adds the page's current view to an existing investigation through the popover's list, checks
+ * the popover closed and its link names the new cell, and returns that cell's id.
+ */
+export async function addToInvestigation(page: Page, investigationId: string): Promise<string> {
+  await openInvestigationPicker(page);
+  await page.locator(`[data-testid=add-to-investigation-choice][data-investigation-id="${investigationId}"]`).click();
+  const link = page.locator("[data-testid=add-to-investigation-open]");
+  await link.waitFor();
+  if ((await page.locator("[data-testid=add-to-investigation-popover]").count()) !== 0) throw new Error("the popover did not close once the cell was added");
+  const href = (await link.getAttribute("href")) ?? "";
+  const m = new RegExp(`^/investigations/${investigationId}#cell-(cell_[0-9a-z]+)$`).exec(href);
+  if (!m) throw new Error(`the added cell's link is ${href}`);
+  return m[1];
+}
