@@ -1,6 +1,7 @@
 import { mkdirSync, promises as fsp, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { ObjectStore } from "./object-store";
+import { isProcessAlive } from "./operations";
 import type { Workspace } from "./workspace";
 
 /**
@@ -49,11 +50,29 @@ export function stagingWorkspace(ws: Workspace, operationId: string): Workspace 
 interface OperationState {
   state: string;
   run_id: string | null;
+  /** The process that held the lease, while its worker row has not stopped (null otherwise). */
+  holder_pid: number | null;
+  holder_start: string | null;
 }
 
 function operationStates(ws: Workspace): Map<string, OperationState> {
-  const rows = ws.db.prepare("SELECT id, state, run_id FROM operations").all() as ({ id: string } & OperationState)[];
+  const rows = ws.db
+    .prepare(
+      `SELECT o.id, o.state, o.run_id, w.pid AS holder_pid, w.process_start AS holder_start
+       FROM operations o LEFT JOIN workers w ON w.id = o.lease_owner AND w.stopped_at IS NULL`,
+    )
+    .all() as ({ id: string } & OperationState)[];
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/**
+ * Whether an operation's staging is still in use: the operation is live, or it has ended but the
+ * process that held it is still running and has not let go of its lease (an import records its
+ * outcome when it publishes, then removes its staging as it closes). A dead holder's staging is not.
+ */
+function stagingInUse(owner: OperationState): boolean {
+  if (LIVE.has(owner.state)) return true;
+  return owner.holder_pid !== null && isProcessAlive(owner.holder_pid, owner.holder_start);
 }
 
 const LIVE = new Set(["queued", "running", "cancelling"]);
@@ -98,7 +117,7 @@ export async function listStaging(ws: Workspace, { graceMs = STALE_TMP_MS, now =
     const operationId = OPERATION_ID.exec(name)?.[0] ?? null;
     const owner = operationId ? operations.get(operationId) : undefined;
     const age = now - stat.mtimeMs;
-    const status = owner ? (LIVE.has(owner.state) ? "live" : "stale") : age >= graceMs ? "stale" : "recent";
+    const status = owner ? (stagingInUse(owner) ? "live" : "stale") : age >= graceMs ? "stale" : "recent";
     entries.push({
       path: path.relative(ws.layout.dir, file),
       size_bytes: size,

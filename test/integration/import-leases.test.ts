@@ -7,6 +7,7 @@ import { EmberscopeError } from "../../server/domain/errors";
 import { callService, cancelOperation, collectGarbage, importArtifact, listOperations, validateWorkspace, type ServiceContext } from "../../server/services";
 import { THREADED_WRITER_FROM_BYTES } from "../../server/evidence/extract";
 import { headCommit, pin } from "../../server/store/corpus";
+import { startLeasedOperation } from "../../server/services/leased-operation";
 import { reconcileExpiredLeases } from "../../server/store/operations";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { chromeTraceFile } from "../bench/generators";
@@ -218,6 +219,24 @@ describe("imports hold a lease", () => {
       ws.close();
     }
   }, 120_000);
+
+  it("gc keeps an ended operation's staging while its process still holds the lease (an import publishes, then removes its staging as it closes)", async () => {
+    const { root, ctx } = project();
+    const ws = openWorkspace({ cwd: root, projectRoot: root });
+    try {
+      const lease = startLeasedOperation(ws, { kind: "import", intent: { test: "staging held" }, run: { kind: "import", source: "folded", title: "held" } });
+      writeFileSync(path.join(lease.ws.layout.tmp, "part.parquet"), "x".repeat(1000));
+      lease.finish({ state: "succeeded", result: {} });
+      const held = await callService(collectGarbage, ctx, { apply: true, min_age_seconds: 0 });
+      expect(held.collectable).toEqual([]);
+      expect(held.kept_live).toBe(1);
+      expect(existsSync(path.join(lease.ws.layout.tmp, "part.parquet"))).toBe(true);
+      await lease.close();
+      expect(existsSync(lease.ws.layout.tmp)).toBe(false);
+    } finally {
+      ws.close();
+    }
+  });
 
   it("four concurrent imports of one large file extract it once: one generation, the other three reuse it", async () => {
     const { root, ctx } = project();
