@@ -2,6 +2,7 @@ import { z } from "zod";
 import { FrameColumns, GenerationList } from "./columns";
 import { defineQuery } from "./define";
 import type { TimeOrder } from "../flame/time-order";
+import { packTreeRows, unpackTreeRows, type PackedTreeRows, type TreeRowKeys } from "./packed-rows";
 
 export const TimelineCell = FrameColumns.extend({
   cell_id: z.string(),
@@ -110,17 +111,33 @@ type FrameInfo = Omit<z.infer<typeof FrameColumns>, "frame_key">;
  * `2@1500.2`… for cells of no length at the same place), with its parent's name and its frame.
  */
 export function timelineCells(order: TimeOrder, frameKeys: readonly string[], frameInfo: (frameKey: string) => FrameInfo | undefined): TimelineCell[] {
-  const ids: string[] = [];
-  const seen = new Map<string, number>();
-  for (const c of order.cells) {
-    const base = `${c.depth}@${Math.trunc(c.start)}`;
-    const n = (seen.get(base) ?? 0) + 1;
-    seen.set(base, n);
-    ids.push(n > 1 ? `${base}.${n}` : base);
-  }
+  const ids = timelineCellIds(order.cells.map((c) => c.depth), order.cells.map((c) => c.start));
   return order.cells.map((c, i) => {
     const frameKey = frameKeys[c.frame] ?? "";
     const info = frameInfo(frameKey) ?? { name: "(unknown)", file: null, line: null, module: null, kind: "other" };
     return { cell_id: ids[i], parent_id: c.parent < 0 ? null : ids[c.parent], frame_key: frameKey, ...info, depth: c.depth, start_ns: c.start, end_ns: c.end, total: c.total, self: c.self };
   });
 }
+
+/** Cells' names by depth and start, in their order: `2@1500`, then `2@1500.2`… at the same place. */
+function timelineCellIds(depth: ArrayLike<number>, start: ArrayLike<number>): string[] {
+  const ids: string[] = [];
+  const seen = new Map<string, number>();
+  for (let i = 0; i < depth.length; i++) {
+    const base = `${depth[i]}@${Math.trunc(start[i])}`;
+    const n = (seen.get(base) ?? 0) + 1;
+    seen.set(base, n);
+    ids.push(n > 1 ? `${base}.${n}` : base);
+  }
+  return ids;
+}
+
+/** Time order's cells in a transfer (`packTreeRows`): names rebuilt by their rule, from depth and start. */
+export const TIMELINE_ROW_KEYS: TreeRowKeys = {
+  id: "cell_id",
+  parent: "parent_id",
+  ruleIds: (columns) => timelineCellIds(columns.depth as number[], columns.start_ns as number[]),
+};
+
+export const packTimelineCells = (cells: readonly TimelineCell[]): PackedTreeRows => packTreeRows(cells, TIMELINE_ROW_KEYS);
+export const unpackTimelineCells = (packed: PackedTreeRows): TimelineCell[] => unpackTreeRows<TimelineCell>(packed, TIMELINE_ROW_KEYS);

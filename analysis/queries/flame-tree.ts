@@ -2,6 +2,7 @@ import { z } from "zod";
 import { defineQuery } from "./define";
 import { FRAME_INFO, LEAF, METRIC, NODE_FRAME, NODE_TOTALS, UP } from "./fragments";
 import { FrameColumns, GenerationList } from "./columns";
+import type { TreeRowKeys } from "./packed-rows";
 
 export const FlameNode = FrameColumns.extend({
   node_id: z.string(),
@@ -11,6 +12,9 @@ export const FlameNode = FrameColumns.extend({
   total: z.number(),
 });
 export type FlameNode = z.infer<typeof FlameNode>;
+
+/** Flame tree nodes in a transfer (`packTreeRows`): their ids are path hashes, kept as they are. */
+export const FLAME_NODE_KEYS: TreeRowKeys = { id: "node_id", parent: "parent_id" };
 
 const TAIL = `kept AS (
   SELECT * FROM node_values ORDER BY total DESC, depth ASC, path_key ASC LIMIT $budget

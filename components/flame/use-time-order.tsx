@@ -11,6 +11,8 @@ import type { TimeOrderInput } from "./FlameGraphCell";
 import { TIME_ORDER_CELL_BUDGET as CELL_BUDGET, timeOrderQuestion } from "./time-order-question";
 import type { TrackSelection } from "./TrackSelector";
 import { formatTransforms, type Transform } from "../../analysis/queries/transforms";
+import { TIMELINE_ROW_KEYS } from "../../analysis/queries/flame-timeline";
+import { unpackAnswer, type PackedAnswer } from "../../analysis/queries/packed-rows";
 
 export type TimelineAnswer = z.output<typeof flameTimeline.output>;
 
@@ -21,11 +23,12 @@ const seeds = new Map<string, Promise<TimelineAnswer | null>>();
  * Hands the page the time order its server asked while rendering it (`?mode=time-order`): the
  * first frame then waits for no request made after hydration. An answer for another commit or
  * metric than the page's (a commit published meanwhile), or none (it failed), is not used and
- * the page asks again.
+ * the page asks again. It comes packed (`packAnswer`): a fifth of the bytes in the HTML.
  */
-export function seedTimeOrder(args: { runId: string; commitId: string; metric: string | null; tracks?: TrackSelection; transforms?: readonly Transform[] }, first: Promise<TimelineAnswer | null>): void {
+export function seedTimeOrder(args: { runId: string; commitId: string; metric: string | null; tracks?: TrackSelection; transforms?: readonly Transform[] }, first: Promise<PackedAnswer<TimelineAnswer, "cells"> | null>): void {
   if (typeof window === "undefined") return;
-  seeds.set(questionKey(args.runId, args.commitId, args.metric, null, tracksKeyOf(args.tracks, args.transforms), 0), usableSeed(first, args));
+  const unpacked = Promise.resolve(first).then((r) => (r === null ? null : unpackAnswer<TimelineAnswer, "cells">(r, "cells", TIMELINE_ROW_KEYS)));
+  seeds.set(questionKey(args.runId, args.commitId, args.metric, null, tracksKeyOf(args.tracks, args.transforms), 0), usableSeed(unpacked, args));
 }
 
 /** The tracks and transforms of a question, as a key part. */

@@ -17,7 +17,11 @@ const NODES = 20_000;
  * samples whose stacks wander as a program's do (walkingCpuprofileFile): the server's time from
  * the call to the cells (the first call of a process opens the commit's reader too; the others are
  * warm), and for 1 M samples, in headless Chromium (needs `npm run build`), the time from
- * navigation to the first time-order frame painted (`?mode=time-order`).
+ * navigation to the first time-order frame painted (`?mode=time-order`), by phase: the HTML's
+ * first and last byte (the page streams its flame tree and time order in it, packed:
+ * analysis/queries/packed-rows.ts) and its size, hydration, the cells' arrival, the layout and
+ * paint, and the CPU time the server and the page's main thread spent (less noisy than wall time
+ * on a busy machine).
  * EMBERSCOPE_BENCH_TIME_ORDER_SAMPLES=1000000 measures only the sizes named (comma-separated; the
  * page needs 1 M).
  */
@@ -73,25 +77,35 @@ export async function timeOrderBenchmark(): Promise<Record<string, unknown>> {
     const server = await startServer(dir);
     const browser = await launchChromium();
     const paints: number[] = [];
-    const stages: Record<string, number[]> = { navigation_to_request: [], request_to_data: [], data_to_paint: [] };
+    const stages: Record<string, number[]> = { navigation_to_html_first_byte: [], html_first_to_last_byte: [], navigation_to_request: [], request_to_data: [], data_to_paint: [] };
     const serverCpu: number[] = [];
+    const pageCpu: number[] = [];
+    let html = { transfer_bytes: 0, decoded_bytes: 0 };
     try {
       // The server's first render of a route is slow (code loading); warm it over plain HTTP.
       await fetch(`${server.url}/runs/${millionRun}`).then((r) => r.text());
       for (let i = 0; i < 3; i++) {
         const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
         const page = await context.newPage();
-        const cpuBefore = processCpuMs(server.process.pid!);
+        const cdp = await context.newCDPSession(page);
+        await cdp.send("Performance.enable");
+        const cpuBefore = processCpuMs(server.pid);
         await page.goto(`${server.url}/runs/${millionRun}?mode=time-order`);
         await page.waitForFunction(() => performance.getEntriesByName("emberscope:time-order-paint").length > 0, null, { timeout: 120_000 });
         // A string, not a function: tsx's name-keeping helpers do not exist in the page.
         const marks = (await page.evaluate(`["request", "data", "paint"].map((m) => performance.getEntriesByName("emberscope:time-order-" + m)[0]?.startTime ?? null)`)) as (number | null)[];
         const [request, data, paint] = marks as number[];
+        const nav = (await page.evaluate(`(() => { const n = performance.getEntriesByType("navigation")[0]; return [n.responseStart, n.responseEnd, n.transferSize, n.decodedBodySize]; })()`)) as number[];
+        stages.navigation_to_html_first_byte.push(nav[0]);
+        stages.html_first_to_last_byte.push(nav[1] - nav[0]);
+        html = { transfer_bytes: nav[2], decoded_bytes: nav[3] };
+        const { metrics } = await cdp.send("Performance.getMetrics");
+        pageCpu.push((metrics.find((m) => m.name === "TaskDuration")?.value ?? 0) * 1000);
         paints.push(paint);
         stages.navigation_to_request.push(request);
         stages.request_to_data.push(data - request);
         stages.data_to_paint.push(paint - data);
-        serverCpu.push(processCpuMs(server.process.pid!) - cpuBefore);
+        serverCpu.push(processCpuMs(server.pid) - cpuBefore);
         await context.close();
       }
     } finally {
@@ -108,6 +122,11 @@ export async function timeOrderBenchmark(): Promise<Record<string, unknown>> {
         stages_ms: Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, summarize(v)])),
         // CPU time the server process spent on each page load (the page, flame tree, hotspots, time order).
         server_cpu_ms_each: serverCpu.map(Math.round),
+        // The page's main thread busy (Chromium's TaskDuration) from navigation to the first frame read.
+        page_main_thread_ms_each: pageCpu.map(Math.round),
+        // The HTML (gzip on the wire, and decoded): the page's shell with the streamed answers.
+        html,
+        load_average_1m: Math.round(loadavg()[0] * 10) / 10,
         goal_ms: 1500,
         note: "fresh browser context each round, one server process (its reader opens in the first round): page load and hydration, the flame tree and time order streamed with the page, and the layout in the worker",
       },

@@ -3,11 +3,14 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
 import { initWorkspace, type Workspace } from "../../server/store/workspace";
-import { flameTimeline, importArtifact } from "../../server/services";
+import { flameTimeline, flameTree, importArtifact } from "../../server/services";
 import { callService } from "../../server/services/service";
 import { tempProject, withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
 import type { Transform } from "../../analysis/queries/transforms";
+import { packTimelineCells, unpackTimelineCells, type TimelineCell } from "../../analysis/queries/flame-timeline";
+import { FLAME_NODE_KEYS } from "../../analysis/queries/flame-tree";
+import { packTreeRows, unpackTreeRows } from "../../analysis/queries/packed-rows";
 
 const publish = (ws: Workspace, produce: (b: EvidenceBuilder) => void) => publishEvidence(ws, "timeline", produce);
 
@@ -29,6 +32,8 @@ function fixture(b: EvidenceBuilder) {
 }
 
 type Cell = { cell_id: string; parent_id: string | null; name: string; depth: number; start_ns: number; end_ns: number; total: number; self: number };
+/** The page's transfer of the cells gives back exactly the service's rows, field for field and in order. */
+const roundTrips = (rows: TimelineCell[]) => expect(JSON.stringify(unpackTimelineCells(JSON.parse(JSON.stringify(packTimelineCells(rows)))))).toBe(JSON.stringify(rows));
 const shape = (rows: Cell[]) => rows.map((r) => `${r.depth} ${r.name} [${r.start_ns},${r.end_ns}) total ${r.total} self ${r.self}`);
 
 async function timeOrder(ws: Workspace, run_id: string, input: Partial<{ start_ns: number; end_ns: number; track_id: number; min_width_ns: number; budget: number; transforms: Transform[] }>) {
@@ -70,6 +75,7 @@ describe("flame_timeline: consecutive samples sharing a stack prefix merge into 
         "b@60 <- a@60",
       ]);
       expect(new Set(rows.map((r) => r.cell_id)).size).toBe(rows.length);
+      roundTrips(rows);
       expect(result).toMatchObject({ dropped_cells: 0, dropped_total: 0, samples: 7, status: { state: "available" } });
     });
   });
@@ -231,11 +237,16 @@ describe("time order of a real V8 profile (sucrase, Chrome 65: 17 k samples, 1 M
     const actual = order.cells.map((c) => `${c.depth} ${c.name}|${c.file ?? ""}|${c.line ?? 0} [${c.start_ns},${Math.round(c.end_ns)}) ${c.total}/${c.self}`);
     expect(actual.length).toBe(expected.length);
     expect([...actual].sort()).toEqual([...expected].sort());
+    roundTrips(order.cells);
     // And pruned as the page asks (the shown span / 8192, 20,000 cells): the longest cells, in a second or so.
     const started = performance.now();
     const pruned = await callService(flameTimeline, ctx, { run_id });
     expect(pruned.cells.length).toBeLessThanOrEqual(20_000);
     expect(pruned.dropped_cells).toBeGreaterThan(0);
+    roundTrips(pruned.cells);
+    // The run page streams its flame tree packed the same way (its node ids are hashes, kept as they are).
+    const tree = (await callService(flameTree, ctx, { run_id })).nodes;
+    expect(JSON.stringify(unpackTreeRows(JSON.parse(JSON.stringify(packTreeRows(tree, FLAME_NODE_KEYS))), FLAME_NODE_KEYS))).toBe(JSON.stringify(tree));
     expect(performance.now() - started).toBeLessThan(15_000);
   }, 120_000);
 });

@@ -5,6 +5,7 @@ import { ErrorPanel } from "../../../components/ErrorPanel";
 import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
 import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
 import { seedTimeOrder, useTimeOrder, type TimelineAnswer } from "../../../components/flame/use-time-order";
+import type { PackedAnswer } from "../../../analysis/queries/packed-rows";
 import { SandwichCell } from "../../../components/sandwich/SandwichCell";
 import { seedFlameTree, useFlameTree, useHotspots, useNeighbours, type FlameData } from "../../../components/evidence/use-evidence";
 import { formatValue } from "../../../analysis/flame/format";
@@ -58,9 +59,9 @@ export interface RunWorkbenchProps {
   /** The run's title (names exported images). */
   title?: string;
   /** The flame tree of the view the URL names, asked by the server while it rendered the page (null when it could not answer). */
-  firstFlame?: Promise<FlameData | null>;
+  firstFlame?: Promise<PackedAnswer<FlameData, "nodes"> | null>;
   /** The time order, when the URL opens the flame view in time order, asked by the server the same way. */
-  firstTimeOrder?: Promise<TimelineAnswer | null>;
+  firstTimeOrder?: Promise<PackedAnswer<TimelineAnswer, "cells"> | null>;
 }
 
 
