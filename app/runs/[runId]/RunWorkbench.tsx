@@ -1,10 +1,11 @@
 "use client";
 
-import { useCallback, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ErrorPanel } from "../../../components/ErrorPanel";
 import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
 import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
 import { seedTimeOrder, useTimeOrder, type TimelineAnswer } from "../../../components/flame/use-time-order";
+import { warmLayoutWorker } from "../../../components/flame/use-flame-layout";
 import { SandwichCell } from "../../../components/sandwich/SandwichCell";
 import { seedFlameTree, useFlameTree, useHotspots, useNeighbours, type FlameData } from "../../../components/evidence/use-evidence";
 import { formatValue } from "../../../analysis/flame/format";
@@ -85,6 +86,10 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   useState(() => props.firstFlame && seedFlameTree(treeArgs, props.firstFlame));
   useState(() => props.firstTimeOrder && seedTimeOrder({ runId: props.runId, commitId: props.commitId, metric, tracks, transforms }, props.firstTimeOrder));
   const answered = useFlameTree(treeArgs);
+  // The layout worker starts while the tree is on its way, not when it has come.
+  useEffect(() => {
+    if (needsTree) warmLayoutWorker();
+  }, [needsTree]);
   // While another transform stack's tree is on its way, the last tree stays drawn (not "Loading…").
   const lastTree = useRef<{ base: string; tree: FlameData } | null>(null);
   const treeBase = `${props.runId}\u0000${metric}\u0000${budget}\u0000${state.tracks ?? ""}`;
