@@ -9,6 +9,7 @@ import { ErrorPanel } from "../ErrorPanel";
 import { csrfToken } from "../trpc-client";
 import { FORMAT_IDS } from "../../analysis/formats/types";
 import { pauseLiveRefresh, resumeLiveRefresh } from "./LiveRefresh";
+import { warmLayoutWorker } from "../flame/use-flame-layout";
 
 /** One file of a drop or a pick, as it goes: waiting → uploading → done or failed (then retried with a format). */
 type Entry =
@@ -96,6 +97,8 @@ export function ImportPanel() {
     setEntries(batch);
     // The page shows this batch itself, then opens the run or refreshes once.
     pauseLiveRefresh();
+    // One file opens its run on its flame graph: the graph's layout worker starts under the upload.
+    if (batch.length === 1) warmLayoutWorker();
     const imported: ImportResult[] = [];
     for (const entry of batch) {
       const result = await importOne(entry.id, entry.file, null);
