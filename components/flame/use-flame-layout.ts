@@ -41,6 +41,14 @@ function layoutWorker(): Worker | null {
   return worker;
 }
 
+/**
+ * Starts the layout worker ahead of its first layout (its script fetched and evaluated while the
+ * flame tree is still on its way): the run page as it mounts, the home page as a dropped file uploads.
+ */
+export function warmLayoutWorker(): void {
+  layoutWorker();
+}
+
 /** Where layouts run on this page: "worker", or "main" where workers do not exist or failed to start. */
 export function layoutThread(): "worker" | "main" {
   return layoutWorker() ? "worker" : "main";

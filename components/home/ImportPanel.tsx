@@ -8,6 +8,8 @@ import { CSRF_HEADER } from "../../server/http/header-names";
 import { ErrorPanel } from "../ErrorPanel";
 import { csrfToken } from "../trpc-client";
 import { FORMAT_IDS } from "../../analysis/formats/types";
+import { pauseLiveRefresh, resumeLiveRefresh } from "./LiveRefresh";
+import { warmLayoutWorker } from "../flame/use-flame-layout";
 
 /** One file of a drop or a pick, as it goes: waiting → uploading → done or failed (then retried with a format). */
 type Entry =
@@ -94,19 +96,26 @@ export function ImportPanel({ formats }: { formats: readonly string[] }) {
   const importFiles = async (files: File[]) => {
     const batch: Entry[] = files.map((file) => ({ id: nextId.current++, file, phase: "waiting" }));
     setEntries(batch);
+    // The page shows this batch itself, then opens the run or refreshes once.
+    pauseLiveRefresh();
+    // One file opens its run on its flame graph: the graph's layout worker starts under the upload.
+    if (batch.length === 1) warmLayoutWorker();
     const imported: ImportResult[] = [];
     for (const entry of batch) {
       const result = await importOne(entry.id, entry.file, null);
       if (result) imported.push(result);
     }
-    if (batch.length === 1 && imported.length === 1) openRun(imported[0]);
-    else if (imported.length) router.refresh();
+    if (batch.length === 1 && imported.length === 1) return openRun(imported[0]);
+    resumeLiveRefresh();
+    if (imported.length) router.refresh();
   };
 
   const retry = async (entry: Extract<Entry, { phase: "failed" }>) => {
+    pauseLiveRefresh();
     const result = await importOne(entry.id, entry.file, entry.format || null);
-    if (result && entries.length === 1) openRun(result);
-    else if (result) router.refresh();
+    if (result && entries.length === 1) return openRun(result);
+    resumeLiveRefresh();
+    if (result) router.refresh();
   };
 
   const busy = entries.some((e) => e.phase === "uploading" || e.phase === "waiting");

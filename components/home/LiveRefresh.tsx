@@ -10,6 +10,22 @@ import { callQuery } from "./trpc-client";
 const POLL_MS = 1500;
 
 /**
+ * Set while the page's own import panel works (the page shows that import itself) and while it
+ * leaves for the run it imported: a refresh then renders the home page again under the upload, or
+ * — queued behind the navigation — the run page a second time. Cleared by the next page's poll.
+ */
+let paused = false;
+
+/** Holds the page's live refresh until `resumeLiveRefresh` or the next page. */
+export function pauseLiveRefresh(): void {
+  paused = true;
+}
+
+export function resumeLiveRefresh(): void {
+  paused = false;
+}
+
+/**
  * Calls `onChange` when workspace.status says the runs, operations or HEAD changed (an import or
  * capture from the CLI, another tab, a worker, a capture ending): polled every second and a half
  * (slower in a hidden tab). `signature` is what the page last showed.
@@ -22,11 +38,12 @@ export function useWorkspaceChanges(signature: string, onChange: () => void): vo
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout>;
+    paused = false;
     const tick = async () => {
       try {
         const status = await callQuery<typeof workspaceStatus>("workspace.status", {});
         const now = statusSignature(status);
-        if (!stopped && now !== seen.current) {
+        if (!stopped && !paused && now !== seen.current) {
           seen.current = now;
           changed.current();
         }

@@ -18,8 +18,26 @@ interface CachedReader {
   lastUsed: number;
 }
 
+/**
+ * The engine's caches: readers per (workspace, commit), kept answers, statements running. They
+ * live on `globalThis` under a registered symbol, one set per process: `emberscope serve` runs
+ * the Next app, whose route handlers and pages are separate bundles (each its own copy of this
+ * module), and the upload route's prepareRunView must warm the reader and the answer the run
+ * page then asks for, not a copy of its own (a third cold reader on the way to the first paint).
+ */
+interface EngineCaches {
+  readers: Map<string, Promise<CachedReader>>;
+  results: Map<string, unknown[]>;
+  /** The rows of every kept answer together. */
+  cachedRows: number;
+  running: Map<string, { joined: number; work: Promise<{ rows: unknown[]; kept: boolean }> }>;
+}
+
+const CACHES = Symbol.for("emberscope.evidence-engine.caches");
+const caches: EngineCaches = ((globalThis as { [CACHES]?: EngineCaches })[CACHES] ??= { readers: new Map(), results: new Map(), cachedRows: 0, running: new Map() });
+
 /** Readers per (workspace, commit): commits are immutable, so a reader never goes stale. */
-const readers = new Map<string, Promise<CachedReader>>();
+const readers = caches.readers;
 const MAX_READERS = 4;
 
 function toPlain(value: unknown): unknown {
@@ -83,27 +101,26 @@ async function readerFor(ws: Workspace, commit: PinnedCommit): Promise<CachedRea
  * out first once their rows together pass MAX_CACHED_TOTAL_ROWS: a 1 M-sample run's flame tree
  * (~20 k rows) is kept, so undoing a transform or reopening a link answers from memory.
  */
-const results = new Map<string, unknown[]>();
+const results = caches.results;
 const MAX_CACHED_RESULTS = 256;
 const MAX_CACHED_ROWS = 50_000;
 const MAX_CACHED_TOTAL_ROWS = 400_000;
-let cachedRows = 0;
 
 /** The same statement asked again while it runs waits for that run instead of running twice. */
-const running = new Map<string, { joined: number; work: Promise<{ rows: unknown[]; kept: boolean }> }>();
+const running = caches.running;
 
 /** Keeps an answer; true when it is kept (and so must not be handed out to be changed). */
 function rememberResult(key: string, rows: unknown[]): boolean {
   if (rows.length > MAX_CACHED_ROWS) return false;
   const before = results.get(key);
-  if (before) cachedRows -= before.length;
+  if (before) caches.cachedRows -= before.length;
   results.delete(key);
   results.set(key, rows);
-  cachedRows += rows.length;
-  while (results.size > MAX_CACHED_RESULTS || cachedRows > MAX_CACHED_TOTAL_ROWS) {
+  caches.cachedRows += rows.length;
+  while (results.size > MAX_CACHED_RESULTS || caches.cachedRows > MAX_CACHED_TOTAL_ROWS) {
     const [oldest, dropped] = results.entries().next().value!;
     results.delete(oldest);
-    cachedRows -= dropped.length;
+    caches.cachedRows -= dropped.length;
   }
   return results.get(key) === rows;
 }

@@ -728,9 +728,49 @@ export const summarizeRun = defineService({
       track_coverage: tracks.coverage,
       top_frames: top.map(({ grand_total: _g, ...row }) => row),
       primary_metric: metric?.name ?? null,
-      limitations: [...run.limitations, ...evidence.limitations.filter((l) => !run.limitations.some((r) => r.code === l.code))],
+      limitations: runLimitations(run, evidence),
       metadata: evidence.metadata,
       status: statusOf(evidence, input.run_id, evidence.metrics.length > 0 || top.length > 0 || hasSpans, "evidence rows"),
+    };
+  },
+});
+
+/** The run's own limitations, then its evidence's that the run does not already name. */
+function runLimitations(run: z.infer<typeof Run>, evidence: RunEvidence): Limitation[] {
+  return [...run.limitations, ...evidence.limitations.filter((l) => !run.limitations.some((r) => r.code === l.code))];
+}
+
+/**
+ * What the run page needs before it can draw its workbench — the pinned commit, the run's metric
+ * totals (every track), its primary metric, span totals, limitations and metadata — without the
+ * summary's top frames and track lists: the page's body (and so its scripts) then does not wait
+ * for queries it never shows, and they do not slow the flame tree asked beside them. In-process
+ * only (the run page); agents and the CLI read evidence.summary.
+ */
+export const runViewFacts = defineService({
+  name: "evidence.run_view",
+  summary: "The run page's first facts: the pinned commit, metric totals, primary metric, span totals, limitations and metadata.",
+  kind: "query",
+  input: z.object({ run_id: RunId, commit_id: CommitArg }).strict(),
+  output: z.object({
+    commit_id: z.string(),
+    metrics: z.array(MetricTotalRow),
+    spans: SpanTotalsRow.nullable(),
+    primary_metric: z.string().nullable(),
+    limitations: z.array(Limitation),
+    metadata: z.record(z.string(), z.string()),
+  }),
+  handler: async (input, { ws }) => {
+    const evidence = await runEvidence(ws, input.run_id, input.commit_id);
+    const run = getRun(ws.db, input.run_id);
+    const gens = evidence.generations;
+    return {
+      commit_id: evidence.reader.commit.commit_id,
+      metrics: evidence.metrics,
+      spans: gens.length ? (await evidence.reader.run(spanTotalsQuery, { generations: gens }))[0] : null,
+      primary_metric: chooseMetric(evidence, undefined)?.name ?? null,
+      limitations: runLimitations(run, evidence),
+      metadata: evidence.metadata,
     };
   },
 });

@@ -29,7 +29,7 @@ export { listArtifacts, showArtifact } from "./artifacts";
 export { listCommits, showCommit, showHead } from "./commits";
 export { collectGarbage, purgeGarbage, restoreGarbage } from "./gc";
 export { listRuns, renameRun, listRunFacets, showRun } from "./runs";
-export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, prepareRunView, stackExamples, summarizeRun, traceWindow } from "./evidence";
+export { analyzeHotspots, compareRuns, flameTimeline, flameTree, frameCallees, frameCallers, frameNeighbours, prepareRunView, runViewFacts, stackExamples, summarizeRun, traceWindow } from "./evidence";
 export { importArtifact, importUploadedFile } from "./imports";
 export { exportSpeedscope, readRunArtifact } from "./run-downloads";
 export { listCorpusFiles, readCorpusObject } from "./corpus";

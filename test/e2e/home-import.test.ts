@@ -43,7 +43,15 @@ describe("home page: import and capture in a real browser", () => {
       await expect.poll(() => page.locator("[data-testid=runs-table] tbody tr").count(), { timeout: 15_000 }).toBe(1);
       expect(await page.locator("[data-testid=runs-table] tbody tr").first().innerText()).toContain("checkout.folded");
 
-      // Drag and drop: a real DataTransfer carrying a File, dropped on the zone.
+      // Drag and drop: a real DataTransfer carrying a File, dropped on the zone. The run page's
+      // answer is held past the home page's poll: the poll, seeing the import, must not refresh
+      // (a refresh queued behind the navigation renders the run page a second time).
+      const runPageAsked: string[] = [];
+      await page.route(/\/runs\/run_\w+\?_rsc=/, async (route) => {
+        runPageAsked.push(route.request().url());
+        if (runPageAsked.length === 1) await new Promise((r) => setTimeout(r, 2_500));
+        await route.continue();
+      });
       await page.locator("[data-testid=import-dropzone]").evaluate((zone, text) => {
         const transfer = new DataTransfer();
         transfer.items.add(new File([text], "dropped.folded", { type: "text/plain" }));
@@ -52,6 +60,9 @@ describe("home page: import and capture in a real browser", () => {
       }, "main;a 1\nmain;b 2\n");
       await page.waitForURL(/\/runs\/run_\w+$/, { timeout: 30_000 });
       expect(await page.locator("[data-testid=run-title]").innerText()).toBe("dropped.folded");
+      await page.locator("[data-testid=flame-canvas]").first().waitFor({ timeout: 30_000 });
+      expect(runPageAsked).toHaveLength(1);
+      await page.unroute(/\/runs\/run_\w+\?_rsc=/);
       await page.goBack();
       await page.locator("[data-testid=import-dropzone]").waitFor();
       await expect.poll(() => page.locator("[data-testid=runs-table] tbody tr").count(), { timeout: 15_000 }).toBe(2);

@@ -1,6 +1,6 @@
 import { copyFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { defineQuery } from "../../analysis/queries/define";
 import { openEvidence } from "../../server/evidence/engine";
@@ -94,6 +94,24 @@ describe("the engine's kept answers", () => {
     // The transformed answers are not the plain one's under another name.
     expect(asked[0]).not.toEqual(all);
     expect(asked[1]).not.toEqual(all);
+  });
+
+  it("two copies of the engine module in one process (the app's route and page bundles) share one reader and its kept answers", async () => {
+    const { dir, ctx } = project();
+    writeFileSync(path.join(dir, "a.folded"), FOLDED_A);
+    const a = await callService(importArtifact, ctx, { path: "a.folded" });
+    vi.resetModules();
+    const copy = (await import("../../server/evidence/engine")) as typeof import("../../server/evidence/engine");
+    expect(copy.openEvidence).not.toBe(openEvidence);
+    await withWorkspace(dir, async (ws) => {
+      // Asked by one copy (as the upload route's prepareRunView does), then by the other (the run page).
+      const first = await (await openEvidence(ws, a.commit_id)).runShared(frameCount, {});
+      expect(await (await copy.openEvidence(ws, a.commit_id)).runShared(frameCount, {})).toBe(first);
+      // And asked by both at once: one run, the same kept rows.
+      const again = defineQuery({ ...frameCount, name: "test_frame_count_again", sql: `${frameCount.sql} WHERE true` });
+      const [one, two] = await Promise.all([openEvidence(ws, a.commit_id).then((e) => e.runShared(again, {})), copy.openEvidence(ws, a.commit_id).then((e) => e.runShared(again, {}))]);
+      expect(two).toBe(one);
+    });
   });
 
   it("rows handed out, kept or shared by two askers at once, are each asker's own to change", async () => {

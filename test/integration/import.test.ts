@@ -4,7 +4,7 @@ import { appendFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { analyzeHotspots, callService, importArtifact, listArtifacts, listRuns, showHead, summarizeRun, validateWorkspace, type ServiceContext } from "../../server/services";
+import { analyzeHotspots, callService, importArtifact, listArtifacts, listRuns, runViewFacts, showHead, summarizeRun, validateWorkspace, type ServiceContext } from "../../server/services";
 import { THREADED_WRITER_FROM_BYTES } from "../../server/evidence/extract";
 import { writerThreadStats } from "../../server/evidence/writer-thread";
 import { initWorkspace } from "../../server/store/workspace";
@@ -60,6 +60,10 @@ describe("import service", () => {
     const summary = await callService(summarizeRun, ctx, { run_id: result.run_id });
     // Partial: its samples are derived, which the limitation says.
     expect(summary).toMatchObject({ spans: { spans: 2, edges: 0, measurements: 0 }, status: { state: "partial" } });
+    // The run page's first facts (evidence.run_view) are the summary's, without its top frames and track lists.
+    const facts = await callService(runViewFacts, ctx, { run_id: result.run_id });
+    expect(facts).toEqual({ commit_id: summary.commit_id, metrics: summary.metrics, spans: summary.spans, primary_metric: summary.primary_metric, limitations: summary.limitations, metadata: summary.metadata });
+    expect(facts.limitations.map((l) => l.code)).toEqual(["SAMPLES_FROM_SPANS"]);
     // Task's self time is 10 - 3 µs, Inner's 3 µs: together the 10 µs the trace spans.
     expect(summary.metrics).toEqual([expect.objectContaining({ name: "wall_ns", total: 10_000 })]);
     const hotspots = await callService(analyzeHotspots, ctx, { run_id: result.run_id, metric: "wall_ns" });

@@ -1,6 +1,6 @@
 "use client";
 
-import { useCallback, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ErrorPanel } from "../../../components/ErrorPanel";
 import { CallTreeCell } from "../../../components/calltree/CallTreeCell";
 import { FlameGraphCell, type FunctionTotals } from "../../../components/flame/FlameGraphCell";
@@ -18,6 +18,7 @@ import { TransformChips } from "../../../components/transforms/TransformChips";
 import { useTransformStack } from "../../../components/transforms/use-transforms";
 import { useTransformMenu } from "../../../components/transforms/use-transform-menu";
 import { TrackSelector, formatTrackSelection, parseTrackSelection } from "../../../components/flame/TrackSelector";
+import { warmLayoutWorker } from "../../../components/flame/use-flame-layout";
 import { OtherView } from "./OtherView";
 import type { FirstSqlAnswer } from "../../../components/sql/first-answer";
 import { FlameExport } from "../../../components/share/FlameExport";
@@ -86,6 +87,10 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   useState(() => props.firstFlame && seedFlameTree(treeArgs, props.firstFlame));
   useState(() => props.firstTimeOrder && seedTimeOrder({ runId: props.runId, commitId: props.commitId, metric, tracks, transforms }, props.firstTimeOrder));
   const answered = useFlameTree(treeArgs);
+  // The layout worker starts while the tree is on its way, not when it has come.
+  useEffect(() => {
+    if (needsTree) warmLayoutWorker();
+  }, [needsTree]);
   // While another transform stack's tree is on its way, the last tree stays drawn (not "Loading…").
   const lastTree = useRef<{ base: string; tree: FlameData } | null>(null);
   const treeBase = `${props.runId}\u0000${metric}\u0000${budget}\u0000${state.tracks ?? ""}`;

@@ -1,6 +1,6 @@
 import { TypedErrorPanel } from "../../../components/TypedErrorPanel";
 import { AppShell, mainRail } from "../../../components/AppShell";
-import { callService, flameTimeline, flameTree, listArtifacts, listCommits, listToolContracts, showHead, showRun, summarizeRun } from "../../../server/services";
+import { callService, flameTimeline, flameTree, listArtifacts, listCommits, listToolContracts, runViewFacts, showHead, showRun } from "../../../server/services";
 import type { FlameData } from "../../../components/evidence/use-evidence";
 import { parseTrackSelection } from "../../../components/flame/track-selection";
 import { timeOrderQuestion } from "../../../components/flame/time-order-question";
@@ -64,9 +64,11 @@ export default async function RunPage(props: { params: Promise<{ runId: string }
           )
         : Promise.resolve(null);
     const run = await callService(showRun, ctx, { run_id: runId });
-    // Asked together (the run exists): the summary reads the evidence, the others the catalog.
+    // Asked together (the run exists): the run view's facts read the evidence (not the summary's
+    // top frames and track lists: the body, and the scripts it names, wait for none of that), the
+    // others the catalog.
     const [summary, commits, head, artifacts] = await Promise.all([
-      callService(summarizeRun, ctx, { run_id: runId, commit_id: commit }),
+      callService(runViewFacts, ctx, { run_id: runId, commit_id: commit }),
       // The picker offers only the commits that hold this run's evidence.
       callService(listCommits, ctx, { limit: 50, run_id: runId }),
       callService(showHead, ctx, {}),
