@@ -34,6 +34,7 @@ function readMeta(ws: Workspace, key: string): string | undefined {
 }
 
 function writeMeta(ws: Workspace, key: string, value: string): void {
+  accessRead.delete(ws.db);
   ws.db.prepare("INSERT INTO workspace_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
 }
 
@@ -69,10 +70,27 @@ export interface AgentAccess {
 }
 
 /**
- * The access switch, detail level and token hash in one read (one statement, one read
- * transaction): an HTTP request reads them once at admission instead of once per check.
+ * The access state last read on a connection, with the connection's `PRAGMA data_version` then.
+ * SQLite changes that number when another connection commits (the CLI, the web UI's requests,
+ * another process), and `writeMeta` forgets the entry when this one writes: an unchanged number
+ * means the state read then is the state now.
+ */
+const accessRead = new WeakMap<Workspace["db"], { version: number; launchedAt: string; access: AgentAccess }>();
+
+/**
+ * The access switch, detail level and token hash, read once per request at admission. Read from
+ * the store (one statement) only when something committed since the connection last read them.
  */
 export function agentAccess(ws: Workspace, launchedAt = PROCESS_STARTED_AT): AgentAccess {
+  const version = (ws.db.prepare("PRAGMA data_version").get() as { data_version: number }).data_version;
+  const kept = accessRead.get(ws.db);
+  if (kept && kept.version === version && kept.launchedAt === launchedAt) return kept.access;
+  const access = readAgentAccess(ws, launchedAt);
+  accessRead.set(ws.db, { version, launchedAt, access });
+  return access;
+}
+
+function readAgentAccess(ws: Workspace, launchedAt: string): AgentAccess {
   // Three scalar subqueries: one statement and one row, cheaper than `key IN (…)` (which sorts).
   const row = ws.db
     .prepare(

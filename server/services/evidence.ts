@@ -33,7 +33,7 @@ import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limitation, Run } from "../domain/models";
 import { openEvidence, type EvidenceReader } from "../evidence/engine";
 import { loadedSpanIndex } from "../evidence/span-index";
-import { getRun } from "../store/runs";
+import { assertRunExists, getRun } from "../store/runs";
 import type { Workspace } from "../store/workspace";
 import { callService, defineService, type ServiceContext } from "./service";
 import { scopeToTracks } from "../../analysis/queries/tracks";
@@ -71,7 +71,7 @@ export interface RunEvidence {
 
 /** The generations of a run visible in the pinned commit, with its metric totals. */
 export async function runEvidence(ws: Workspace, runId: string, commit: string): Promise<RunEvidence> {
-  getRun(ws.db, runId);
+  assertRunExists(ws.db, runId);
   const reader = await openEvidence(ws, commit);
   const visible = new Set(reader.commit.generations.map((g) => g.generation_id));
   const rows = ws.db

@@ -13,7 +13,7 @@ import { LOCAL_NAMES } from "../store/redaction-context";
 import { PACKAGE_ROOT } from "../package-root";
 import { writeTransaction } from "../store/control-store";
 import { getCommit, headCommit, pin } from "../store/corpus";
-import { getRun } from "../store/runs";
+import { getRun, runExists } from "../store/runs";
 import { getOperation } from "../store/operations";
 import { openWorkspace, type Workspace } from "../store/workspace";
 import packageJson from "../../package.json" with { type: "json" };
@@ -182,7 +182,7 @@ export async function buildExport(ws: Workspace, ctx: ServiceContext, input: z.o
     } catch {
       continue; // A commit this workspace no longer holds: the notebook says so; nothing to carry.
     }
-    const wanted = cited.runs.size ? new Set([...cited.runs].flatMap((r) => (runExists(ws, r) ? runGenerationIds(ws, commit, r) : []))) : new Set(commit.generations.map((g) => g.generation_id));
+    const wanted = cited.runs.size ? new Set([...cited.runs].flatMap((r) => (runExists(ws.db, r) ? runGenerationIds(ws, commit, r) : []))) : new Set(commit.generations.map((g) => g.generation_id));
     const ids: string[] = [];
     for (const g of commit.generations) {
       if (!wanted.has(g.generation_id)) continue;
@@ -326,10 +326,6 @@ function engineWasmGzip(dist: string): Promise<Uint8Array> {
   return engineGzip;
 }
 
-function runExists(ws: Workspace, runId: string): boolean {
-  return ws.db.prepare("SELECT 1 FROM runs WHERE id = ?").get(runId) !== undefined;
-}
-
 /** Where the CLI writes: a path the person named, its folder existing. */
 async function writeOut(out: string, html: string): Promise<string> {
   const target = path.resolve(out);
@@ -450,7 +446,7 @@ export const importBundle = defineService({
       for (const runId of runIds) {
         const artifact = runArtifacts.get(runId)!;
         ws.db.prepare("INSERT OR IGNORE INTO artifacts (id, size_bytes, created_at) VALUES (?, ?, ?)").run(artifact.id, artifact.size, now);
-        if (!runExists(ws, runId)) {
+        if (!runExists(ws.db, runId)) {
           ws.db
             .prepare(
               `INSERT INTO runs (id, kind, source, title, status, execution_state, capture_state, extraction_state, limitations, details, revision, created_at, updated_at)

@@ -91,15 +91,27 @@ export function createRun(db: SqliteDatabase, draft: RunDraft): Run {
   return run;
 }
 
+function runNotFound(runId: string): EmberscopeError {
+  return new EmberscopeError("RUN_NOT_FOUND", "No run has that id.", {
+    details: { run_id: runId },
+    recovery: { operation: "runs.list", arguments: {}, safe_to_repeat: true },
+  });
+}
+
 export function getRun(db: SqliteDatabase, runId: string): Run {
   const row = db.prepare("SELECT * FROM runs WHERE id = ?").get(runId) as RunRow | undefined;
-  if (!row) {
-    throw new EmberscopeError("RUN_NOT_FOUND", "No run has that id.", {
-      details: { run_id: runId },
-      recovery: { operation: "runs.list", arguments: {}, safe_to_repeat: true },
-    });
-  }
+  if (!row) throw runNotFound(runId);
   return runFromRow(row);
+}
+
+/** Whether a run has that id. */
+export function runExists(db: SqliteDatabase, runId: string): boolean {
+  return db.prepare("SELECT 1 FROM runs WHERE id = ?").get(runId) !== undefined;
+}
+
+/** RUN_NOT_FOUND unless a run has that id (without reading the run: every evidence answer asks). */
+export function assertRunExists(db: SqliteDatabase, runId: string): void {
+  if (!runExists(db, runId)) throw runNotFound(runId);
 }
 
 export type RunPatch = Partial<Omit<Run, "run_id" | "kind" | "revision" | "created_at" | "updated_at">>;
