@@ -5,7 +5,7 @@ import path from "node:path";
 import { initWorkspace } from "../../server/store/workspace";
 import { MB, measuredImport, prepareInput } from "./evidence.bench";
 import { chromeTraceFile, cpuprofileFile, foldedFile, geckoProfileFile, instrumentsDeepCopyFile, processedProfileFile, safariRecordingFile, stackprofFile } from "./generators";
-import { callgrindFile, jaegerJsonFile, otlpJsonFile, perfScriptFile, pprofFile, speedscopeFile } from "./generators";
+import { callgrindFile, claudeCodeSessionFile, jaegerJsonFile, jfrFile, otlpJsonFile, perfScriptFile, pprofFile, speedscopeFile, v8LogFile } from "./generators";
 
 
 const SHARED = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "bench");
@@ -18,8 +18,13 @@ function sharedGenerator(script: string) {
   };
 }
 
+/** What a generator says it wrote, checked against the import's rows before its figures count. */
+interface Written {
+  samples?: number;
+}
+
 /** A format's generator, by bytes wanted (the cpuprofile generator counts samples: ~11.5 bytes each). */
-const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: number) => Promise<unknown> }> = {
+const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: number, written: Written) => Promise<unknown> }> = {
   "shared-gen-trace": { ext: "json", make: sharedGenerator("gen-trace.js") },
   "shared-gen-cpuprofile": { ext: "cpuprofile", make: sharedGenerator("gen-cpuprofile.js") },
   "shared-gen-folded": { ext: "folded", make: sharedGenerator("gen-folded.js") },
@@ -37,6 +42,9 @@ const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: numb
   "jaeger-json": { ext: "json", make: jaegerJsonFile },
   speedscope: { ext: "speedscope.json", make: speedscopeFile },
   pprof: { ext: "pb", make: pprofFile },
+  "v8-log": { ext: "log", make: (file, bytes, written) => v8LogFile(file, bytes, written) },
+  jfr: { ext: "jfr", make: (file, bytes, written) => jfrFile(file, bytes, written) },
+  "claude-code": { ext: "jsonl", make: claudeCodeSessionFile },
 };
 
 const GOAL = { time_ratio_at_5x: 5, peak_rss_mb: 2048 };
@@ -66,12 +74,14 @@ export async function importScalingBenchmark(): Promise<Record<string, unknown>>
       const sizes = [];
       for (const factor of [1, 5]) {
         const file = path.join(dir, `${name}-${factor}.${ext}`);
-        const bytes = await prepareInput({ format: name, file, make: (f) => make(f, baseMb * factor * MB) });
+        const written: Written = {};
+        const bytes = await prepareInput({ format: name, file, make: (f) => make(f, baseMb * factor * MB, written) });
         const workspace = path.join(dir, `ws-${name}-${factor}`);
         mkdirSync(workspace);
         initWorkspace(workspace).close();
         const load = loadavg()[0];
         const outcome = await measuredImport(workspace, file);
+        if (written.samples !== undefined && outcome.result.rows.samples !== written.samples) throw new Error(`${name} ×${factor}: ${outcome.result.rows.samples} samples imported of ${written.samples} written`);
         sizes.push({ input_mb: Math.round(bytes / MB), seconds: Math.round(outcome.seconds * 100) / 100, cpu_seconds: Math.round(outcome.cpu_seconds * 100) / 100, peak_rss_mb: outcome.peak_rss_mb, load_average_1m: Math.round(load * 10) / 10, machine_check_ms: outcome.check_ms, rows: outcome.result.rows });
         rmSync(file);
         rmSync(workspace, { recursive: true, force: true });
