@@ -79,28 +79,92 @@ export function boundedSpanArgs(builder: EvidenceBuilder, args: Record<string, u
  */
 export function linkSpans(
   builder: EvidenceBuilder,
-  spans: readonly { key: string | null; parentKey: string | null; trackId: number }[],
+  spans: { keys: readonly (string | null)[]; parentKeys: readonly (string | null)[]; trackOf: ArrayLike<number> },
   spec: { prefix: string; refersTo: string },
-): { spanIds: number[]; parentOf: Int32Array; depths: Int32Array; indexByKey: Map<string, number> } {
+): { spanIds: Int32Array; parentOf: Int32Array; depths: Int32Array; indexByKey: Map<string, number> } {
+  const { keys, parentKeys } = spans;
+  const count = keys.length;
   const indexByKey = new Map<string, number>();
-  const spanIds = spans.map((span, i) => {
-    if (span.key !== null) {
-      if (indexByKey.has(span.key)) builder.limit(`${spec.prefix}_DUPLICATE_SPAN`, `Some span ids appeared more than once; ${spec.refersTo} refer to the first.`);
-      else indexByKey.set(span.key, i);
+  const spanIds = new Int32Array(count);
+  for (let i = 0; i < count; i++) {
+    const key = keys[i];
+    if (key !== null) {
+      if (indexByKey.has(key)) builder.limit(`${spec.prefix}_DUPLICATE_SPAN`, `Some span ids appeared more than once; ${spec.refersTo} refer to the first.`);
+      else indexByKey.set(key, i);
     }
-    return builder.allocateSpanId();
-  });
-  const parentOf = new Int32Array(spans.length).fill(-1);
-  spans.forEach((span, i) => {
-    if (span.parentKey === null) return;
-    const parent = indexByKey.get(span.parentKey);
+    spanIds[i] = builder.allocateSpanId();
+  }
+  const parentOf = new Int32Array(count).fill(-1);
+  for (let i = 0; i < count; i++) {
+    const parentKey = parentKeys[i];
+    if (parentKey === null) continue;
+    const parent = indexByKey.get(parentKey);
     if (parent === undefined) builder.limit(`${spec.prefix}_PARENT_MISSING`, "Some spans' parents are not in the file; they are shown as roots (depth 0).");
     else if (parent !== i) parentOf[i] = parent;
-  });
-  const depths = spanDepths(
-    spans.map((span) => span.trackId),
-    parentOf,
-    () => builder.limit(`${spec.prefix}_PARENT_CYCLE`, "Some spans were (indirectly) their own parents; the cycle was cut there."),
-  );
+  }
+  const depths = spanDepths(spans.trackOf, parentOf, () => builder.limit(`${spec.prefix}_PARENT_CYCLE`, "Some spans were (indirectly) their own parents; the cycle was cut there."));
   return { spanIds, parentOf, depths, indexByKey };
+}
+
+/**
+ * The spans of a trace whose parents and references may come anywhere in the file (OTLP, Jaeger).
+ * Each span's text (name, category, status, args) goes to the builder as a draft as soon as it is
+ * read, so that millions of spans' strings do not wait in memory for the end of the input; what
+ * linking and placing need stays, in columns: ids as text, the track, and the importer's times.
+ */
+export class DraftedSpans {
+  readonly keys: (string | null)[] = [];
+  readonly parentKeys: (string | null)[] = [];
+  private trackOf = new Int32Array(1024);
+  /** Other spans a span refers to (links, FOLLOWS_FROM), by span index: few spans have any. */
+  private readonly refs = new Map<number, string[]>();
+
+  constructor(private readonly builder: EvidenceBuilder) {}
+
+  get length(): number {
+    return this.keys.length;
+  }
+
+  /** Drafts a span; returns its index (its draft id), by which the importer keeps its times. */
+  add(span: { key: string | null; parentKey: string | null; refs: string[]; trackId: number; name: string; category: string; status: string; args: string }): number {
+    const index = this.keys.length;
+    this.builder.spanDraft(index, { name: span.name, category: span.category, status: span.status, args: span.args });
+    this.keys.push(span.key);
+    this.parentKeys.push(span.parentKey);
+    if (index === this.trackOf.length) {
+      const grown = new Int32Array(this.trackOf.length * 2);
+      grown.set(this.trackOf);
+      this.trackOf = grown;
+    }
+    this.trackOf[index] = span.trackId;
+    if (span.refs.length > 0) this.refs.set(index, span.refs);
+    return index;
+  }
+
+  /**
+   * Places every span, in the order read, at the times `timeOf` gives its index (ns from the
+   * file's origin), with a `child` edge from its parent; `onRef` is told each reference: the index
+   * of the span referred to (undefined when not in the file), the span's index and the span ids.
+   */
+  async place(
+    spec: { prefix: string; refersTo: string },
+    timeOf: (index: number) => { startNs: number; durNs: number },
+    onRef: (from: number | undefined, index: number, spanIds: Int32Array) => void,
+  ): Promise<void> {
+    const { builder } = this;
+    const trackOf = this.trackOf.subarray(0, this.length);
+    const { spanIds, parentOf, depths, indexByKey } = linkSpans(builder, { keys: this.keys, parentKeys: this.parentKeys, trackOf }, spec);
+    // The ids' text is not needed past linking: references are looked up by indexByKey.
+    this.keys.length = 0;
+    this.parentKeys.length = 0;
+    for (let i = 0; i < trackOf.length; i++) {
+      const parent = parentOf[i];
+      const { startNs, durNs } = timeOf(i);
+      builder.placeSpan(i, { spanId: spanIds[i], trackId: trackOf[i], parentSpanId: parent >= 0 ? spanIds[parent] : null, startNs, durNs, depth: depths[i] });
+      if (parent >= 0) builder.edge(spanIds[parent], spanIds[i], "child");
+      const refs = this.refs.get(i);
+      if (refs) for (const key of refs) onRef(indexByKey.get(key), i, spanIds);
+      if (i % 16_384 === 16_383) await builder.checkpoint();
+    }
+  }
 }
