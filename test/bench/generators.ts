@@ -416,6 +416,19 @@ function callPath(random: () => number): number[] {
   return path;
 }
 
+/**
+ * Where a generator's call paths come from: "random", a new callPath a sample (nearly every sample
+ * a new stack: millions of distinct stack nodes, the worst case for the stack tree), or "pool",
+ * a pathPool of 5,000 paths sharing their tops (a few tens of thousands of nodes, as real profiles have).
+ */
+export type CallPaths = "random" | "pool";
+
+function callPaths(random: () => number, paths: CallPaths): () => number[] {
+  if (paths === "random") return () => callPath(random);
+  const pool = pathPool(random, 5_000);
+  return () => pool.paths[pool.pick()];
+}
+
 /** `perf script` output (perf record -g, cycles at 4 kHz) of 8 threads of two processes, call chains leaf first. */
 export function perfScriptFile(file: string, targetBytes: number): Promise<number> {
   const random = rng(21);
@@ -482,8 +495,9 @@ export function callgrindFile(file: string, targetBytes: number): Promise<number
 }
 
 /** A speedscope file: shared frames and one sampled profile per thread (4), stacks of indices root first, weights in µs. */
-export function speedscopeFile(file: string, targetBytes: number): Promise<number> {
+export function speedscopeFile(file: string, targetBytes: number, paths: CallPaths = "random"): Promise<number> {
   const random = rng(23);
+  const nextPath = callPaths(random, paths);
   function* lines() {
     const frames = FUNCTIONS.map((name, i) => ({ name, file: `/app/${name.split(".")[0]}.js`, line: 1 + (i % 300), col: 1 + (i % 40) }));
     yield `{"$schema":"https://www.speedscope.app/file-format-schema.json","exporter":"emberscope-bench","name":"bench","activeProfileIndex":0,"shared":{"frames":${JSON.stringify(frames)}},"profiles":[`;
@@ -495,7 +509,7 @@ export function speedscopeFile(file: string, targetBytes: number): Promise<numbe
       let count = 0;
       const chunk: string[] = [];
       while (written < (targetBytes * 0.9) / threads) {
-        const entry = `[${callPath(random).join(",")}]`;
+        const entry = `[${nextPath().join(",")}]`;
         chunk.push(entry);
         written += entry.length + 1;
         count++;
@@ -652,8 +666,9 @@ class Protobuf {
  * types samples/count and cpu/nanoseconds, samples of the folded generator's call paths (locations
  * leaf first), then mapping, locations, functions and the string table, about `targetBytes` long.
  */
-export async function pprofFile(file: string, targetBytes: number): Promise<number> {
+export async function pprofFile(file: string, targetBytes: number, paths: CallPaths = "random"): Promise<number> {
   const random = rng(26);
+  const nextPath = callPaths(random, paths);
   const out = createWriteStream(file, { highWaterMark: 1 << 20 });
   let bytes = 0;
   let pending: Uint8Array[] = [];
@@ -674,7 +689,7 @@ export async function pprofFile(file: string, targetBytes: number): Promise<numb
   await put(new Protobuf().message(1, new Protobuf().uint(1, 1).uint(2, 2)).message(1, new Protobuf().uint(1, 3).uint(2, 4)).done());
   let written = 0;
   while (written < targetBytes * 0.99) {
-    const path = callPath(random).reverse().map((f) => f + 1);
+    const path = [...nextPath()].reverse().map((f) => f + 1);
     const count = 1 + Math.floor(random() * 3);
     const sample = new Protobuf().message(2, new Protobuf().packed(1, path).packed(2, [count, count * 10_000_000])).done();
     written += sample.length;

@@ -40,8 +40,12 @@ const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: numb
   callgrind: { ext: "callgrind", make: callgrindFile },
   "otlp-json": { ext: "otlp.jsonl", make: otlpJsonFile },
   "jaeger-json": { ext: "json", make: jaegerJsonFile },
-  speedscope: { ext: "speedscope.json", make: speedscopeFile },
-  pprof: { ext: "pb", make: pprofFile },
+  // Call paths from a pool sharing their tops, as real profiles' (about 30 k stack nodes); the
+  // "-distinct-paths" ones make a new path nearly every sample (millions of stack nodes: the worst case).
+  speedscope: { ext: "speedscope.json", make: (file, bytes) => speedscopeFile(file, bytes, "pool") },
+  pprof: { ext: "pb", make: (file, bytes) => pprofFile(file, bytes, "pool") },
+  "speedscope-distinct-paths": { ext: "speedscope.json", make: (file, bytes) => speedscopeFile(file, bytes, "random") },
+  "pprof-distinct-paths": { ext: "pb", make: (file, bytes) => pprofFile(file, bytes, "random") },
   "v8-log": { ext: "log", make: (file, bytes, written) => v8LogFile(file, bytes, written) },
   jfr: { ext: "jfr", make: (file, bytes, written) => jfrFile(file, bytes, written) },
   "claude-code": { ext: "jsonl", make: claudeCodeSessionFile },
