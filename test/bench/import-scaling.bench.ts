@@ -63,8 +63,12 @@ const GOAL = { time_ratio_at_5x: 5, peak_rss_mb: 2048 };
  * of CPU seconds (user + system, all the import's threads), which other work on a shared machine
  * moves far less than wall time; both are reported, with the load average before each import.
  * pprof reads its input twice (its string table comes after the samples) and speedscope streams
- * it, neither holding the document; both keep the builder's stack tree, which for these generators'
- * random call paths grows with the input (about five nodes a pprof sample).
+ * it, neither holding the document; both keep the builder's stack tree. pprof, speedscope, V8
+ * logs and JFR draw their call paths from a pool of 5,000 sharing their tops, as real profiles
+ * repeat theirs (about 20 k stack nodes whatever the size); pprof-distinct-paths and
+ * speedscope-distinct-paths make a new path nearly every sample (about five stack nodes a pprof
+ * sample, growing with the input: the stack tree's worst case, past 2 GB well before 1 GB of
+ * input). Each generator that counts its samples has them checked against the import's.
  */
 export async function importScalingBenchmark(): Promise<Record<string, unknown>> {
   const baseMb = Number(process.env.EMBERSCOPE_BENCH_SCALING_MB ?? 200);
