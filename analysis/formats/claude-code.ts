@@ -49,7 +49,8 @@ export const claudeCodeImporter: FormatImporter = {
   },
 
   async parse({ source, builder, limits }) {
-    const log = new ToolCallLog(builder);
+    // Lines are only read, never revisited: each call's text goes out once answered.
+    const log = new ToolCallLog(builder, { draftAnswered: true });
     let sessionId: string | null = null;
     let messages = 0;
     /** Per line uuid, the agent the line belongs to (sidechains are told apart by their chains). */
