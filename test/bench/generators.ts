@@ -795,8 +795,11 @@ export function v8LogFile(file: string, targetBytes: number, samplesOut?: { samp
 
 /** A growable byte buffer with JFR's LEB128 integers. */
 class Bytes {
-  data = new Uint8Array(1 << 16);
+  data: Uint8Array;
   length = 0;
+  constructor(capacity = 1 << 16) {
+    this.data = new Uint8Array(capacity);
+  }
   private room(n: number): void {
     if (this.length + n <= this.data.length) return;
     const grown = new Uint8Array(Math.max(this.data.length * 2, this.length + n));
@@ -852,15 +855,17 @@ export async function jfrFile(file: string, targetBytes: number, samplesOut?: { 
     const events = new Bytes();
     const usedTraces = new Set<number>();
     const startTicks = ticks;
+    const body = new Bytes(64);
     while (events.length < CHUNK_BYTES && bytes + events.length < targetBytes) {
       ticks += Math.floor((20_000_000 + random() * 1_000_000) / THREADS);
       const trace = pool.pick();
       usedTraces.add(trace);
       const thread = 1 + Math.floor(random() * THREADS);
       // size (4 bytes, padded as the JDK writes it), type 100 (jdk.ExecutionSample), startTime, sampledThread, stackTrace.
-      const body = new Bytes().varint(100).varint(ticks).varint(thread).varint(trace + 1);
+      body.length = 0;
+      body.varint(100).varint(ticks).varint(thread).varint(trace + 1);
       const size = body.length + 4;
-      events.bytes([(size & 0x7f) | 0x80, ((size >> 7) & 0x7f) | 0x80, ((size >> 14) & 0x7f) | 0x80, (size >> 21) & 0x7f]).bytes(body.take());
+      events.byte((size & 0x7f) | 0x80).byte(((size >> 7) & 0x7f) | 0x80).byte(((size >> 14) & 0x7f) | 0x80).byte((size >> 21) & 0x7f).bytes(body.data.subarray(0, body.length));
       samples++;
     }
     // Constant pools: symbols (method and class names, descriptors, packages), then the rest by key.
