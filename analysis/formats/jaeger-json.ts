@@ -13,7 +13,7 @@ import type { EvidenceBuilder } from "../evidence/builder";
 import { FIELD_LIMITS } from "../evidence/schema";
 import { parseJsonStream, type JsonPath, type JsonSelection } from "../io/json-stream";
 import { EvidenceParseError } from "./errors";
-import { boundedSpanArgs, DraftedSpans } from "./span-tree";
+import { boundedSpanArgs, DraftedSpans, withRoom } from "./span-tree";
 import type { FormatImporter } from "./types";
 
 const FORMAT = "jaeger-json";
@@ -110,11 +110,7 @@ class JaegerReader {
       status: statusOf(tags),
       args: boundedSpanArgs(builder, args, JAEGER_ARGS),
     });
-    if (2 * index + 1 >= this.times.length) {
-      const grown = new Float64Array(this.times.length * 2);
-      grown.set(this.times);
-      this.times = grown;
-    }
+    this.times = withRoom(this.times, 2 * index + 1);
     this.times[2 * index] = startUs;
     this.times[2 * index + 1] = duration;
     if (startUs < this.origin) this.origin = startUs;

@@ -16,7 +16,7 @@ import { FIELD_LIMITS } from "../evidence/schema";
 import { concatBytes } from "../io/bytes";
 import { utf8Chunks } from "../io/text";
 import { EvidenceParseError, InputBoundError } from "./errors";
-import { boundedSpanArgs, DraftedSpans } from "./span-tree";
+import { boundedSpanArgs, DraftedSpans, withRoom } from "./span-tree";
 import { MAX_JSON_DOCUMENT_BYTES, parseJsonDocument } from "../io/json-documents";
 import type { FormatImporter, ImportContext } from "./types";
 import { jsonText, resultText, SIDE_EFFECT_UNKNOWN_MESSAGE } from "./tool-calls";
@@ -170,11 +170,7 @@ class OtlpSpans {
   }
   add(span: Parameters<DraftedSpans["add"]>[0], start: bigint, end: bigint): void {
     const index = this.drafted.add(span);
-    if (2 * index + 1 >= this.times.length) {
-      const grown = new BigUint64Array(this.times.length * 2);
-      grown.set(this.times);
-      this.times = grown;
-    }
+    this.times = withRoom(this.times, 2 * index + 1);
     this.times[2 * index] = start;
     this.times[2 * index + 1] = end;
     if (this.origin === null || start < this.origin) this.origin = start;

@@ -71,6 +71,14 @@ export function boundedSpanArgs(builder: EvidenceBuilder, args: Record<string, u
   return JSON.stringify(kept);
 }
 
+/** `column`, or a copy twice as long when `index` is past its end (per-span columns of the trace importers). */
+export function withRoom<T extends Int32Array | Float64Array | BigUint64Array>(column: T, index: number): T {
+  if (index < column.length) return column;
+  const grown = new (column.constructor as new (length: number) => T)(Math.max(column.length * 2, index + 1));
+  grown.set(column as never);
+  return grown;
+}
+
 /** A span key's last part when it is 16 lowercase hex digits (a 64-bit span id, as OTLP and Jaeger write them). */
 const HEX_SPAN_ID = /\/[0-9a-f]{16}$/;
 const NO_KEY = -1;
@@ -94,16 +102,9 @@ class SpanKeyColumn {
 
   push(key: string | null): void {
     const at = this.length++;
-    if (at === this.trace.length) {
-      const grow = (column: Int32Array) => {
-        const grown = new Int32Array(column.length * 2);
-        grown.set(column);
-        return grown;
-      };
-      this.trace = grow(this.trace);
-      this.high = grow(this.high);
-      this.low = grow(this.low);
-    }
+    this.trace = withRoom(this.trace, at);
+    this.high = withRoom(this.high, at);
+    this.low = withRoom(this.low, at);
     if (key === null) {
       this.trace[at] = NO_KEY;
       return;
@@ -236,11 +237,7 @@ export class DraftedSpans {
     this.builder.spanDraft(index, { name: span.name, category: span.category, status: span.status, args: span.args });
     this.keys.push(span.key);
     this.parentKeys.push(span.parentKey);
-    if (index === this.trackOf.length) {
-      const grown = new Int32Array(this.trackOf.length * 2);
-      grown.set(this.trackOf);
-      this.trackOf = grown;
-    }
+    this.trackOf = withRoom(this.trackOf, index);
     this.trackOf[index] = span.trackId;
     if (span.refs.length > 0) this.refs.set(index, span.refs);
     return index;
