@@ -243,13 +243,36 @@ function writtenZeros<T extends Int32Array | Float64Array | Uint8Array>(array: T
   return array;
 }
 
+/**
+ * The next capacity of a growing per-node array: half as large again (not twice: at the peak of a
+ * tree of tens of millions of nodes, doubling leaves up to half of every such array unused, and
+ * holds old and new, three times the data, while it copies), and at least `needed`.
+ */
+export function grownCapacity(current: number, needed: number, least = 1024): number {
+  return Math.max(needed, least, current + (current >> 1));
+}
+
 /** A growable column of int32 values. */
 export class IntList {
   data = new Int32Array(1024);
   length = 0;
   push(value: number): void {
     if (this.length === this.data.length) {
-      const grown = new Int32Array(this.data.length * 2);
+      const grown = new Int32Array(grownCapacity(this.data.length, this.length + 1));
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = value;
+  }
+}
+
+/** A growable column of bytes (flags, one a node). */
+class ByteList {
+  data = new Uint8Array(1024);
+  length = 0;
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Uint8Array(grownCapacity(this.data.length, this.length + 1));
       grown.set(this.data);
       this.data = grown;
     }
@@ -362,19 +385,17 @@ export class StackChildren {
 
   private growRecordOf(needed: number): void {
     if (this.released) throw new Error("no stack can be added once the evidence is finished");
-    let length = Math.max(this.recordOf.length * 2, 1024);
-    while (length < needed) length *= 2;
-    const grown = writtenZeros(new Int32Array(length), this.recordOf.length);
+    const grown = writtenZeros(new Int32Array(grownCapacity(this.recordOf.length, needed)), this.recordOf.length);
     grown.set(this.recordOf);
     this.recordOf = grown;
   }
 
   private growRecords(needed: number): void {
     if (this.released) throw new Error("no stack can be added once the evidence is finished");
-    let length = Math.max(this.records.length * 2, RECORD_INTS * 1024);
-    while (length < needed) length *= 2;
-    // The old records are copied over their part: zeros go to the rest only.
-    const grown = writtenZeros(new Int32Array(length), this.records.length);
+    const length = RECORD_INTS * grownCapacity(this.records.length / RECORD_INTS, Math.ceil(needed / RECORD_INTS));
+    // Not written ahead (unlike recordOf): a record's slots are read only once its first pair is
+    // written, on the same page but at a page's end, so the capacity not yet used stays unmapped.
+    const grown = new Int32Array(length);
     grown.set(this.records);
     this.records = grown;
   }
@@ -428,10 +449,13 @@ export class EvidenceBuilder {
   private readonly stackFrame = new IntList();
   private readonly stackDepth = new IntList();
   /** Per node, whether its frame is outermost on its path, as stack()'s callers said (see stack); shorter than the nodes when some node came without it. */
-  private readonly saidOutermost = new IntList();
+  private readonly saidOutermost = new ByteList();
   private readonly stackChildren = new StackChildren();
-  /** Per metric: summed sample value by leaf stack id (for the derived totals tables). */
-  private readonly selfByMetric: Float64Array[] = [];
+  /**
+   * Per metric: summed sample value by leaf stack id (for the derived totals tables); int32 while
+   * every sum is one (counts, most weights), widened to float64 at the first that is not.
+   */
+  private readonly selfByMetric: (Int32Array | Float64Array)[] = [];
   private readonly metricIds = new Map<string, number>();
   private readonly metricRows: unknown[][] = [];
   private readonly metricStats: { total: number; count: number; first: number | null; last: number | null }[] = [];
@@ -573,11 +597,19 @@ export class EvidenceBuilder {
   sample(stackId: number, trackId: number | null, timeNs: number | null, metricId: number, value: number): void {
     let self = this.selfByMetric[metricId];
     if (self === undefined || stackId >= self.length) {
-      const grown = writtenZeros(new Float64Array(Math.max(1024, stackId + 1, (self?.length ?? 0) * 2)), self?.length ?? 0);
+      // As long as the tree's own columns: they grow together.
+      const length = Math.max(stackId + 1, this.stackParent.data.length);
+      const grown = writtenZeros(self instanceof Float64Array ? new Float64Array(length) : new Int32Array(length), self?.length ?? 0);
       if (self) grown.set(self);
       self = this.selfByMetric[metricId] = grown;
     }
-    self[stackId] += value;
+    const sum = self[stackId] + value;
+    if (self instanceof Int32Array && (sum | 0) !== sum) {
+      const wide = new Float64Array(self.length);
+      wide.set(self);
+      self = this.selfByMetric[metricId] = wide;
+    }
+    self[stackId] = sum;
     const stats = this.metricStats[metricId];
     stats.total += value;
     stats.count++;

@@ -49,10 +49,11 @@ export const claudeCodeImporter: FormatImporter = {
   },
 
   async parse({ source, builder, limits }) {
-    const log = new ToolCallLog(builder);
+    // Lines are only read, never revisited: each call's text goes out once answered.
+    const log = new ToolCallLog(builder, { draftAnswered: true });
     let sessionId: string | null = null;
     let messages = 0;
-    /** Per line uuid, the agent the line belongs to (sidechains are told apart by their chains). */
+    /** Per sidechain line's uuid, the subagent the line belongs to (sidechains are told apart by their chains). */
     const agentOfUuid = new Map<string, string>();
     const agentOfId = new Map<string, string>();
     const parentOfAgent = new Map<string, string | null>();
@@ -92,7 +93,8 @@ export const claudeCodeImporter: FormatImporter = {
       sessionId ??= text(value.sessionId);
       const agent = agentOf(value);
       const uuid = text(value.uuid);
-      if (uuid) agentOfUuid.set(uuid, agent);
+      // Main-agent lines are not kept: a sidechain line whose parent is one, or unknown, starts a subagent alike.
+      if (uuid && agent !== MAIN) agentOfUuid.set(uuid, agent);
       const message = value.message;
       if (!isRecord(message) || !Array.isArray(message.content)) continue;
       const at = log.messageTime(isoMs(value.timestamp));

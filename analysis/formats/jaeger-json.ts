@@ -13,7 +13,7 @@ import type { EvidenceBuilder } from "../evidence/builder";
 import { FIELD_LIMITS } from "../evidence/schema";
 import { parseJsonStream, type JsonPath, type JsonSelection } from "../io/json-stream";
 import { EvidenceParseError } from "./errors";
-import { boundedSpanArgs, linkSpans } from "./span-tree";
+import { boundedSpanArgs, DraftedSpans, withRoom } from "./span-tree";
 import type { FormatImporter } from "./types";
 
 const FORMAT = "jaeger-json";
@@ -21,19 +21,6 @@ const FORMAT = "jaeger-json";
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const id = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
-
-interface PendingSpan {
-  key: string | null;
-  parentKey: string | null;
-  follows: string[];
-  trackId: number;
-  name: string;
-  category: string;
-  status: string;
-  startUs: number;
-  durUs: number;
-  args: string;
-}
 
 /** Jaeger tags [{key, type, value}] as an object. */
 function tagsOf(tags: unknown): Record<string, unknown> {
@@ -59,9 +46,15 @@ function statusOf(tags: Record<string, unknown>): string {
 }
 
 class JaegerReader {
-  readonly spans: PendingSpan[] = [];
+  /** Spans as read: their text drafted at once, their ids kept until the whole input is seen (references may point forward). */
+  readonly spans: DraftedSpans;
+  /** Per span, its start and duration (µs since the epoch). */
+  private times = new Float64Array(2048);
+  private origin = Infinity;
   traces = 0;
-  constructor(private readonly builder: EvidenceBuilder) {}
+  constructor(private readonly builder: EvidenceBuilder) {
+    this.spans = new DraftedSpans(builder);
+  }
 
   /** One trace: its processes and spans (spans may name their process inline, as `process`). */
   trace(trace: Record<string, unknown>, spans: unknown[], offset: number): void {
@@ -107,49 +100,33 @@ class JaegerReader {
       if (ref.refType === "CHILD_OF" && parentKey === null) parentKey = key;
       else follows.push(key);
     }
-    this.spans.push({
+    const index = this.spans.add({
       key: spanId ? `${trace}/${spanId}` : null,
       parentKey,
-      follows,
+      refs: follows,
       trackId,
       name: typeof span.operationName === "string" && span.operationName !== "" ? span.operationName : "(unnamed span)",
       category: typeof tags["span.kind"] === "string" ? tags["span.kind"] : "span",
       status: statusOf(tags),
-      startUs,
-      durUs: duration,
       args: boundedSpanArgs(builder, args, JAEGER_ARGS),
     });
+    this.times = withRoom(this.times, 2 * index + 1);
+    this.times[2 * index] = startUs;
+    this.times[2 * index + 1] = duration;
+    if (startUs < this.origin) this.origin = startUs;
   }
 
   async write(): Promise<void> {
-    const { builder, spans } = this;
-    let origin = Infinity;
-    for (const span of spans) origin = Math.min(origin, span.startUs);
+    const { builder, times, origin } = this;
     builder.metadata.time_origin_unix_nano = (BigInt(Math.round(origin)) * 1000n).toString();
-    const { spanIds, parentOf, depths, indexByKey } = linkSpans(builder, spans, { prefix: "JAEGER", refersTo: "references" });
-    for (let i = 0; i < spans.length; i++) {
-      const span = spans[i];
-      const parent = parentOf[i];
-      builder.span({
-        spanId: spanIds[i],
-        trackId: span.trackId,
-        parentSpanId: parent >= 0 ? spanIds[parent] : null,
-        name: span.name,
-        category: span.category,
-        startNs: Math.round((span.startUs - origin) * 1000),
-        durNs: Math.round(span.durUs * 1000),
-        depth: depths[i],
-        status: span.status,
-        args: span.args,
-      });
-      if (parent >= 0) builder.edge(spanIds[parent], spanIds[i], "child");
-      for (const key of span.follows) {
-        const from = indexByKey.get(key);
+    await this.spans.place(
+      { prefix: "JAEGER", refersTo: "references" },
+      (i) => ({ startNs: Math.round((times[2 * i] - origin) * 1000), durNs: Math.round(times[2 * i + 1] * 1000) }),
+      (from, i, spanIds) => {
         if (from === undefined) builder.limit("JAEGER_REFERENCE_MISSING", "Some spans reference spans not in the file; those references were left out.");
         else if (from !== i) builder.edge(spanIds[from], spanIds[i], "follows_from");
-      }
-      if (i % 16_384 === 16_383) await builder.checkpoint();
-    }
+      },
+    );
   }
 }
 

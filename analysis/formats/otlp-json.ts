@@ -16,13 +16,12 @@ import { FIELD_LIMITS } from "../evidence/schema";
 import { concatBytes } from "../io/bytes";
 import { utf8Chunks } from "../io/text";
 import { EvidenceParseError, InputBoundError } from "./errors";
-import { boundedSpanArgs, linkSpans } from "./span-tree";
+import { boundedSpanArgs, DraftedSpans, withRoom } from "./span-tree";
 import { MAX_JSON_DOCUMENT_BYTES, parseJsonDocument } from "../io/json-documents";
 import type { FormatImporter, ImportContext } from "./types";
 import { jsonText, resultText, SIDE_EFFECT_UNKNOWN_MESSAGE } from "./tool-calls";
 
 const FORMAT = "otlp-json";
-const CHECKPOINT_EVERY = 16_384;
 const MAX_VALUE_DEPTH = 16;
 
 /** One top-level JSON value of the input: its bytes and where it starts. */
@@ -160,24 +159,34 @@ function toolCallArgs(attributes: Record<string, unknown>, kind: string): Record
   return args;
 }
 
-/** A span as read, kept until the whole input is seen: parents and linked spans may come later. */
-interface PendingSpan {
-  key: string | null;
-  parentKey: string | null;
-  links: string[];
-  trackId: number;
-  name: string;
-  category: string;
-  status: string;
-  start: bigint;
-  end: bigint;
-  args: string;
+/** Spans as read: their text drafted at once, their ids and times kept until the whole input is seen (parents and linked spans may come later). */
+class OtlpSpans {
+  readonly drafted: DraftedSpans;
+  /** Per span, its start and end (unix ns; fixed64 values need all 64 bits). */
+  private times = new BigUint64Array(2048);
+  origin: bigint | null = null;
+  constructor(builder: EvidenceBuilder) {
+    this.drafted = new DraftedSpans(builder);
+  }
+  add(span: Parameters<DraftedSpans["add"]>[0], start: bigint, end: bigint): void {
+    const index = this.drafted.add(span);
+    this.times = withRoom(this.times, 2 * index + 1);
+    this.times[2 * index] = start;
+    this.times[2 * index + 1] = end;
+    if (this.origin === null || start < this.origin) this.origin = start;
+  }
+  start(index: number): bigint {
+    return this.times[2 * index];
+  }
+  end(index: number): bigint {
+    return this.times[2 * index + 1];
+  }
 }
 
 const spanKey = (traceId: unknown, spanId: unknown): string | null =>
   typeof spanId === "string" && spanId !== "" ? `${typeof traceId === "string" ? traceId : ""}/${spanId}` : null;
 
-function readRequest(builder: EvidenceBuilder, request: Record<string, unknown>, spans: PendingSpan[]): void {
+function readRequest(builder: EvidenceBuilder, request: Record<string, unknown>, spans: OtlpSpans): void {
   for (const resourceSpans of list(request.resourceSpans)) {
     if (!isRecord(resourceSpans)) continue;
     const resource = attributesOf(isRecord(resourceSpans.resource) ? resourceSpans.resource.attributes : null);
@@ -228,18 +237,16 @@ function readRequest(builder: EvidenceBuilder, request: Record<string, unknown>,
           if (key) links.push(key);
         }
         const parentSpanId = span.parentSpanId;
-        spans.push({
+        spans.add({
           key: spanKey(span.traceId, span.spanId),
           parentKey: typeof parentSpanId === "string" && parentSpanId !== "" ? spanKey(span.traceId, parentSpanId) : null,
-          links,
+          refs: links,
           trackId,
           name: tool && typeof attributes["gen_ai.tool.name"] === "string" && attributes["gen_ai.tool.name"] !== "" ? attributes["gen_ai.tool.name"] : typeof span.name === "string" ? span.name : "(unnamed span)",
           category: tool ? "tool" : enumName(span.kind, SPAN_KINDS, "SPAN_KIND_"),
           status: tool && attributes["error.type"] !== undefined && attributes["error.type"] !== null ? "error" : enumName(status.code, STATUS_CODES, "STATUS_CODE_"),
-          start,
-          end,
           args: boundedSpanArgs(builder, args, OTLP_ARGS),
-        });
+        }, start, end);
       }
     }
   }
@@ -272,7 +279,7 @@ export const otlpJsonImporter: FormatImporter = {
   },
 
   async parse({ source, builder }: ImportContext) {
-    const spans: PendingSpan[] = [];
+    const spans = new OtlpSpans(builder);
     let documents = 0;
     for await (const document of jsonDocuments(FORMAT, source.chunks())) {
       const request = parseJsonDocument(FORMAT, document.bytes, document.offset);
@@ -286,36 +293,16 @@ export const otlpJsonImporter: FormatImporter = {
       await builder.checkpoint();
     }
     if (documents === 0) throw new EvidenceParseError(FORMAT, "empty input", { offset: 0, line: 1 });
-    if (spans.length === 0) throw new EvidenceParseError(FORMAT, "no spans in the input", { offset: 0 });
-
-    let origin = spans[0].start;
-    for (const span of spans) if (span.start < origin) origin = span.start;
+    if (spans.origin === null) throw new EvidenceParseError(FORMAT, "no spans in the input", { offset: 0 });
+    const origin = spans.origin;
     builder.metadata.time_origin_unix_nano = origin.toString();
-
-    const { spanIds, parentOf, depths, indexByKey } = linkSpans(builder, spans, { prefix: "OTLP", refersTo: "parents and links" });
-
-    for (let i = 0; i < spans.length; i++) {
-      const span = spans[i];
-      const parent = parentOf[i];
-      builder.span({
-        spanId: spanIds[i],
-        trackId: span.trackId,
-        parentSpanId: parent >= 0 ? spanIds[parent] : null,
-        name: span.name,
-        category: span.category,
-        startNs: int64(span.start - origin, FORMAT, "startTimeUnixNano"),
-        durNs: int64(span.end - span.start, FORMAT, "endTimeUnixNano"),
-        depth: depths[i],
-        status: span.status,
-        args: span.args,
-      });
-      if (parent >= 0) builder.edge(spanIds[parent], spanIds[i], "child");
-      for (const link of span.links) {
-        const linked = indexByKey.get(link);
+    await spans.drafted.place(
+      { prefix: "OTLP", refersTo: "parents and links" },
+      (i) => ({ startNs: int64(spans.start(i) - origin, FORMAT, "startTimeUnixNano"), durNs: int64(spans.end(i) - spans.start(i), FORMAT, "endTimeUnixNano") }),
+      (linked, i, spanIds) => {
         if (linked === undefined) builder.limit("OTLP_LINK_MISSING", "Some span links point to spans not in the file; those links were left out.");
         else builder.edge(spanIds[linked], spanIds[i], "follows_from");
-      }
-      if (i % CHECKPOINT_EVERY === 0) await builder.checkpoint();
-    }
+      },
+    );
   },
 };

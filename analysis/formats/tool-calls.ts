@@ -43,6 +43,11 @@ export interface ToolCall {
   after: string[];
   /** Keys of the source kept in args (message ids, exit codes, …), small values only. */
   extra: Record<string, unknown>;
+  /**
+   * Set when the span's text (name, category, status, args) already went to the builder as this
+   * draft (ToolCallLog's draftAnswered): its texts here are then empty, and it is only placed.
+   */
+  draftId?: number;
 }
 
 /** Names the session's tracks: process = the session, thread = the agent. */
@@ -134,6 +139,10 @@ export async function writeToolCalls(builder: EvidenceBuilder, calls: ToolCall[]
   });
   const depths = spanDepths(trackOf, parentOf, () => builder.limit("TOOL_PARENT_CYCLE", "Some tool calls were (indirectly) their own parents; the cycle was cut there."));
 
+  const drafting = calls.some((call, i) => {
+    if (call.draftId !== undefined && call.draftId !== i) throw new Error(`tool call ${i} was drafted as ${call.draftId}`);
+    return call.draftId !== undefined;
+  });
   let approximate = 0;
   let logical = 0;
   let unknown = 0;
@@ -143,18 +152,19 @@ export async function writeToolCalls(builder: EvidenceBuilder, calls: ToolCall[]
     if (call.timing === "logical") logical++;
     if (call.sideEffect === "unknown" && call.category === "tool") unknown++;
     const parent = parentOf[i];
-    builder.span({
+    const place = {
       spanId: spanIds[i],
       trackId: trackOf[i],
       parentSpanId: parent >= 0 ? spanIds[parent] : null,
-      name: call.tool,
-      category: call.category,
       startNs: Math.round((call.startMs - origin) * 1e6),
       durNs: Math.round((call.endMs - call.startMs) * 1e6),
       depth: depths[i],
-      status: call.status,
-      args: spanArgs(builder, call),
-    });
+    };
+    // Where some calls were drafted, the rest are drafted here (a call's draft id is its place in
+    // the list), so that every span is placed in the list's order.
+    if (drafting && call.draftId === undefined) builder.spanDraft(i, { name: call.tool, category: call.category, status: call.status, args: spanArgs(builder, call) });
+    if (drafting) builder.placeSpan(call.draftId ?? i, place);
+    else builder.span({ ...place, name: call.tool, category: call.category, status: call.status, args: spanArgs(builder, call) });
     if (parent >= 0) builder.edge(spanIds[parent], spanIds[i], "child");
     for (const id of new Set(call.after)) {
       const from = indexById.get(id);
@@ -211,6 +221,8 @@ export interface ResultInput {
 interface LoggedCall extends ToolCall {
   startTick: number;
   endTick: number;
+  /** Its place in the log (finish() returns the calls in this order). */
+  index: number;
 }
 
 /**
@@ -230,7 +242,16 @@ export class ToolCallLog {
   private timestamps = 0;
   private missing = 0;
 
-  constructor(private readonly builder: EvidenceBuilder) {}
+  /**
+   * `draftAnswered`: a call's span text goes to the builder as a draft as soon as its result comes
+   * (once the source has shown a timestamp, its timing can only be approximate), and its texts are
+   * let go: a long session's arguments and results do not wait in memory for its end. Only for
+   * importers that change no call after its result.
+   */
+  constructor(
+    private readonly builder: EvidenceBuilder,
+    private readonly options: { draftAnswered?: boolean } = {},
+  ) {}
 
   /** A message's time: `timestampMs` when valid, else the previous message's (said in a limitation if the source has any). */
   messageTime(timestampMs: number | null): MessageTime {
@@ -282,6 +303,7 @@ export class ToolCallLog {
       parentId: input.parentId ?? null,
       after: [...state.after],
       extra: input.extra ?? {},
+      index: this.calls.length,
     };
     this.issued.add(id);
     // A result names the source's id: with ids given twice, it answers the latest call.
@@ -312,6 +334,7 @@ export class ToolCallLog {
         parentId: null,
         after: [],
         extra: input.extra ?? {},
+        index: this.calls.length,
       });
       return;
     }
@@ -323,6 +346,12 @@ export class ToolCallLog {
     call.endTick = input.at.tick;
     Object.assign(call.extra, input.extra);
     this.agent(call.agent).completed.push(call.id);
+    if (this.options.draftAnswered && this.timestamps > 0) {
+      this.builder.spanDraft(call.index, { name: call.tool, category: call.category, status: call.status, args: spanArgs(this.builder, call) });
+      call.draftId = call.index;
+      call.argumentsText = call.resultText = call.error = null;
+      call.extra = {};
+    }
   }
 
   /** Every call and unmatched result, in the order read; calls never answered stay unfinished. */
@@ -334,7 +363,7 @@ export class ToolCallLog {
     // Messages before the first timestamp take it.
     const first = this.calls.find((c) => Number.isFinite(c.startMs))?.startMs ?? 0;
     let backwards = 0;
-    const calls: ToolCall[] = this.calls.map(({ startTick, endTick, ...call }) => {
+    const calls: ToolCall[] = this.calls.map(({ startTick, endTick, index: _index, ...call }) => {
       if (logical) return { ...call, startMs: startTick, endMs: endTick, timing: "logical" };
       const startMs = Number.isFinite(call.startMs) ? call.startMs : first;
       let endMs = Number.isFinite(call.endMs) ? call.endMs : startMs;

@@ -1,6 +1,7 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { seeded } from "../../analysis/critical-path/fixture.test-helpers";
+import { checkpointEvent, event as jfrEvent, jstring, metadataEvent, SAMPLE_CLASSES, varint } from "../helpers/jfr-writer";
 
 /** Deterministic pseudo-random numbers (benchmarks must be repeatable). */
 export function rng(seed: number): () => number {
@@ -415,6 +416,19 @@ function callPath(random: () => number): number[] {
   return path;
 }
 
+/**
+ * Where a generator's call paths come from: "random", a new callPath a sample (nearly every sample
+ * a new stack: millions of distinct stack nodes, the worst case for the stack tree), or "pool",
+ * a pathPool of 5,000 paths sharing their tops (a few tens of thousands of nodes, as real profiles have).
+ */
+export type CallPaths = "random" | "pool";
+
+function callPaths(random: () => number, paths: CallPaths): () => number[] {
+  if (paths === "random") return () => callPath(random);
+  const pool = pathPool(random, 5_000);
+  return () => pool.paths[pool.pick()];
+}
+
 /** `perf script` output (perf record -g, cycles at 4 kHz) of 8 threads of two processes, call chains leaf first. */
 export function perfScriptFile(file: string, targetBytes: number): Promise<number> {
   const random = rng(21);
@@ -481,8 +495,9 @@ export function callgrindFile(file: string, targetBytes: number): Promise<number
 }
 
 /** A speedscope file: shared frames and one sampled profile per thread (4), stacks of indices root first, weights in µs. */
-export function speedscopeFile(file: string, targetBytes: number): Promise<number> {
+export function speedscopeFile(file: string, targetBytes: number, paths: CallPaths = "random"): Promise<number> {
   const random = rng(23);
+  const nextPath = callPaths(random, paths);
   function* lines() {
     const frames = FUNCTIONS.map((name, i) => ({ name, file: `/app/${name.split(".")[0]}.js`, line: 1 + (i % 300), col: 1 + (i % 40) }));
     yield `{"$schema":"https://www.speedscope.app/file-format-schema.json","exporter":"emberscope-bench","name":"bench","activeProfileIndex":0,"shared":{"frames":${JSON.stringify(frames)}},"profiles":[`;
@@ -494,7 +509,7 @@ export function speedscopeFile(file: string, targetBytes: number): Promise<numbe
       let count = 0;
       const chunk: string[] = [];
       while (written < (targetBytes * 0.9) / threads) {
-        const entry = `[${callPath(random).join(",")}]`;
+        const entry = `[${nextPath().join(",")}]`;
         chunk.push(entry);
         written += entry.length + 1;
         count++;
@@ -651,8 +666,9 @@ class Protobuf {
  * types samples/count and cpu/nanoseconds, samples of the folded generator's call paths (locations
  * leaf first), then mapping, locations, functions and the string table, about `targetBytes` long.
  */
-export async function pprofFile(file: string, targetBytes: number): Promise<number> {
+export async function pprofFile(file: string, targetBytes: number, paths: CallPaths = "random"): Promise<number> {
   const random = rng(26);
+  const nextPath = callPaths(random, paths);
   const out = createWriteStream(file, { highWaterMark: 1 << 20 });
   let bytes = 0;
   let pending: Uint8Array[] = [];
@@ -673,7 +689,7 @@ export async function pprofFile(file: string, targetBytes: number): Promise<numb
   await put(new Protobuf().message(1, new Protobuf().uint(1, 1).uint(2, 2)).message(1, new Protobuf().uint(1, 3).uint(2, 4)).done());
   let written = 0;
   while (written < targetBytes * 0.99) {
-    const path = callPath(random).reverse().map((f) => f + 1);
+    const path = [...nextPath()].reverse().map((f) => f + 1);
     const count = 1 + Math.floor(random() * 3);
     const sample = new Protobuf().message(2, new Protobuf().packed(1, path).packed(2, [count, count * 10_000_000])).done();
     written += sample.length;
@@ -690,4 +706,267 @@ export async function pprofFile(file: string, targetBytes: number): Promise<numb
   out.end(Buffer.concat(pending));
   await once(out, "finish");
   return bytes;
+}
+
+// Formats still without a generator for the scaling benchmark (issue 19, item 13): V8 `--prof`
+// logs, Java Flight Recorder recordings and Claude Code session logs. Real profiles repeat a
+// modest set of call paths (a program has only so many): these draw theirs from a fixed pool,
+// the hot ones far more often, instead of a new random path a sample as the generators above do.
+
+/**
+ * `count` distinct call paths (root first, from `main`), grown as a program's are: each a prefix of
+ * an earlier one and 1–8 calls more (a callee of callPath's kind at each), so that they share their
+ * tops and make a tree of about 4.5 nodes a path; and a skewed pick among them (a few hot, a long tail).
+ */
+function pathPool(random: () => number, count: number): { paths: number[][]; pick: () => number } {
+  const seen = new Set<string>();
+  const paths: number[][] = [[0]];
+  while (paths.length < count) {
+    const from = paths[Math.floor(random() * paths.length)];
+    const path = from.slice(0, 1 + Math.floor(random() * from.length));
+    for (let extra = 1 + Math.floor(random() * 8); extra > 0 && path.length < 40; extra--) path.push((path[path.length - 1] * 7 + 1 + Math.floor(random() * 12) * 131) % FUNCTIONS.length);
+    const key = path.join(",");
+    if (seen.has(key)) continue;
+    seen.add(key);
+    paths.push(path);
+  }
+  return { paths, pick: () => Math.floor(random() ** 3 * count) };
+}
+
+/**
+ * A V8 `--prof` log (`isolate-0x…-v8.log`) of the shape Node 20 writes (see test/fixtures/v8-log):
+ * version, the binary and libc as shared libraries, builtins and a JavaScript function per
+ * FUNCTIONS entry as `code-creation` lines (bytecode first, `~`), then ticks every ~1 ms whose
+ * pc and return addresses fall inside those functions (a few in libc or a builtin), from a pool
+ * of 5,000 call paths; now and then a hot function is optimized (a new `*` entry at a new
+ * address) and its old code deleted, as V8 does while it runs. `samplesOut` gets the tick count.
+ */
+export function v8LogFile(file: string, targetBytes: number, samplesOut?: { samples?: number }): Promise<number> {
+  const random = rng(31);
+  const pool = pathPool(random, 5_000);
+  const CODE_BASE = 0x1f0a00000000;
+  const codeSize = 0x200;
+  const addressOf = new Array<number>(FUNCTIONS.length);
+  let nextCode = CODE_BASE;
+  const hex = (n: number) => `0x${n.toString(16)}`;
+  const jsName = (f: number) => `${FUNCTIONS[f].replace(".", "_")} file:///srv/app/${FUNCTIONS[f].split(".")[0]}.js:${10 + (f % 300)}:${1 + (f % 40)}`;
+  const create = (f: number, us: number, tier: string) => {
+    addressOf[f] = nextCode;
+    nextCode += codeSize;
+    return `code-creation,JS,${tier === "*" ? 14 : 10},${us},${hex(addressOf[f])},${codeSize},${jsName(f)},${hex(0x2a0000000000 + f * 0x58)},${tier}\n`;
+  };
+  const BUILTINS = ["ArrayPrototypePush", "StringPrototypeIndexOf", "CallFunction_ReceiverIsAny", "JSEntry", "InterpreterEntryTrampoline"];
+  function* lines() {
+    let header = "v8-version,11,3,244,8,-node.38,0\nv8-platform,linux,linux\n";
+    header += "shared-library,/usr/bin/node,0x400000,0x25fe000,0\nshared-library,/usr/lib/x86_64-linux-gnu/libc.so.6,0x7f5243c1e000,0x7f5243d9a000,0\nshared-library-end\nprofiler,begin,1000\n";
+    BUILTINS.forEach((name, i) => (header += `code-creation,Builtin,2,${1000 + i},${hex(0x18c4000 + i * 0x400)},${0x400},${name}\n`));
+    FUNCTIONS.forEach((_, f) => (header += create(f, 2000 + f, "~")));
+    let written = header.length;
+    yield header;
+    let us = 40_000;
+    let ticks = 0;
+    let chunk = "";
+    while (written < targetBytes) {
+      us += 900 + Math.floor(random() * 200);
+      const path = pool.paths[pool.pick()];
+      const leaf = random();
+      // The pc: in the leaf function, or (one tick in ten) in libc or a builtin it called.
+      const pc = leaf < 0.05 ? 0x7f5243c94b02 + Math.floor(random() * 0x1000) : leaf < 0.1 ? 0x18c4000 + Math.floor(random() * 5) * 0x400 + 0x40 : addressOf[path[path.length - 1]] + 0x10 + Math.floor(random() * 0x1e0);
+      let line = `tick,${hex(pc)},${us},0,0x0,${leaf < 0.05 ? 5 : 0}`;
+      for (let d = leaf < 0.1 ? path.length - 1 : path.length - 2; d >= 0; d--) line += `,${hex(addressOf[path[d]] + 0x40 + ((d * 37) % 0x180))}`;
+      chunk += `${line}\n`;
+      if (++ticks % 5000 === 0) {
+        // A hot function tiers up: new code at a new address, the old deleted.
+        const f = pool.paths[pool.pick()][0 | (random() * 5)] ?? 0;
+        const old = addressOf[f];
+        chunk += create(f, us, "*") + `code-delete,${hex(old)}\n`;
+      }
+      if (chunk.length >= 1 << 16) {
+        written += chunk.length;
+        yield chunk;
+        chunk = "";
+      }
+    }
+    yield chunk;
+    if (samplesOut) samplesOut.samples = ticks;
+  }
+  return writeLines(file, lines());
+}
+
+/** A growable byte buffer with JFR's LEB128 integers. */
+class Bytes {
+  data: Uint8Array;
+  length = 0;
+  constructor(capacity = 1 << 16) {
+    this.data = new Uint8Array(capacity);
+  }
+  private room(n: number): void {
+    if (this.length + n <= this.data.length) return;
+    const grown = new Uint8Array(Math.max(this.data.length * 2, this.length + n));
+    grown.set(this.data.subarray(0, this.length));
+    this.data = grown;
+  }
+  byte(b: number): this {
+    this.room(1);
+    this.data[this.length++] = b;
+    return this;
+  }
+  bytes(values: ArrayLike<number>): this {
+    this.room(values.length);
+    this.data.set(values, this.length);
+    this.length += values.length;
+    return this;
+  }
+  varint(value: number): this {
+    // Values here stay below 2^53 and non-negative.
+    while (value >= 0x80) {
+      this.byte((value % 0x80) | 0x80);
+      value = Math.floor(value / 0x80);
+    }
+    return this.byte(value);
+  }
+  take(): Uint8Array {
+    return this.data.slice(0, this.length);
+  }
+}
+
+/**
+ * A Java Flight Recorder recording (format 2.1, as JDK 17 writes with the default settings) of
+ * `jdk.ExecutionSample` events: a run of chunks of about 12 MB each (the JDK's default chunk size),
+ * each with its events, one checkpoint of its constant pools (the stack traces, methods, classes,
+ * packages and symbols its samples use, and 16 threads) and its metadata (test/helpers/jfr-writer.ts
+ * writes those two). Samples every 20 ms a thread, stacks leaf first from a pool of 5,000 call
+ * paths (pathPool) of FUNCTIONS as Java methods. Returns the bytes written; `samplesOut` gets the sample count.
+ */
+export async function jfrFile(file: string, targetBytes: number, samplesOut?: { samples?: number }): Promise<number> {
+  const random = rng(32);
+  const pool = pathPool(random, 5_000);
+  const CHUNK_BYTES = 12 << 20;
+  const TICKS_PER_SECOND = 1_000_000_000;
+  const THREADS = 16;
+  const out = createWriteStream(file, { highWaterMark: 1 << 20 });
+  const bigEndian = (view: DataView, at: number, value: number) => view.setBigUint64(at, BigInt(value));
+  let bytes = 0;
+  let ticks = 1_000_000;
+  let samples = 0;
+  const classOf = (f: number) => f % 17;
+  const packageOf = (f: number) => f % 5;
+  while (bytes < targetBytes) {
+    const events = new Bytes();
+    const usedTraces = new Set<number>();
+    const startTicks = ticks;
+    const body = new Bytes(64);
+    while (events.length < CHUNK_BYTES && bytes + events.length < targetBytes) {
+      ticks += Math.floor((20_000_000 + random() * 1_000_000) / THREADS);
+      const trace = pool.pick();
+      usedTraces.add(trace);
+      const thread = 1 + Math.floor(random() * THREADS);
+      // size (4 bytes, padded as the JDK writes it), type 100 (jdk.ExecutionSample), startTime, sampledThread, stackTrace.
+      body.length = 0;
+      body.varint(100).varint(ticks).varint(thread).varint(trace + 1);
+      const size = body.length + 4;
+      events.byte((size & 0x7f) | 0x80).byte(((size >> 7) & 0x7f) | 0x80).byte(((size >> 14) & 0x7f) | 0x80).byte((size >> 21) & 0x7f).bytes(body.data.subarray(0, body.length));
+      samples++;
+    }
+    // Constant pools: symbols (method and class names, descriptors, packages), then the rest by key.
+    const symbols: [number, number[]][] = [];
+    FUNCTIONS.forEach((name, f) => symbols.push([1 + f, jstring(name.split(".")[1])]));
+    for (let c = 0; c < 17; c++) symbols.push([1000 + c, jstring(`com/example/app/pkg${c % 5}/Module${c}`)]);
+    for (let p = 0; p < 5; p++) symbols.push([2000 + p, jstring(`com/example/app/pkg${p}`)]);
+    symbols.push([3000, jstring("(Ljava/lang/Object;I)V")]);
+    const traces: [number, number[]][] = [];
+    for (const t of [...usedTraces].sort((a, b) => a - b)) {
+      const path = pool.paths[t];
+      const trace = new Bytes().byte(0).varint(path.length);
+      for (let d = path.length - 1; d >= 0; d--) trace.varint(1 + path[d]).varint(10 + (path[d] % 300)).varint(d === path.length - 1 ? 1 : 2);
+      traces.push([t + 1, [...trace.take()]]);
+    }
+    const pools: [number, [number, number[]][]][] = [
+      [22, symbols],
+      [23, Array.from({ length: 5 }, (_, p) => [1 + p, varint(2000 + p)] as [number, number[]])],
+      [24, Array.from({ length: 17 }, (_, c) => [1 + c, [...varint(1000 + c), ...varint(1 + packageOf(c))]] as [number, number[]])],
+      [25, FUNCTIONS.map((_, f) => [1 + f, [...varint(1 + classOf(f)), ...varint(1 + f), ...varint(3000)]] as [number, number[]])],
+      [26, [[1, jstring("JIT compiled")], [2, jstring("Inlined")]]],
+      [28, traces],
+      [21, Array.from({ length: THREADS }, (_, t) => [1 + t, [...jstring(`worker-${t}`), ...varint(4000 + t), ...jstring(`pool-1-thread-${t + 1}`), ...varint(20 + t)]] as [number, number[]])],
+    ];
+    const checkpoint = Uint8Array.from(jfrEvent(1, checkpointEvent(pools)));
+    const metadata = Uint8Array.from(jfrEvent(0, metadataEvent(SAMPLE_CLASSES)));
+    const header = new Uint8Array(68);
+    const view = new DataView(header.buffer);
+    header.set([0x46, 0x4c, 0x52, 0x00]);
+    view.setUint16(4, 2);
+    view.setUint16(6, 1);
+    const checkpointAt = 68 + events.length;
+    const metadataAt = checkpointAt + checkpoint.length;
+    const size = metadataAt + metadata.length;
+    bigEndian(view, 8, size);
+    bigEndian(view, 16, checkpointAt);
+    bigEndian(view, 24, metadataAt);
+    view.setBigUint64(32, 1_764_680_000_000_000_000n + BigInt(startTicks));
+    bigEndian(view, 40, ticks - startTicks);
+    bigEndian(view, 48, startTicks);
+    bigEndian(view, 56, TICKS_PER_SECOND);
+    view.setUint32(64, 3);
+    for (const part of [header, events.take(), checkpoint, metadata]) if (!out.write(part)) await once(out, "drain");
+    bytes += size;
+  }
+  out.end();
+  await once(out, "finish");
+  if (samplesOut) samplesOut.samples = samples;
+  return bytes;
+}
+
+/**
+ * A Claude Code session log (JSONL, see analysis/formats/claude-code.ts and
+ * test/fixtures/agent-traces): user prompts now and then, assistant messages of 1–4 tool_use
+ * blocks (each block on its own line, as Claude Code writes them) and a user line per tool_result,
+ * with file contents and command output of 0.2–4 KB (a few errors), a Task call now and then.
+ * Every line carries the session's fields (cwd, sessionId, version, gitBranch, uuid chain).
+ */
+export function claudeCodeSessionFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(33);
+  const session = "7d1c3b9e-2f4a-4e1b-9c55-0a8b2d6e4f10";
+  const TOOLS = ["Read", "Grep", "Bash", "Edit", "Glob", "Read", "Read", "Bash"];
+  let uuidCount = 0;
+  let parent: string | null = null;
+  let ms = Date.parse("2026-07-14T09:30:00.000Z");
+  const uuid = () => `${(++uuidCount).toString(16).padStart(8, "0")}-0000-4000-8000-${uuidCount.toString(16).padStart(12, "0")}`;
+  const line = (type: "user" | "assistant", message: unknown, extra: Record<string, unknown> = {}) => {
+    const id = uuid();
+    ms += 50 + Math.floor(random() * 1500);
+    const text = `${JSON.stringify({ parentUuid: parent, isSidechain: false, userType: "external", cwd: "/home/dev/app", sessionId: session, version: "1.0.51", gitBranch: "main", type, message, uuid: id, timestamp: new Date(ms).toISOString(), ...extra })}\n`;
+    parent = id;
+    return text;
+  };
+  const filler = (bytes: number) => {
+    let text = "";
+    for (let n = 1; text.length < bytes; n++) text += `${String(n).padStart(6)}\t${FUNCTIONS[Math.floor(random() * FUNCTIONS.length)]}(value, options); // step ${n}\n`;
+    return text;
+  };
+  const input = (tool: string, k: number) =>
+    tool === "Read" || tool === "Edit" ? { file_path: `/home/dev/app/src/module_${k % 997}.ts`, ...(tool === "Edit" ? { old_string: "a", new_string: "b" } : {}) } : tool === "Bash" ? { command: `npm test -- module_${k % 97}`, description: "Run the tests" } : { pattern: `function_${k % 400}`, path: "/home/dev/app/src" };
+  function* lines() {
+    let written = 0;
+    let calls = 0;
+    let messages = 0;
+    while (written < targetBytes) {
+      let text = "";
+      if (messages % 40 === 0) text += line("user", { role: "user", content: `Next: make module_${messages % 997} pass its tests.` });
+      const message = `msg_${(++messages).toString(36)}`;
+      const batch = 1 + Math.floor(random() * 4);
+      const ids: string[] = [];
+      for (let b = 0; b < batch; b++) {
+        const tool = random() < 0.02 ? "Task" : TOOLS[Math.floor(random() * TOOLS.length)];
+        const id = `toolu_${(++calls).toString(36).padStart(8, "0")}`;
+        ids.push(id);
+        const content = [{ type: "tool_use", id, name: tool, input: tool === "Task" ? { description: "Search the code", prompt: "Find where sums are computed." } : input(tool, calls) }];
+        text += line("assistant", { id: message, type: "message", role: "assistant", model: "claude-sonnet-4-20250514", content, stop_reason: "tool_use", usage: { input_tokens: 4, cache_read_input_tokens: 13_800, output_tokens: 96 } }, { requestId: `req_${message}` });
+      }
+      for (const id of ids) text += line("user", { role: "user", content: [{ tool_use_id: id, type: "tool_result", content: filler(200 + Math.floor(random() ** 2 * 4000)), ...(random() < 0.03 ? { is_error: true } : {}) }] });
+      written += text.length;
+      yield text;
+    }
+  }
+  return writeLines(file, lines());
 }

@@ -5,7 +5,7 @@ import path from "node:path";
 import { initWorkspace } from "../../server/store/workspace";
 import { MB, measuredImport, prepareInput } from "./evidence.bench";
 import { chromeTraceFile, cpuprofileFile, foldedFile, geckoProfileFile, instrumentsDeepCopyFile, processedProfileFile, safariRecordingFile, stackprofFile } from "./generators";
-import { callgrindFile, jaegerJsonFile, otlpJsonFile, perfScriptFile, pprofFile, speedscopeFile } from "./generators";
+import { callgrindFile, claudeCodeSessionFile, jaegerJsonFile, jfrFile, otlpJsonFile, perfScriptFile, pprofFile, speedscopeFile, v8LogFile } from "./generators";
 
 
 const SHARED = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "bench");
@@ -18,8 +18,13 @@ function sharedGenerator(script: string) {
   };
 }
 
+/** What a generator says it wrote, checked against the import's rows before its figures count. */
+interface Written {
+  samples?: number;
+}
+
 /** A format's generator, by bytes wanted (the cpuprofile generator counts samples: ~11.5 bytes each). */
-const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: number) => Promise<unknown> }> = {
+const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: number, written: Written) => Promise<unknown> }> = {
   "shared-gen-trace": { ext: "json", make: sharedGenerator("gen-trace.js") },
   "shared-gen-cpuprofile": { ext: "cpuprofile", make: sharedGenerator("gen-cpuprofile.js") },
   "shared-gen-folded": { ext: "folded", make: sharedGenerator("gen-folded.js") },
@@ -35,8 +40,15 @@ const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: numb
   callgrind: { ext: "callgrind", make: callgrindFile },
   "otlp-json": { ext: "otlp.jsonl", make: otlpJsonFile },
   "jaeger-json": { ext: "json", make: jaegerJsonFile },
-  speedscope: { ext: "speedscope.json", make: speedscopeFile },
-  pprof: { ext: "pb", make: pprofFile },
+  // Call paths from a pool sharing their tops, as real profiles' (about 30 k stack nodes); the
+  // "-distinct-paths" ones make a new path nearly every sample (millions of stack nodes: the worst case).
+  speedscope: { ext: "speedscope.json", make: (file, bytes) => speedscopeFile(file, bytes, "pool") },
+  pprof: { ext: "pb", make: (file, bytes) => pprofFile(file, bytes, "pool") },
+  "speedscope-distinct-paths": { ext: "speedscope.json", make: (file, bytes) => speedscopeFile(file, bytes, "random") },
+  "pprof-distinct-paths": { ext: "pb", make: (file, bytes) => pprofFile(file, bytes, "random") },
+  "v8-log": { ext: "log", make: (file, bytes, written) => v8LogFile(file, bytes, written) },
+  jfr: { ext: "jfr", make: (file, bytes, written) => jfrFile(file, bytes, written) },
+  "claude-code": { ext: "jsonl", make: claudeCodeSessionFile },
 };
 
 const GOAL = { time_ratio_at_5x: 5, peak_rss_mb: 2048 };
@@ -51,8 +63,12 @@ const GOAL = { time_ratio_at_5x: 5, peak_rss_mb: 2048 };
  * of CPU seconds (user + system, all the import's threads), which other work on a shared machine
  * moves far less than wall time; both are reported, with the load average before each import.
  * pprof reads its input twice (its string table comes after the samples) and speedscope streams
- * it, neither holding the document; both keep the builder's stack tree, which for these generators'
- * random call paths grows with the input (about five nodes a pprof sample).
+ * it, neither holding the document; both keep the builder's stack tree. pprof, speedscope, V8
+ * logs and JFR draw their call paths from a pool of 5,000 sharing their tops, as real profiles
+ * repeat theirs (about 20 k stack nodes whatever the size); pprof-distinct-paths and
+ * speedscope-distinct-paths make a new path nearly every sample (about five stack nodes a pprof
+ * sample, growing with the input: the stack tree's worst case, past 2 GB well before 1 GB of
+ * input). Each generator that counts its samples has them checked against the import's.
  */
 export async function importScalingBenchmark(): Promise<Record<string, unknown>> {
   const baseMb = Number(process.env.EMBERSCOPE_BENCH_SCALING_MB ?? 200);
@@ -66,12 +82,14 @@ export async function importScalingBenchmark(): Promise<Record<string, unknown>>
       const sizes = [];
       for (const factor of [1, 5]) {
         const file = path.join(dir, `${name}-${factor}.${ext}`);
-        const bytes = await prepareInput({ format: name, file, make: (f) => make(f, baseMb * factor * MB) });
+        const written: Written = {};
+        const bytes = await prepareInput({ format: name, file, make: (f) => make(f, baseMb * factor * MB, written) });
         const workspace = path.join(dir, `ws-${name}-${factor}`);
         mkdirSync(workspace);
         initWorkspace(workspace).close();
         const load = loadavg()[0];
         const outcome = await measuredImport(workspace, file);
+        if (written.samples !== undefined && outcome.result.rows.samples !== written.samples) throw new Error(`${name} ×${factor}: ${outcome.result.rows.samples} samples imported of ${written.samples} written`);
         sizes.push({ input_mb: Math.round(bytes / MB), seconds: Math.round(outcome.seconds * 100) / 100, cpu_seconds: Math.round(outcome.cpu_seconds * 100) / 100, peak_rss_mb: outcome.peak_rss_mb, load_average_1m: Math.round(load * 10) / 10, machine_check_ms: outcome.check_ms, rows: outcome.result.rows });
         rmSync(file);
         rmSync(workspace, { recursive: true, force: true });
