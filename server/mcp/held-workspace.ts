@@ -11,10 +11,10 @@ import { openWorkspace, type Workspace } from "../store/workspace";
  *
  * Sharing one connection between concurrent requests is safe because better-sqlite3 is
  * synchronous: a statement or a transaction (`db.transaction(fn)` takes a synchronous fn) runs
- * to completion before another request's code runs. Nothing here caches what the database says:
- * the access switch, detail and token are read from SQLite on every request (in one statement, at
- * admission), so a person's change through another process (the CLI) applies to the very next
- * request.
+ * to completion before another request's code runs. The access switch, detail and token hash are
+ * read where they are used (the token at admission, the switch as a call starts, the detail as its
+ * answer is projected) through `agentAccess`, which reads SQLite again whenever any other connection
+ * (the CLI, the web UI) committed since: a person's change applies to the very next check.
  */
 
 interface Held {

@@ -4,7 +4,7 @@ import { MAX_MCP_BODY_BYTES, refusalBody, refusalOf, type HeaderReader } from ".
 import { readBoundedBody } from "../http/bounded-body";
 import type { WorkspaceLocator } from "../store/layout";
 import { createHash } from "node:crypto";
-import { agentAccess, verifyAgentToken, type AgentAccess } from "../services/agent-access";
+import { agentAccess, verifyAgentToken } from "../services/agent-access";
 import { heldWorkspace } from "./held-workspace";
 import { createEmberscopeMcpServer } from "./server";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -108,8 +108,6 @@ export interface Admitted {
   ws: Workspace;
   /** Short digest of the bearer token: correlates a client's cancellation with its calls. */
   caller: string;
-  /** The access switch and detail level as read at admission: they hold for the whole request. */
-  access: AgentAccess;
 }
 
 /**
@@ -143,7 +141,7 @@ export function admitMcpRequest(
       ),
     };
   }
-  return { admitted: { ws, caller: createHash("sha256").update(token).digest("hex").slice(0, 16), access } };
+  return { admitted: { ws, caller: createHash("sha256").update(token).digest("hex").slice(0, 16) } };
 }
 
 /** A POST body read by `readBody`, or the 413 / 400 answer when it is too large or not JSON. */
@@ -165,7 +163,7 @@ export async function readMcpBody(readBody: () => Promise<unknown>): Promise<{ b
  * `forget` drops that correlation when the request fails before its calls end.
  */
 export function mcpServerForRequest(locator: WorkspaceLocator, admitted: Admitted, body: unknown): { server: Server; forget: () => void } {
-  const { ws, caller, access } = admitted;
+  const { ws, caller } = admitted;
   for (const m of messagesOf(body)) {
     if (m.method === "notifications/cancelled" && m.params?.requestId !== undefined) inflight.get(`${caller}:${m.params.requestId}`)?.abort();
   }
@@ -177,7 +175,6 @@ export function mcpServerForRequest(locator: WorkspaceLocator, admitted: Admitte
     transport: "http",
     requireAccessSwitch: true,
     heldWorkspace: () => ws,
-    access,
     cancellationFor: (id) => inflight.get(`${caller}:${id}`)?.signal,
     callEnded: (id) => inflight.delete(`${caller}:${id}`),
     clientName: () => clientNames.get(caller) ?? null,

@@ -22,7 +22,7 @@ import { recordAudit } from "../store/audit";
 import { layoutFor, locateWorkspace, projectRootForInit, type WorkspaceLocator } from "../store/layout";
 import { getOperation } from "../store/operations";
 import { openWorkspace, type Workspace } from "../store/workspace";
-import { agentAccessEnabled, agentDetail, type AgentAccess } from "../services/agent-access";
+import { agentAccess } from "../services/agent-access";
 import { cancelOperation } from "../services/operations";
 import { callService, type ServiceContext, type ServiceDef } from "../services/service";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
@@ -50,11 +50,6 @@ export interface EmberscopeMcpOptions {
    * for the access switch, detail and audit instead of opening one per call, and never closed here.
    */
   heldWorkspace?: () => Workspace | null;
-  /**
-   * The access switch and detail level the caller already read for this request (the HTTP
-   * endpoint reads them once at admission, with the token); read per call when absent.
-   */
-  access?: Pick<AgentAccess, "enabled" | "detail">;
   /**
    * Stateless HTTP answers each message in a fresh server, so a client's `notifications/cancelled`
    * arrives elsewhere; the endpoint correlates it and hands long tools this extra signal.
@@ -296,7 +291,7 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
     let code = "OK";
     let answer: CallToolResult;
     try {
-      if (options.requireAccessSwitch && (!ws || !(options.access?.enabled ?? agentAccessEnabled(ws)))) throw ACCESS_DISABLED();
+      if (options.requireAccessSwitch && (!ws || !agentAccess(ws).enabled)) throw ACCESS_DISABLED();
       refuseDeepArguments(args);
       const value = await run();
       call.result = value;
@@ -347,7 +342,7 @@ export function createEmberscopeMcpServer(options: EmberscopeMcpOptions): Server
 
   /** Redacted unless a person chose full detail for this workspace; always neutralized. */
   function viewOf<T>(value: T, ws: Workspace | null) {
-    return viewForAgent(value, { ws, projectRoot: ws?.layout.projectRoot ?? mcpProjectRoot(options.locator), detail: ws ? (options.access?.detail ?? agentDetail(ws)) : "redacted" });
+    return viewForAgent(value, { ws, projectRoot: ws?.layout.projectRoot ?? mcpProjectRoot(options.locator), detail: ws ? agentAccess(ws).detail : "redacted" });
   }
 
   /**

@@ -44,10 +44,6 @@ function writeMeta(ws: Workspace, key: string, value: string): void {
  */
 export const PROCESS_STARTED_AT = new Date(Date.now() - process.uptime() * 1000).toISOString();
 
-export function agentDetail(ws: Workspace): AgentDetail {
-  return detailOf(readMeta(ws, META.detail));
-}
-
 function detailOf(stored: string | undefined): AgentDetail {
   return stored === "full" ? "full" : "redacted";
 }
@@ -78,8 +74,9 @@ export interface AgentAccess {
 const accessRead = new WeakMap<Workspace["db"], { version: number; launchedAt: string; access: AgentAccess }>();
 
 /**
- * The access switch, detail level and token hash, read once per request at admission. Read from
- * the store (one statement) only when something committed since the connection last read them.
+ * The access switch, detail level and token hash as the store holds them now. Read from the store
+ * (one statement) only when something committed since this connection last read them; otherwise
+ * one `PRAGMA data_version`.
  */
 export function agentAccess(ws: Workspace, launchedAt = PROCESS_STARTED_AT): AgentAccess {
   const version = (ws.db.prepare("PRAGMA data_version").get() as { data_version: number }).data_version;
@@ -158,7 +155,7 @@ function stateOf(ws: Workspace, ctx: ServiceContext): z.infer<typeof AccessState
     // A server process answers for itself; any other process reports what the running servers do.
     enabled: ctx.actor === "web" || ctx.actor === "agent" ? agentAccessEnabled(ws) : servers.some((s) => s.agent_access),
     enabled_at: enabledAt,
-    detail: agentDetail(ws),
+    detail: agentAccess(ws).detail,
     token_created_at: readMeta(ws, META.tokenCreatedAt) ?? null,
     token_generation: Number(readMeta(ws, META.tokenGeneration) ?? 0),
     servers,

@@ -50,6 +50,8 @@ export function stagingWorkspace(ws: Workspace, operationId: string): Workspace 
 interface OperationState {
   state: string;
   run_id: string | null;
+  /** When the operation last changed: for an ended one, when it ended. */
+  updated_at: string;
   /** The process that held the lease, while its worker row has not stopped (null otherwise). */
   holder_pid: number | null;
   holder_start: string | null;
@@ -58,7 +60,7 @@ interface OperationState {
 function operationStates(ws: Workspace): Map<string, OperationState> {
   const rows = ws.db
     .prepare(
-      `SELECT o.id, o.state, o.run_id, w.pid AS holder_pid, w.process_start AS holder_start
+      `SELECT o.id, o.state, o.run_id, o.updated_at, w.pid AS holder_pid, w.process_start AS holder_start
        FROM operations o LEFT JOIN workers w ON w.id = o.lease_owner AND w.stopped_at IS NULL`,
     )
     .all() as ({ id: string } & OperationState)[];
@@ -66,12 +68,20 @@ function operationStates(ws: Workspace): Map<string, OperationState> {
 }
 
 /**
- * Whether an operation's staging is still in use: the operation is live, or it has ended but the
- * process that held it is still running and has not let go of its lease (an import records its
- * outcome when it publishes, then removes its staging as it closes). A dead holder's staging is not.
+ * How long after an operation ends its staging stays its holder's to remove (an import records its
+ * outcome as it publishes, then removes its staging as it closes, within moments).
  */
-function stagingInUse(owner: OperationState): boolean {
+const ENDED_STAGING_SETTLE_MS = 60_000;
+
+/**
+ * Whether an operation's staging is still in use: the operation is live, or it ended less than a
+ * minute ago and the process that held it is still running and has not stopped its worker. A dead
+ * holder's staging is not; nor is staging left a minute after its operation ended (a long-lived
+ * pool worker that could not remove it, a reused pid where process start times are unknown).
+ */
+function stagingInUse(owner: OperationState, now: number): boolean {
   if (LIVE.has(owner.state)) return true;
+  if (now - Date.parse(owner.updated_at) >= ENDED_STAGING_SETTLE_MS) return false;
   return owner.holder_pid !== null && isProcessAlive(owner.holder_pid, owner.holder_start);
 }
 
@@ -117,7 +127,7 @@ export async function listStaging(ws: Workspace, { graceMs = STALE_TMP_MS, now =
     const operationId = OPERATION_ID.exec(name)?.[0] ?? null;
     const owner = operationId ? operations.get(operationId) : undefined;
     const age = now - stat.mtimeMs;
-    const status = owner ? (stagingInUse(owner) ? "live" : "stale") : age >= graceMs ? "stale" : "recent";
+    const status = owner ? (stagingInUse(owner, now) ? "live" : "stale") : age >= graceMs ? "stale" : "recent";
     entries.push({
       path: path.relative(ws.layout.dir, file),
       size_bytes: size,
