@@ -4,7 +4,7 @@ import { MAX_MCP_BODY_BYTES, refusalBody, refusalOf, type HeaderReader } from ".
 import { readBoundedBody } from "../http/bounded-body";
 import type { WorkspaceLocator } from "../store/layout";
 import { createHash } from "node:crypto";
-import { agentAccess, verifyAgentToken } from "../services/agent-access";
+import { verifyAgentToken } from "../services/agent-access";
 import { heldWorkspace } from "./held-workspace";
 import { createEmberscopeMcpServer } from "./server";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -130,8 +130,7 @@ export function admitMcpRequest(
   }
   const token = bearerOf(headers);
   const ws = heldWorkspace(locator);
-  const access = ws ? agentAccess(ws) : null;
-  if (!token || !ws || !access || !verifyAgentToken(ws, token, access)) {
+  if (!token || !ws || !verifyAgentToken(ws, token)) {
     return {
       refused: refusal(
         401,

@@ -57,7 +57,7 @@ export function agentAccessEnabled(ws: Workspace, launchedAt = PROCESS_STARTED_A
   return enabledSince(readMeta(ws, META.enabledAt), launchedAt);
 }
 
-/** What an agent's request may do, as the person last decided: read once for the whole request. */
+/** What agents may do, as the person last decided. */
 export interface AgentAccess {
   enabled: boolean;
   detail: AgentDetail;
@@ -123,9 +123,9 @@ function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
-/** Checks a presented bearer token against the stored hash (constant time); `access` when already read. */
-export function verifyAgentToken(ws: Workspace, presented: string, access?: AgentAccess): boolean {
-  const stored = access ? access.tokenHash : readMeta(ws, META.tokenHash);
+/** Checks a presented bearer token against the stored hash (constant time). */
+export function verifyAgentToken(ws: Workspace, presented: string): boolean {
+  const stored = agentAccess(ws).tokenHash;
   if (!stored) return false;
   const a = Buffer.from(hashToken(presented), "hex");
   const b = Buffer.from(stored, "hex");
