@@ -35,7 +35,6 @@ function firstPaintMs(): number {
   return Math.round(paint ? paint.startTime : performance.now());
 }
 
-
 /**
  * SQL over one pinned commit. The first answers come from the server's DuckDB (tRPC sql.query:
  * the same tables, the same commit and run scope) while DuckDB-WASM starts in the page; once it
