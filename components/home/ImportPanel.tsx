@@ -1,7 +1,7 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { ErrorDocument } from "../../server/domain/errors";
 import type { ImportResult } from "../../server/services/imports";
 import { CSRF_HEADER } from "../../server/http/header-names";
@@ -71,6 +71,9 @@ export function ImportPanel({ formats }: { formats: readonly string[] }) {
   const nextId = useRef(1);
   const [over, setOver] = useState(false);
   const [entries, setEntries] = useState<Entry[]>([]);
+
+  // The upload needs the CSRF token: asked for now, so that a drop does not wait for it (a failure is met again at the drop).
+  useEffect(() => void csrfToken().catch(() => undefined), []);
 
   const update = (id: number, entry: Entry) => setEntries((list) => list.map((e) => (e.id === id ? entry : e)));
 

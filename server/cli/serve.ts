@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, get as httpGet, type IncomingMessage, type ServerResponse } from "node:http";
 import { networkInterfaces } from "node:os";
 import { EmberscopeError } from "../domain/errors";
 import { locateWorkspace, projectRootForInit, displayPath } from "../store/layout";
@@ -11,12 +11,34 @@ import { integerFlag, stringFlag } from "./args";
 import type { CliCommand, CliEnv } from "./service-command";
 import { isAppBuilt, PACKAGE_ROOT } from "../package-root";
 import { admitNodeRequest, lingerOnClose } from "../http/node-gate";
-import { SIGN_IN_PATH } from "../http/header-names";
+import { SESSION_PATH, SIGN_IN_PATH } from "../http/header-names";
 import { launchSession, mintLaunchSignInCode } from "../http/session";
 import { PROCESS_STARTED_AT } from "../services/agent-access";
 import { loadDuckDb } from "../evidence/duckdb";
 import { writeTransaction } from "../store/control-store";
 import { pruneDeadServers, registerServer, unregisterServer } from "../store/servers";
+
+/**
+ * Route handlers a dropped file goes through: the CSRF token's, then the upload's. Next loads a
+ * route's code (for the upload, the services and the importers) on its first request; once the
+ * server is up, a GET to each loads it (the upload route answers a GET 405), so the first drop
+ * does not wait for it.
+ */
+const WARM_ROUTES = [SESSION_PATH, "/api/imports"];
+
+/** Asks each route once, in turn, discarding the answers; a failure is left for the real request to meet. */
+async function warmRoutes(url: string, routes: readonly string[]): Promise<void> {
+  for (const route of routes) {
+    await new Promise<void>((resolve) => {
+      const req = httpGet(`${url}${route}`, { headers: { connection: "close" } }, (res) => {
+        res.resume();
+        res.on("end", resolve);
+        res.on("error", () => resolve());
+      });
+      req.on("error", () => resolve());
+    });
+  }
+}
 
 /** How long requests still being answered at SIGTERM/SIGINT may take before their connections are cut. */
 const STOP_GRACE_MS = 2000;
@@ -208,6 +230,7 @@ export const serveCommand: CliCommand = {
     env.announce?.({ url: boundUrl, sign_in_url: signInUrl, project_root: shownRoot, pid: process.pid });
     // DuckDB's native library takes most of a second to load: loaded now, not by the first import or view.
     setImmediate(() => void loadDuckDb().catch(() => undefined));
+    setImmediate(() => void warmRoutes(boundUrl, WARM_ROUTES));
     await new Promise<void>((resolve) => {
       // close() waits for every open connection: idle keep-alive sockets are closed now, and
       // those still answering get a grace period before they are cut.

@@ -19,8 +19,9 @@ async function oneMegabyteProfile(file: string): Promise<number> {
 /**
  * Daily use (issue 21): drop-to-flame-graph for a 1 MB profile in headless Chromium — dropped on
  * the home page, imported, the run opened by itself, its flame graph painted — with where the time
- * went (the upload, the server's import phases, the run page's request, the flame data, the paint);
- * and `emberscope open` of the same file: to the URL printed, and on to the painted flame graph.
+ * went (the upload: the drop to its request, the request, the route's Server-Timing; the server's
+ * import phases, the run page's request, the flame data, the paint); and `emberscope open` of the
+ * same file: to the URL printed, and on to the painted flame graph.
  * Needs `npm run build`. Each round uses a fresh workspace and server.
  */
 export async function dailyBenchmark(): Promise<Record<string, unknown>> {
@@ -60,8 +61,17 @@ export async function dailyBenchmark(): Promise<Record<string, unknown>> {
           const rsc = performance.getEntriesByType("resource").find((e) => e.name.includes("/runs/run_"));
           const frames = performance.getEntriesByName("emberscope:flame-frame");
           const upload = at("emberscope:import-done") - drop - (server ? server.total : 0);
+          // The upload's own parts: the drop to the request's start (a CSRF token fetched then), and the
+          // route's Server-Timing (the body staged, the import service's call, the run view prepared).
+          const request = performance.getEntriesByType("resource").find((e) => e.name.includes("/api/imports"));
+          const route = Object.fromEntries((request ? request.serverTiming : []).map((s) => [s.name, s.duration]));
           return {
             upload_and_http_ms: upload,
+            upload_drop_to_request_ms: request ? origin + request.startTime - drop : NaN,
+            upload_request_ms: request ? request.responseEnd - request.startTime : NaN,
+            upload_route_receive_ms: route.receive ?? NaN,
+            upload_route_import_ms: route.import ?? NaN,
+            upload_route_prepare_ms: route.prepare ?? NaN,
             server_import_ms: server ? server.total : NaN,
             server_import_parse_ms: server ? server.parse : NaN,
             server_import_totals_ms: server ? server.totals : NaN,
