@@ -36,21 +36,27 @@ export interface TreeRowKeys {
   ruleIds?: (columns: Record<string, Scalar[]>) => string[];
 }
 
+function sameFrame(a: Frame, b: Row): boolean {
+  return a.name === b.name && a.file === b.file && a.line === b.line && a.module === b.module && a.kind === b.kind;
+}
+
 export function packTreeRows(rows: readonly Row[], keys: TreeRowKeys): PackedTreeRows {
   const fieldKeys = rows.length ? Object.keys(rows[0]) : [];
   const other = fieldKeys.filter((k) => k !== keys.id && k !== keys.parent && !(FRAME_FIELDS as readonly string[]).includes(k));
   const packed: PackedTreeRows = { keys: fieldKeys, frames: [], frame: [], parent: [], columns: Object.fromEntries(other.map((k) => [k, [] as Scalar[]])) };
-  const frameAt = new Map<string, number>();
+  // By frame_key, then compared field by field (a key per row built from every field cost more than the rest of the packing).
+  const framesByKey = new Map<string, number[]>();
   const position = new Map<Scalar, number>();
   rows.forEach((r, i) => position.set(field(r, keys.id), i));
   const ids = rows.map((r) => String(field(r, keys.id)));
   const strays: string[] = [];
   for (const r of rows) {
-    // Keyed by every field: one frame_key with other details stays two frames.
-    const key = JSON.stringify(FRAME_FIELDS.map((f) => r[f]));
-    let f = frameAt.get(key);
+    // Every field must match: one frame_key with other details stays two frames.
+    let candidates = framesByKey.get(r.frame_key);
+    if (!candidates) framesByKey.set(r.frame_key, (candidates = []));
+    let f = candidates.find((c) => sameFrame(packed.frames[c], r));
     if (f === undefined) {
-      frameAt.set(key, (f = packed.frames.length));
+      candidates.push((f = packed.frames.length));
       packed.frames.push({ frame_key: r.frame_key, name: r.name, file: r.file, line: r.line, module: r.module, kind: r.kind });
     }
     packed.frame.push(f);
