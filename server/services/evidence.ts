@@ -275,6 +275,14 @@ function timeRangeOf(evidence: RunEvidence, metric: string): z.infer<typeof Time
   return m && m.first_ns !== null && m.last_ns !== null ? { first_ns: m.first_ns, last_ns: m.last_ns } : null;
 }
 
+/** The remainders of kept rows, by the rows: the same kept tree answered again is the same nodes array (its packing for the page is kept too). */
+const remainders = new WeakMap<readonly FlameNode[], ReturnType<typeof addPrunedRemainders>>();
+function withRemainders(raw: readonly FlameNode[]): ReturnType<typeof addPrunedRemainders> {
+  let answer = remainders.get(raw);
+  if (!answer) remainders.set(raw, (answer = addPrunedRemainders(raw)));
+  return answer;
+}
+
 export const flameTree = defineService({
   name: "evidence.flame_tree",
   summary: "The aggregated call tree of a run pruned to a node budget, with an explicit remainder node.",
@@ -325,7 +333,7 @@ export const flameTree = defineService({
         : ranged
           ? await runOnTracks(evidence, flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null }, tracks, true)
           : await runOnTracks(evidence, flameTreeQuery, { ...common, metric: metric.name }, tracks, true);
-    const { nodes, pruned_total } = addPrunedRemainders(raw);
+    const { nodes, pruned_total } = withRemainders(raw);
     return {
       nodes,
       pruned_total,
