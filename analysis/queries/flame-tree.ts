@@ -100,7 +100,7 @@ export const PRUNED_FRAME_KEY = "(pruned)";
  * Adds one explicit remainder node under each kept node whose children were pruned, so that
  * every node's total still equals self + children: nothing silently disappears.
  */
-export function addPrunedRemainders(nodes: FlameNode[]): { nodes: FlameNode[]; pruned_total: number } {
+export function addPrunedRemainders(nodes: readonly FlameNode[]): { nodes: FlameNode[]; pruned_total: number } {
   const childTotals = new Map<string, number>();
   for (const node of nodes) {
     if (node.parent_id !== null) childTotals.set(node.parent_id, (childTotals.get(node.parent_id) ?? 0) + node.total);

@@ -43,4 +43,18 @@ describe("packTreeRows: rows of a tree of frames for a transfer", () => {
     expect(unpackAnswer<typeof answer, "nodes">(viaJson(packAnswer(answer, "nodes", FLAME_NODE_KEYS)), "nodes", FLAME_NODE_KEYS)).toStrictEqual(answer);
     expect(packTreeRows([], FLAME_NODE_KEYS)).toMatchObject({ frames: [], parent: [] });
   });
+
+  it("packs the same rows once (a kept answer asked again), other rows each their own way", () => {
+    const node = (node_id: string, parent_id: string | null, name: string): FlameNode => ({ ...frame(name), node_id, parent_id, depth: parent_id === null ? 0 : 1, self: 1, total: 2 });
+    const nodes = [node("1", null, "main"), node("2", "1", "a")];
+    const first = packAnswer({ nodes, unit: "ns" }, "nodes", FLAME_NODE_KEYS);
+    const again = packAnswer({ nodes, unit: "ms" }, "nodes", FLAME_NODE_KEYS);
+    expect(again.packed_nodes).toBe(first.packed_nodes);
+    // The answer's other fields are its own.
+    expect(again.unit).toBe("ms");
+    const other = [node("1", null, "main"), node("3", "1", "b")];
+    const otherPacked = packAnswer({ nodes: other, unit: "ns" }, "nodes", FLAME_NODE_KEYS);
+    expect(otherPacked.packed_nodes).not.toBe(first.packed_nodes);
+    expect(unpackAnswer<{ nodes: FlameNode[]; unit: string }, "nodes">(viaJson(otherPacked), "nodes", FLAME_NODE_KEYS).nodes).toStrictEqual(other);
+  });
 });

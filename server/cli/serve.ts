@@ -19,18 +19,19 @@ import { writeTransaction } from "../store/control-store";
 import { pruneDeadServers, registerServer, unregisterServer } from "../store/servers";
 
 /**
- * Route handlers a dropped file goes through: the CSRF token's, then the upload's. Next loads a
- * route's code (for the upload, the services and the importers) on its first request; once the
- * server is up, a GET to each loads it (the upload route answers a GET 405), so the first drop
- * does not wait for it.
+ * Routes a dropped file goes through, loaded once the server is up so that the first drop does not
+ * wait for their code: the CSRF token's and the upload's route handlers (Next loads a route's code,
+ * for the upload the services and the importers, on its first request; the upload route answers a
+ * GET 405), and the run page the drop opens, whose first render in a process costs more than the
+ * next: asked for a run that does not exist, as a page and as the client's navigation asks (RSC).
  */
-const WARM_ROUTES = [SESSION_PATH, "/api/imports"];
+const WARM_ROUTES: readonly { path: string; headers?: Record<string, string> }[] = [{ path: SESSION_PATH }, { path: "/api/imports" }, { path: "/runs/warm-up" }, { path: "/runs/warm-up", headers: { RSC: "1" } }];
 
 /** Asks each route once, in turn, discarding the answers; a failure is left for the real request to meet. */
-async function warmRoutes(url: string, routes: readonly string[]): Promise<void> {
+async function warmRoutes(url: string, routes: typeof WARM_ROUTES): Promise<void> {
   for (const route of routes) {
     await new Promise<void>((resolve) => {
-      const req = httpGet(`${url}${route}`, { headers: { connection: "close" } }, (res) => {
+      const req = httpGet(`${url}${route.path}`, { headers: { connection: "close", ...route.headers } }, (res) => {
         res.resume();
         res.on("end", resolve);
         res.on("error", () => resolve());
@@ -132,13 +133,14 @@ function registerWhileServing(projectRoot: string, url: string): { stop: () => v
   };
 }
 
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
+
 /**
  * The host names beside loopback that address this server: a non-loopback --host itself, or for
  * a wildcard address every interface address (IP literals only: a name could be rebound).
  */
 function extraHostsFor(host: string): string[] {
-  const wildcard = host === "0.0.0.0" || host === "::" || host === "[::]";
-  const addresses = wildcard ? Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address)) : [host.replace(/^\[|\]$/g, "")];
+  const addresses = WILDCARD_HOSTS.has(host) ? Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address)) : [host.replace(/^\[|\]$/g, "")];
   return addresses.map((a) => {
     try {
       return new URL(`http://${a.includes(":") ? `[${a}]` : a}`).hostname;
@@ -230,7 +232,7 @@ export const serveCommand: CliCommand = {
     env.announce?.({ url: boundUrl, sign_in_url: signInUrl, project_root: shownRoot, pid: process.pid });
     // DuckDB's native library takes most of a second to load: loaded now, not by the first import or view.
     setImmediate(() => void loadDuckDb().catch(() => undefined));
-    setImmediate(() => void warmRoutes(boundUrl, WARM_ROUTES));
+    setImmediate(() => void warmRoutes(WILDCARD_HOSTS.has(host) ? `http://127.0.0.1:${boundPort}` : boundUrl, WARM_ROUTES));
     await new Promise<void>((resolve) => {
       // close() waits for every open connection: idle keep-alive sockets are closed now, and
       // those still answering get a grace period before they are cut.

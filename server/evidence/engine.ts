@@ -27,14 +27,17 @@ interface CachedReader {
  */
 interface EngineCaches {
   readers: Map<string, Promise<CachedReader>>;
-  results: Map<string, unknown[]>;
+  /** Kept answers: a statement's rows, or an answer computed from several (`remember`), with its size in rows. */
+  results: Map<string, { value: unknown; rows: number }>;
   /** The rows of every kept answer together. */
   cachedRows: number;
   running: Map<string, { joined: number; work: Promise<{ rows: unknown[]; kept: boolean }> }>;
+  /** Computed answers (`remember`) being computed: a second asker waits for the first. */
+  computing: Map<string, Promise<unknown>>;
 }
 
 const CACHES = Symbol.for("emberscope.evidence-engine.caches");
-const caches: EngineCaches = ((globalThis as { [CACHES]?: EngineCaches })[CACHES] ??= { readers: new Map(), results: new Map(), cachedRows: 0, running: new Map() });
+const caches: EngineCaches = ((globalThis as { [CACHES]?: EngineCaches })[CACHES] ??= { readers: new Map(), results: new Map(), cachedRows: 0, running: new Map(), computing: new Map() });
 
 /** Readers per (workspace, commit): commits are immutable, so a reader never goes stale. */
 const readers = caches.readers;
@@ -109,20 +112,29 @@ const MAX_CACHED_TOTAL_ROWS = 400_000;
 /** The same statement asked again while it runs waits for that run instead of running twice. */
 const running = caches.running;
 
-/** Keeps an answer; true when it is kept (and so must not be handed out to be changed). */
-function rememberResult(key: string, rows: unknown[]): boolean {
-  if (rows.length > MAX_CACHED_ROWS) return false;
+/** Keeps an answer of `size` rows; true when it is kept (and so must not be handed out to be changed). */
+function rememberResult(key: string, value: unknown, size: number): boolean {
+  if (size > MAX_CACHED_ROWS) return false;
   const before = results.get(key);
-  if (before) caches.cachedRows -= before.length;
+  if (before) caches.cachedRows -= before.rows;
   results.delete(key);
-  results.set(key, rows);
-  caches.cachedRows += rows.length;
+  results.set(key, { value, rows: size });
+  caches.cachedRows += size;
   while (results.size > MAX_CACHED_RESULTS || caches.cachedRows > MAX_CACHED_TOTAL_ROWS) {
     const [oldest, dropped] = results.entries().next().value!;
     results.delete(oldest);
-    caches.cachedRows -= dropped.length;
+    caches.cachedRows -= dropped.rows;
   }
-  return results.get(key) === rows;
+  return results.get(key)?.value === value;
+}
+
+/** A kept answer, now the most recently used; undefined when none is kept. */
+function keptAnswer(key: string): unknown {
+  const kept = results.get(key);
+  if (!kept) return undefined;
+  results.delete(key);
+  results.set(key, kept);
+  return kept.value;
 }
 
 /** One pinned commit's evidence: run named queries over exactly its files. */
@@ -145,6 +157,13 @@ export interface EvidenceReader {
    * statement's rows, at most `maxRows` of them; values as plain JSON (64-bit integers as numbers).
    */
   adHoc(sql: string, prelude: (connection: DuckDBConnection) => Promise<void>, maxRows: number): Promise<AdHocResult>;
+  /**
+   * An answer computed from the commit's evidence by more than one statement (time order's merge),
+   * kept as statements' answers are: `key` names everything it depends on besides the commit, and
+   * `size` is what it weighs in rows (too heavy: computed each time, never kept). The same key asked
+   * while it is computed waits for that computation. Shared: read it, never change it.
+   */
+  remember<T>(key: string, size: (value: T) => number, compute: () => Promise<T>): Promise<T>;
 }
 
 export interface AdHocResult {
@@ -210,12 +229,8 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
     const parsed = query.params.parse(params) as Record<string, unknown>;
     const sql = renderSql(query.sql, parsed);
     const cacheKey = `${ws.layout.dir}\u0000${commit.commit_id}\u0000${sql}`;
-    const cached = results.get(cacheKey);
-    if (cached) {
-      results.delete(cacheKey);
-      results.set(cacheKey, cached);
-      return { rows: cached, kept: true };
-    }
+    const cached = keptAnswer(cacheKey) as unknown[] | undefined;
+    if (cached) return { rows: cached, kept: true };
     const inFlight = running.get(cacheKey);
     if (inFlight) {
       inFlight.joined++;
@@ -228,7 +243,7 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
       work: budgeted(query.name, async (connection) => {
         const result = await connection.runAndReadAll(sql);
         const rows = result.getRowObjectsJS().map((row) => query.row.parse(toPlain(row)));
-        return { rows, kept: rememberResult(cacheKey, rows) };
+        return { rows, kept: rememberResult(cacheKey, rows, rows.length) };
       }),
     };
     running.set(cacheKey, entry);
@@ -259,6 +274,21 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
           if (onChunk(columns, chunk.rowCount) === false) return;
         }
       });
+    },
+    async remember<T>(key: string, size: (value: T) => number, compute: () => Promise<T>): Promise<T> {
+      // Apart from statements' keys: a computed answer's key is never SQL text.
+      const cacheKey = `${ws.layout.dir}\u0000${commit.commit_id}\u0001${key}`;
+      const kept = keptAnswer(cacheKey);
+      if (kept !== undefined) return kept as T;
+      const inFlight = caches.computing.get(cacheKey);
+      if (inFlight) return inFlight as Promise<T>;
+      const work = compute().then((value) => (rememberResult(cacheKey, value, size(value)), value));
+      caches.computing.set(cacheKey, work);
+      try {
+        return await work;
+      } finally {
+        caches.computing.delete(cacheKey);
+      }
     },
     async adHoc(sql, prelude, maxRows) {
       const { StatementType } = (await loadDuckDb()).api;

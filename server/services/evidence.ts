@@ -127,10 +127,11 @@ function onTracks<Q extends Parameters<typeof scopeToTracks>[0]>(query: Q, track
   return tracks.filter ? { query: scopeToTracks(query) as unknown as Q, extra: { tracks: tracks.filter } } : { query, extra: {} };
 }
 
-/** Runs a query over the chosen tracks' samples only (the whole run's when no filter). */
-function runOnTracks<P extends z.ZodObject<any>, R extends z.ZodType>(evidence: RunEvidence, query: EvidenceQuery<P, R>, params: z.input<P>, tracks: ResolvedTracks): Promise<z.output<R>[]> {
-  if (!tracks.filter) return evidence.reader.run(query, params);
-  return evidence.reader.run(scopeToTracks(query), { ...params, tracks: tracks.filter } as never) as Promise<z.output<R>[]>;
+/** Runs a query over the chosen tracks' samples only (the whole run's when no filter); `shared`: possibly the kept rows themselves (read them, never change them). */
+function runOnTracks<P extends z.ZodObject<any>, R extends z.ZodType>(evidence: RunEvidence, query: EvidenceQuery<P, R>, params: z.input<P>, tracks: ResolvedTracks, shared = false): Promise<z.output<R>[]> {
+  const ask = shared ? evidence.reader.runShared : evidence.reader.run;
+  if (!tracks.filter) return ask(query, params) as Promise<z.output<R>[]>;
+  return ask(scopeToTracks(query), { ...params, tracks: tracks.filter } as never) as Promise<z.output<R>[]>;
 }
 
 /** Frames in a run's whole ranking when it is small enough to keep (the engine keeps answers up to this size). */
@@ -274,6 +275,14 @@ function timeRangeOf(evidence: RunEvidence, metric: string): z.infer<typeof Time
   return m && m.first_ns !== null && m.last_ns !== null ? { first_ns: m.first_ns, last_ns: m.last_ns } : null;
 }
 
+/** The remainders of kept rows, by the rows: the same kept tree answered again is the same nodes array (its packing for the page is kept too). */
+const remainders = new WeakMap<readonly FlameNode[], ReturnType<typeof addPrunedRemainders>>();
+function withRemainders(raw: readonly FlameNode[]): ReturnType<typeof addPrunedRemainders> {
+  let answer = remainders.get(raw);
+  if (!answer) remainders.set(raw, (answer = addPrunedRemainders(raw)));
+  return answer;
+}
+
 export const flameTree = defineService({
   name: "evidence.flame_tree",
   summary: "The aggregated call tree of a run pruned to a node budget, with an explicit remainder node.",
@@ -315,14 +324,16 @@ export const flameTree = defineService({
     const tracks = await resolveTracks(evidence, metric?.name ?? null, input.tracks);
     const common = { generations: evidence.generations, budget: input.budget };
     const transformed = input.transforms.length > 0 || input.inverted;
+    // The kept rows themselves, not a copy (20 k nodes copied took tens of ms a page): the tree is
+    // only read (packed for the page, serialized for tRPC and the CLI); remainders are new rows.
     const raw = !metric
       ? []
       : transformed
-        ? await runOnTracks(evidence, transformedFlameTreeQuery(input.transforms, input.inverted), { ...common, metric: metric.name }, tracks)
+        ? await runOnTracks(evidence, transformedFlameTreeQuery(input.transforms, input.inverted), { ...common, metric: metric.name }, tracks, true)
         : ranged
-          ? await runOnTracks(evidence, flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null }, tracks)
-          : await runOnTracks(evidence, flameTreeQuery, { ...common, metric: metric.name }, tracks);
-    const { nodes, pruned_total } = addPrunedRemainders(raw);
+          ? await runOnTracks(evidence, flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null }, tracks, true)
+          : await runOnTracks(evidence, flameTreeQuery, { ...common, metric: metric.name }, tracks, true);
+    const { nodes, pruned_total } = withRemainders(raw);
     return {
       nodes,
       pruned_total,
@@ -528,7 +539,7 @@ export const flameTimeline = defineService({
     const start = input.start_ns ?? range.first_ns;
     const end = input.end_ns ?? range.last_ns;
     const minWidth = input.min_width_ns ?? Math.max(0, end - start) / TIMELINE_RESOLUTION;
-    const { order, cells } = await timeOrderOf(evidence.reader, {
+    const request: TimeOrderRequest = {
       generations: evidence.generations,
       metric: metric.name,
       start_ns: input.start_ns ?? null,
@@ -538,7 +549,16 @@ export const flameTimeline = defineService({
       min_width_ns: minWidth,
       budget: input.budget,
       transforms: input.transforms,
-    });
+    };
+    // Kept per commit as the engine keeps query answers (the request names all it depends on): a
+    // page reopened in time order, or another tab's, skips the million-sample merge. Shared cells:
+    // they are only read (packed for the page, serialized for tRPC).
+    const { order, cells } = await evidence.reader.remember(
+      `time_order\u0000${JSON.stringify(request)}`,
+      (answer) => answer.cells.length,
+      // The merge's counts without its own cells (the answer's cells are built from them).
+      async () => timeOrderOf(evidence.reader, request).then(({ order: { cells: _merged, ...counts }, cells }) => ({ order: counts, cells })),
+    );
     return {
       ...empty,
       cells,

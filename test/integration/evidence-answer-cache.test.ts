@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { defineQuery } from "../../analysis/queries/define";
 import { openEvidence } from "../../server/evidence/engine";
-import { analyzeHotspots, callService, flameTree, importArtifact, summarizeRun, type ServiceContext } from "../../server/services";
+import { analyzeHotspots, callService, flameTimeline, flameTree, importArtifact, summarizeRun, type ServiceContext } from "../../server/services";
 import { initWorkspace, openWorkspace, type Workspace } from "../../server/store/workspace";
 import { tempProject } from "../helpers/project";
 
@@ -94,6 +94,33 @@ describe("the engine's kept answers", () => {
     // The transformed answers are not the plain one's under another name.
     expect(asked[0]).not.toEqual(all);
     expect(asked[1]).not.toEqual(all);
+  });
+
+  it("time order is kept per commit and question: asked again (or at once) it is the same answer; another thread, window or cell width is its own", async () => {
+    const { dir, ctx } = project();
+    copyFileSync(path.resolve(import.meta.dirname, "../fixtures/tracks/two-profiles.speedscope.json"), path.join(dir, "two.speedscope.json"));
+    const run = (await callService(importArtifact, ctx, { path: "two.speedscope.json" })).run_id;
+    const order = (input: Record<string, unknown>) => callService(flameTimeline, ctx, { run_id: run, ...input });
+    const [first, joined] = await Promise.all([order({}), order({})]);
+    // One merge: the second asker waited for the first's cells, and a later one finds them kept.
+    expect(joined.cells).toBe(first.cells);
+    expect((await order({})).cells).toBe(first.cells);
+    const other = first.sampled_tracks.find((t) => t.track_id !== first.track_id)!;
+    const onOther = await order({ track_id: other.track_id });
+    expect(onOther.track_id).toBe(other.track_id);
+    expect(onOther.cells.map((c) => c.name)).not.toEqual(first.cells.map((c) => c.name));
+    // Wider than every cell but the widest: the others are left out.
+    const widths = first.cells.map((c) => c.end_ns - c.start_ns).sort((a, b) => b - a);
+    expect(widths[1]).toBeLessThan(widths[0]);
+    const coarse = { min_width_ns: widths[0] };
+    const small = await order(coarse);
+    expect(small.cells.length).toBeLessThan(first.cells.length);
+    const cut = first.cells[0];
+    const windowed = await order({ start_ns: cut.start_ns, end_ns: cut.start_ns + Math.floor((cut.end_ns - cut.start_ns) / 2) });
+    expect(windowed.samples).toBeLessThan(first.samples);
+    // Each asked again: its own kept answer, not the first's.
+    expect((await order({ track_id: other.track_id })).cells).toBe(onOther.cells);
+    expect((await order(coarse)).cells).toBe(small.cells);
   });
 
   it("two copies of the engine module in one process (the app's route and page bundles) share one reader and its kept answers", async () => {
