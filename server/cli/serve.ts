@@ -21,8 +21,8 @@ import { pruneDeadServers, registerServer, unregisterServer } from "../store/ser
 /**
  * Route handlers a dropped file goes through: the CSRF token's, then the upload's. Next loads a
  * route's code (for the upload, the services and the importers) on its first request; once the
- * server is up, a GET to each loads it (the upload route answers a GET 405), so the first drop
- * does not wait for it.
+ * server is up, a GET to each loads it (the upload route answers a GET 405, and from then on keeps
+ * a spare writer DuckDB for the next import), so the first drop does not wait for either.
  */
 const WARM_ROUTES = [SESSION_PATH, "/api/imports"];
 

@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { EmberscopeError } from "../../../server/domain/errors";
 import { DEFAULT_INPUT_BOUNDS } from "../../../server/evidence/input";
+import { ParquetGenerationWriter } from "../../../server/evidence/parquet-writer";
 import { refusalOfWebRequest, refusalResponse } from "../../../server/http/guard";
 import { importUploadedFile, prepareRunView } from "../../../server/services";
 import { locateWorkspace } from "../../../server/store/layout";
@@ -31,6 +32,7 @@ function safeFileName(raw: string | null): string {
  */
 export async function POST(req: Request): Promise<Response> {
   const started = performance.now();
+  ParquetGenerationWriter.keepSpare();
   const refusal = refusalOfWebRequest(req);
   if (refusal) return refusalResponse(refusal, "upload");
   let staging: string | null = null;
@@ -77,4 +79,14 @@ export async function POST(req: Request): Promise<Response> {
   } finally {
     if (staging) await fsp.rm(staging, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/**
+ * Uploads are POSTs. `serve` asks this once as it starts (loading the route's code before the
+ * first drop), and from then on the server keeps a spare writer DuckDB for the next import
+ * (ParquetGenerationWriter.keepSpare; each upload keeps it too).
+ */
+export function GET(): Response {
+  ParquetGenerationWriter.keepSpare();
+  return new Response(null, { status: 405, headers: { Allow: "POST" } });
 }
