@@ -15,6 +15,11 @@ import { errorResponse } from "../corpus/errors";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
+// Once this route is loaded (serve asks for it as it starts, before the first drop), the server
+// keeps a spare writer DuckDB for the next import (ParquetGenerationWriter.keepSpare); the build,
+// which loads it too, does not.
+if (process.env.NEXT_PHASE !== "phase-production-build") ParquetGenerationWriter.keepSpare();
+
 /** The uploaded file's own name (it becomes the run's title and helps format detection), made safe. */
 function safeFileName(raw: string | null): string {
   const base = (raw ?? "").split(/[\\/]/).pop() ?? "";
@@ -32,7 +37,6 @@ function safeFileName(raw: string | null): string {
  */
 export async function POST(req: Request): Promise<Response> {
   const started = performance.now();
-  ParquetGenerationWriter.keepSpare();
   const refusal = refusalOfWebRequest(req);
   if (refusal) return refusalResponse(refusal, "upload");
   let staging: string | null = null;
@@ -81,12 +85,3 @@ export async function POST(req: Request): Promise<Response> {
   }
 }
 
-/**
- * Uploads are POSTs. `serve` asks this once as it starts (loading the route's code before the
- * first drop), and from then on the server keeps a spare writer DuckDB for the next import
- * (ParquetGenerationWriter.keepSpare; each upload keeps it too).
- */
-export function GET(): Response {
-  ParquetGenerationWriter.keepSpare();
-  return new Response(null, { status: 405, headers: { Allow: "POST" } });
-}
