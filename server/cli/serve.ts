@@ -22,8 +22,9 @@ import { pruneDeadServers, registerServer, unregisterServer } from "../store/ser
  * Routes a dropped file goes through, loaded once the server is up so that the first drop does not
  * wait for their code: the CSRF token's and the upload's route handlers (Next loads a route's code,
  * for the upload the services and the importers, on its first request; the upload route answers a
- * GET 405), and the run page the drop opens, whose first render in a process costs more than the
- * next: asked for a run that does not exist, as a page and as the client's navigation asks (RSC).
+ * GET 405, and from then on keeps a spare writer DuckDB for the next import), and the run page the
+ * drop opens, whose first render in a process costs more than the next: asked for a run that does
+ * not exist, as a page and as the client's navigation asks (RSC).
  */
 const WARM_ROUTES: readonly { path: string; headers?: Record<string, string> }[] = [{ path: SESSION_PATH }, { path: "/api/imports" }, { path: "/runs/warm-up" }, { path: "/runs/warm-up", headers: { RSC: "1" } }];
 

@@ -289,28 +289,27 @@ export class ParquetGenerationWriter implements BatchSink {
    */
   static async open(ws: WriterTarget, generationId: string, options: { spillRows?: number; finalFiles?: boolean } = {}): Promise<ParquetGenerationWriter> {
     ({ api, bindings: duckdb } = await loadDuckDb());
+    const finalFiles = options.finalFiles ?? true;
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
-    // Staging spills to disk beyond this, keeping a 1 GB import within about 2 GB of RSS in all.
     try {
-      const { instance, connection } = await openDuckDb({ tempDirectory: stagingDir, memoryLimit: "768MB", threads: WRITER_THREADS });
-      const writer = new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir, options.spillRows ?? SPILL_ROWS, options.finalFiles ?? true);
-      try {
-        for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) if (!writer.staysOut(table)) await connection.run(createTableSql(table));
-      } catch (error) {
-        await writer.close();
-        throw error;
-      }
-      return writer;
+      const { instance, connection } = (finalFiles ? await takeSpareDuckDb(stagingDir) : null) ?? (await openWriterDuckDb(stagingDir, finalFiles));
+      return new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir, options.spillRows ?? SPILL_ROWS, finalFiles);
     } catch (error) {
       await fsp.rm(stagingDir, { recursive: true, force: true });
       throw error;
     }
   }
 
-  /** Whether a staging table's rows never reach DuckDB: written into a final file, or kept as span drafts. */
-  private staysOut(table: StagingTableName): boolean {
-    return this.finalFiles && (writtenAsFinal(table) || table === "span_drafts" || table === "span_places");
+  /**
+   * Keeps one writer's DuckDB open ahead of the next import (a server's, which has idle time):
+   * made now, and again after each writer that took it has closed. Making it (a new instance,
+   * its staging tables) took 15-250 ms of the import's time on a loaded machine, before the parse.
+   */
+  static keepSpare(): SpareKeeping {
+    keepingSpare = true;
+    spare ??= makeSpare();
+    return keeping;
   }
 
   /** The final files of the tables written as their rows arrive (see writtenAsFinal; spans, of placed drafts), made by their first batch (or their finish). */
@@ -378,7 +377,7 @@ export class ParquetGenerationWriter implements BatchSink {
       if (!isCodedText(column)) throw new Error(`${batch.table}.${c.name} did not arrive coded`);
       dictionaries.get(c.name)!.learn(column);
     }
-    if (this.staysOut(batch.table)) {
+    if (staysOut(batch.table, this.finalFiles)) {
       if (batch.table === "span_drafts") this.drafts.add(batch);
       else if (batch.table === "span_places") {
         const spans = this.placedFile(encoded !== undefined);
@@ -675,6 +674,78 @@ export class ParquetGenerationWriter implements BatchSink {
       // already closed
     }
     await fsp.rm(this.stagingDir, { recursive: true, force: true });
+    // The next import's instance is made now that this one's work is done.
+    if (keepingSpare) setImmediate(() => (spare ??= makeSpare()));
+  }
+}
+
+/** Whether a staging table's rows never reach DuckDB: written into a final file, or kept as span drafts. */
+function staysOut(table: StagingTableName, finalFiles: boolean): boolean {
+  return finalFiles && (writtenAsFinal(table) || table === "span_drafts" || table === "span_places");
+}
+
+interface WriterDuckDb {
+  instance: DuckDBInstance;
+  connection: DuckDBConnection;
+}
+
+/**
+ * A writer's in-memory DuckDB with its staging tables. Staging spills to disk beyond its memory
+ * limit (into `tempDirectory`, or where the writer that takes a spare one sets it), keeping a
+ * 1 GB import within about 2 GB of RSS in all.
+ */
+async function openWriterDuckDb(tempDirectory: string | undefined, finalFiles: boolean): Promise<WriterDuckDb> {
+  ({ api, bindings: duckdb } = await loadDuckDb());
+  const { instance, connection } = await openDuckDb({ tempDirectory, memoryLimit: "768MB", threads: WRITER_THREADS });
+  try {
+    for (const table of Object.keys(STAGING_TABLES) as StagingTableName[]) if (!staysOut(table, finalFiles)) await connection.run(createTableSql(table));
+  } catch (error) {
+    connection.closeSync();
+    instance.closeSync();
+    throw error;
+  }
+  return { instance, connection };
+}
+
+let keepingSpare = false;
+/** The spare writer DuckDB (with final files), under way or made; null once taken. It failing leaves the next writer to open its own. */
+let spare: Promise<WriterDuckDb | null> | null = null;
+
+/** The spare's keeping: how many writers took one, and its end (the spare closed). */
+export interface SpareKeeping {
+  readonly taken: number;
+  stop(): Promise<void>;
+}
+
+const keeping = {
+  taken: 0,
+  async stop(): Promise<void> {
+    keepingSpare = false;
+    const left = spare ? await spare : null;
+    spare = null;
+    left?.connection.closeSync();
+    left?.instance.closeSync();
+  },
+};
+
+function makeSpare(): Promise<WriterDuckDb | null> {
+  return openWriterDuckDb(undefined, true).catch(() => null);
+}
+
+/** The spare DuckDB, if one is kept, spilling into `stagingDir` from now on; null when there is none. */
+async function takeSpareDuckDb(stagingDir: string): Promise<WriterDuckDb | null> {
+  const taken = spare;
+  spare = null;
+  const made = taken ? await taken : null;
+  if (!made) return null;
+  try {
+    await made.connection.run(`SET temp_directory = ${sqlString(stagingDir)}`);
+    keeping.taken++;
+    return made;
+  } catch {
+    made.connection.closeSync();
+    made.instance.closeSync();
+    return null;
   }
 }
 

@@ -1,5 +1,6 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { DuckDBConnection } from "@duckdb/node-api";
 import { describe, expect, it, vi } from "vitest";
 import { EvidenceBuilder, MemorySink, STAGING_TABLES } from "../../analysis/evidence/builder";
 import { codeTexts, TextCoder } from "../../analysis/evidence/text-coding";
@@ -83,6 +84,36 @@ describe("span drafts and places (spans whose nesting is known only at the end)"
     const byName = (name: string) => memory.tables.spans.filter((s) => s.name === name);
     expect(byName("inner").every((s) => s.args === '{"from":"begin","to":"end"}' && s.depth === 1)).toBe(true);
     expect(byName("hang")).toMatchObject([{ status: "unfinished", start_ns: 50_000 }]);
+  }, 60_000);
+});
+
+describe("a spare DuckDB kept ahead of the next writer (a server's)", () => {
+  it("is taken by each writer in turn, spills into that writer's staging, and writes the same files as a writer that opened its own", async () => {
+    const text = mixedTrace(200);
+    await withWorkspace(async (ws) => {
+      const write = async () => {
+        const writer = await ParquetGenerationWriter.open(ws, "gen_test");
+        const temp = (await (writer as unknown as { connection: DuckDBConnection }).connection.runAndReadAll("SELECT current_setting('temp_directory')")).getRows()[0][0];
+        await importWith(new EvidenceBuilder(writer, 64), text);
+        return { temp, files: await writer.finish() };
+      };
+      const own = await write();
+      const keeping = ParquetGenerationWriter.keepSpare();
+      try {
+        const first = await write();
+        const second = await write();
+        expect(keeping.taken).toBe(2);
+        for (const spared of [first, second]) {
+          expect(spared.files).toEqual(own.files);
+          expect(path.dirname(String(spared.temp))).toBe(ws.layout.tmp);
+          expect(path.basename(String(spared.temp))).toMatch(/^extract-/);
+        }
+        expect(first.temp).not.toBe(second.temp);
+        expect(readdirSync(ws.layout.tmp)).toEqual([]);
+      } finally {
+        await keeping.stop();
+      }
+    });
   }, 60_000);
 });
 

@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { EmberscopeError } from "../../../server/domain/errors";
 import { DEFAULT_INPUT_BOUNDS } from "../../../server/evidence/input";
+import { ParquetGenerationWriter } from "../../../server/evidence/parquet-writer";
 import { refusalOfWebRequest, refusalResponse } from "../../../server/http/guard";
 import { importUploadedFile, prepareRunView } from "../../../server/services";
 import { locateWorkspace } from "../../../server/store/layout";
@@ -13,6 +14,11 @@ import { errorResponse } from "../corpus/errors";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
+
+// Once this route is loaded (serve asks for it as it starts, before the first drop), the server
+// keeps a spare writer DuckDB for the next import (ParquetGenerationWriter.keepSpare); the build,
+// which loads it too, does not.
+if (process.env.NEXT_PHASE !== "phase-production-build") ParquetGenerationWriter.keepSpare();
 
 /** The uploaded file's own name (it becomes the run's title and helps format detection), made safe. */
 function safeFileName(raw: string | null): string {
@@ -78,3 +84,4 @@ export async function POST(req: Request): Promise<Response> {
     if (staging) await fsp.rm(staging, { recursive: true, force: true }).catch(() => undefined);
   }
 }
+
