@@ -3,13 +3,15 @@
 // the output and in exec_command_end), apply_patch as a custom tool call, a repeated read, an
 // output whose call is missing and a call without output.
 import { describe, expect, it } from "vitest";
+import { EvidenceBuilder, MemorySink } from "../evidence/builder";
 import { agentTraceFixture, edgesByCallId, limitationCounts, toolSpans } from "../../test/helpers/tool-spans";
 import { parseErrorOf } from "../../test/helpers/evidence-rows";
 import { headText } from "../io/text";
 import { claudeCodeImporter } from "./claude-code";
-import { codexRolloutImporter } from "./codex-rollout";
+import { CODEX_END_WINDOW_LINES, codexRolloutImporter } from "./codex-rollout";
 import { detectFormat } from "./index";
-import { importToMemory } from "./run";
+import { importToMemory, parseEvidence, sourceFromBytes } from "./run";
+import { DEFAULT_IMPORT_LIMITS } from "./types";
 
 const ROLLOUT = agentTraceFixture("codex-rollout.jsonl");
 
@@ -60,5 +62,54 @@ describe("Codex rollout importer", () => {
     expect(claudeCodeImporter.sniff(ROLLOUT, headText(ROLLOUT), "x.jsonl")).toBe(0);
     const claude = agentTraceFixture("claude-code-session.jsonl");
     expect(codexRolloutImporter.sniff(claude, headText(claude), "x.jsonl")).toBe(0);
+  });
+
+  describe("a long rollout", () => {
+    const line = (ms: number, type: string, payload: object) => JSON.stringify({ timestamp: new Date(Date.UTC(2025, 8, 18, 14) + ms).toISOString(), type, payload }) + "\n";
+    /** `calls` calls each answered on the next line, `filler` lines of reasoning after each. */
+    const rollout = (calls: number, filler: number, late: Record<number, number> = {}) => {
+      let text = line(0, "session_meta", { id: "s1" });
+      let ms = 0;
+      for (let c = 0; c < calls; c++) {
+        text += line((ms += 10), "response_item", { type: "function_call", name: "shell", arguments: `{"command":["echo","${c}"]}`, call_id: `c${c}` });
+        text += line((ms += 10), "response_item", { type: "function_call_output", call_id: `c${c}`, output: `Exit code: 0\nOutput:\n${c}\n` });
+        for (let f = 0; f < filler; f++) text += line((ms += 1), "response_item", { type: "reasoning", summary: [], content: null });
+        for (const [failed, after] of Object.entries(late)) if (c === after) text += line((ms += 1), "event_msg", { type: "exec_command_end", call_id: `c${failed}`, exit_code: 3 });
+      }
+      return text;
+    };
+
+    it("sends each answered call's text to the builder while the file is still read, not all at the end", async () => {
+      const input = new TextEncoder().encode(rollout(400, 8));
+      const chunkSize = 4096;
+      const chunks = Math.ceil(input.length / chunkSize);
+      let read = 0;
+      const source = sourceFromBytes(input, null, chunkSize);
+      const counted = { ...source, async *chunks(options?: { reuse?: boolean }) { for await (const chunk of source.chunks(options)) { read++; yield chunk; } } };
+      const builder = new EvidenceBuilder(new MemorySink(), 1024, "codex-rollout");
+      const draftedAt: number[] = [];
+      const spanDraft = builder.spanDraft.bind(builder);
+      builder.spanDraft = (id, draft) => {
+        draftedAt.push(read);
+        spanDraft(id, draft);
+      };
+      await parseEvidence(codexRolloutImporter, { source: counted, builder, limits: DEFAULT_IMPORT_LIMITS });
+      const summary = await builder.finish();
+      expect(summary.rows.spans).toBe(400);
+      // The first calls went out a window of lines after their output, long before the last chunk.
+      expect(draftedAt.length).toBe(400);
+      expect(draftedAt[0]).toBeLessThan(chunks / 2);
+    });
+
+    it("applies a failure reported just after the output, and says so when one comes too late to apply", async () => {
+      // Call 5's failure comes a few lines after its output; call 0's after a window of lines.
+      const late = Math.ceil((CODEX_END_WINDOW_LINES + 512) / 10) + 1;
+      const result = await importToMemory(codexRolloutImporter, rollout(late + 1, 8, { 5: 6, 0: late }));
+      const status = new Map(toolSpans(result).map((s) => [s.args.call_id, s.status]));
+      expect(status.get("c5")).toBe("error");
+      expect(status.get("c0")).toBe("ok");
+      expect(limitationCounts(result)).toHaveProperty("CODEX_EXIT_CODE_LATE");
+      expect([...status.values()].filter((s) => s === "error")).toHaveLength(1);
+    });
   });
 });

@@ -11,7 +11,10 @@
  * answer by call_id. A non-zero exit code (the output's metadata.exit_code, its "Exit code: N"
  * line, or an event_msg exec_command_end) → status error. Calls with no message, reasoning-free
  * output or user input between them are one batch (parallel calls). `follows_from` edges link a
- * batch to the calls whose outputs came in since the previous batch.
+ * batch to the calls whose outputs came in since the previous batch. An answered call's span text
+ * goes to the builder CODEX_END_WINDOW_LINES lines after its output (an exec_command_end may still
+ * come in between), so a long rollout's texts do not wait in memory for its end; a failure
+ * reported later than that is counted in a limitation (CODEX_EXIT_CODE_LATE).
  */
 import { jsonLines } from "../io/json-lines";
 import { isoMs } from "./claude-code";
@@ -21,6 +24,11 @@ import type { FormatImporter } from "./types";
 
 const FORMAT = "codex-rollout";
 const MAIN = "main";
+/**
+ * Lines after its output that an answered call waits for an exec_command_end (which may come just
+ * after the output) before its span text goes to the builder and is let go.
+ */
+export const CODEX_END_WINDOW_LINES = 1024;
 const ITEM_TYPES = new Set(["message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "local_shell_call", "web_search_call"]);
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -72,6 +80,20 @@ export const codexRolloutImporter: FormatImporter = {
     let batchOpen = false;
     const callsById = new Map<string, ToolCall>();
     const failedByEvent = new Set<string>();
+    /** Answered calls not yet drafted, in the order answered, with the line their output was on. */
+    const answered: { call: ToolCall; line: number }[] = [];
+    let drafted = 0;
+    const draftAnswered = (beforeLine: number) => {
+      while (drafted < answered.length && answered[drafted].line < beforeLine) {
+        // Not drafted (the rollout has shown no timestamp yet): kept whole until the end.
+        log.draft(answered[drafted].call);
+        drafted++;
+      }
+      if (drafted > 4096 && drafted * 2 > answered.length) {
+        answered.splice(0, drafted);
+        drafted = 0;
+      }
+    };
 
     const finishOutput = (callId: string | null, output: string | null) => {
       const code = output === null ? null : exitCodeOf(output);
@@ -94,7 +116,9 @@ export const codexRolloutImporter: FormatImporter = {
         if (payload.type === "exec_command_end" && callId && typeof payload.exit_code === "number" && payload.exit_code !== 0) {
           failedByEvent.add(callId);
           const call = callsById.get(callId);
-          if (call && call.status === "ok") call.status = "error";
+          if (call?.draftId !== undefined && call.status === "ok") {
+            builder.limit("CODEX_EXIT_CODE_LATE", `Some exec_command_end events reporting a failure came more than ${CODEX_END_WINDOW_LINES} lines after their call's output; those calls keep status ok.`);
+          } else if (call && call.status === "ok") call.status = "error";
         }
         continue;
       }
@@ -128,9 +152,12 @@ export const codexRolloutImporter: FormatImporter = {
         const output = outputText(payload.output);
         const { isError, extra } = finishOutput(callId, output);
         log.result({ id: callId, result: output, isError, at, agent: MAIN, extra });
+        const call = callId === null ? undefined : callsById.get(callId);
+        if (call && call.status !== "unfinished") answered.push({ call, line: lines });
       } else if (type === "message") {
         batchOpen = false;
       }
+      if (lines % 256 === 0) draftAnswered(lines - CODEX_END_WINDOW_LINES);
       if (lines % 4096 === 0) await builder.checkpoint();
     }
     if (lines === 0) throw new EvidenceParseError(FORMAT, "empty input", { offset: 0, line: 1 });

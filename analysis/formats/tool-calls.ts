@@ -346,12 +346,24 @@ export class ToolCallLog {
     call.endTick = input.at.tick;
     Object.assign(call.extra, input.extra);
     this.agent(call.agent).completed.push(call.id);
-    if (this.options.draftAnswered && this.timestamps > 0) {
-      this.builder.spanDraft(call.index, { name: call.tool, category: call.category, status: call.status, args: spanArgs(this.builder, call) });
-      call.draftId = call.index;
-      call.argumentsText = call.resultText = call.error = null;
-      call.extra = {};
-    }
+    if (this.options.draftAnswered) this.draft(call);
+  }
+
+  /**
+   * Sends an answered call's span text to the builder as a draft now and lets its texts go (once
+   * the source has shown a timestamp: before, its timing may yet turn out logical). Whatever
+   * changes the call afterwards is lost: an importer calls this once nothing more can. Returns
+   * whether the call is drafted.
+   */
+  draft(call: ToolCall): boolean {
+    const logged = call as LoggedCall;
+    if (logged.draftId !== undefined) return true;
+    if (this.timestamps === 0 || logged.status === "unfinished" || this.calls[logged.index] !== logged) return false;
+    this.builder.spanDraft(logged.index, { name: logged.tool, category: logged.category, status: logged.status, args: spanArgs(this.builder, logged) });
+    logged.draftId = logged.index;
+    logged.argumentsText = logged.resultText = logged.error = null;
+    logged.extra = {};
+    return true;
   }
 
   /** Every call and unmatched result, in the order read; calls never answered stay unfinished. */

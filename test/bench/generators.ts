@@ -970,3 +970,66 @@ export function claudeCodeSessionFile(file: string, targetBytes: number): Promis
   }
   return writeLines(file, lines());
 }
+
+/**
+ * A Codex CLI rollout (~/.codex/sessions/…/rollout-*.jsonl) as codex-rs writes it, about
+ * `targetBytes` long: session_meta and turn_context, then turns of a user message, reasoning,
+ * batches of 1–4 parallel `shell` function calls (now and then an `apply_patch` custom tool call),
+ * their outputs ("Exit code: N / Wall time / Output:" text, or the older JSON with metadata) with
+ * an exec_command_end event each, token counts, and an assistant message closing the turn.
+ */
+export function codexRolloutFile(file: string, targetBytes: number): Promise<number> {
+  const random = rng(41);
+  let ms = Date.parse("2025-09-18T14:02:00.000Z");
+  const line = (type: string, payload: unknown) => {
+    ms += 10 + Math.floor(random() * 400);
+    return `${JSON.stringify({ timestamp: new Date(ms).toISOString(), type, payload })}\n`;
+  };
+  const filler = (bytes: number) => {
+    let text = "";
+    for (let n = 1; text.length < bytes; n++) text += `src/module_${n % 97}.ts:${n}:  ${FUNCTIONS[Math.floor(random() * FUNCTIONS.length)]}(value, options);\n`;
+    return text;
+  };
+  const COMMANDS = ["sed -n '1,80p' src/module_K.ts", "rg -n \"function_K\" src", "npm test -- module_K", "ls src", "git diff --stat"];
+  function* lines() {
+    let written = 0;
+    let calls = 0;
+    let turns = 0;
+    let text = line("session_meta", { id: "0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b", timestamp: new Date(ms).toISOString(), cwd: "/home/dev/app", originator: "codex_cli_rs", cli_version: "0.36.0", instructions: null, git: { commit_hash: "a1b2c3d", branch: "main" } });
+    text += line("turn_context", { cwd: "/home/dev/app", approval_policy: "on-request", sandbox_policy: { mode: "workspace-write" }, model: "gpt-5-codex", summary: "auto" });
+    while (written < targetBytes) {
+      const turn = ++turns;
+      if (turn % 20 === 1) {
+        const ask = `Make module_${turn % 997} pass its tests.`;
+        text += line("response_item", { type: "message", role: "user", content: [{ type: "input_text", text: ask }] });
+        text += line("event_msg", { type: "user_message", message: ask, kind: "plain" });
+      }
+      text += line("response_item", { type: "reasoning", summary: [{ type: "summary_text", text: `**Looking at module_${turn % 997}**` }], content: null, encrypted_content: "gAAAAABo" + "x".repeat(200) });
+      const batch = 1 + Math.floor(random() * 4);
+      const ids: [string, boolean][] = [];
+      for (let b = 0; b < batch; b++) {
+        const id = `call_${(++calls).toString(36).padStart(8, "0")}`;
+        const patch = random() < 0.05;
+        ids.push([id, patch]);
+        if (patch) text += line("response_item", { type: "custom_tool_call", status: "completed", call_id: id, name: "apply_patch", input: `*** Begin Patch\n*** Update File: src/module_${calls % 97}.ts\n@@\n-  return a - b;\n+  return a + b;\n*** End Patch\n` });
+        else {
+          const command = COMMANDS[Math.floor(random() * COMMANDS.length)].replace("K", String(calls % 97));
+          text += line("response_item", { type: "function_call", name: "shell", arguments: JSON.stringify({ command: ["bash", "-lc", command], workdir: "/home/dev/app", timeout_ms: 120000 }), call_id: id });
+        }
+      }
+      for (const [id, patch] of ids) {
+        const exit = random() < 0.04 ? 1 : 0;
+        const body = filler(200 + Math.floor(random() ** 2 * 4000));
+        if (!patch) text += line("event_msg", { type: "exec_command_end", call_id: id, stdout: "", stderr: "", aggregated_output: "", exit_code: exit, duration: { secs: 0, nanos: 200_000_000 }, formatted_output: "" });
+        const output = patch ? JSON.stringify({ output: "Success. Updated the following files:\nM src/module.ts\n", metadata: { exit_code: 0, duration_seconds: 0.0 } }) : random() < 0.5 ? `Exit code: ${exit}\nWall time: 0.2 seconds\nOutput:\n${body}` : JSON.stringify({ output: body, metadata: { exit_code: exit, duration_seconds: 0.2 } });
+        text += line("response_item", { type: patch ? "custom_tool_call_output" : "function_call_output", call_id: id, output });
+      }
+      text += line("event_msg", { type: "token_count", info: { total_token_usage: { input_tokens: 5120 * turn, output_tokens: 180 * turn, total_tokens: 5300 * turn } } });
+      if (turn % 5 === 0) text += line("response_item", { type: "message", role: "assistant", content: [{ type: "output_text", text: `Checked module_${turn % 997}; running the tests next.` }] });
+      written += text.length;
+      yield text;
+      text = "";
+    }
+  }
+  return writeLines(file, lines());
+}

@@ -1,14 +1,21 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { initWorkspace } from "../../server/store/workspace";
 import { MB, measuredImport, prepareInput } from "./evidence.bench";
 import { chromeTraceFile, cpuprofileFile, foldedFile, geckoProfileFile, instrumentsDeepCopyFile, processedProfileFile, safariRecordingFile, stackprofFile } from "./generators";
-import { callgrindFile, claudeCodeSessionFile, jaegerJsonFile, jfrFile, otlpJsonFile, perfScriptFile, pprofFile, speedscopeFile, v8LogFile } from "./generators";
+import { callgrindFile, claudeCodeSessionFile, codexRolloutFile, jaegerJsonFile, jfrFile, otlpJsonFile, perfScriptFile, pprofFile, speedscopeFile, v8LogFile } from "./generators";
 
 
-const SHARED = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "bench");
+/** ../shared/bench beside the main checkout (a worktree elsewhere finds it through the repository it shares). */
+function sharedBenchDir(): string {
+  const beside = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "bench");
+  if (existsSync(beside)) return beside;
+  const common = spawnSync("git", ["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: import.meta.dirname, encoding: "utf8" }).stdout.trim();
+  return path.resolve(common, "..", "..", "shared", "bench");
+}
+const SHARED = sharedBenchDir();
 
 function sharedGenerator(script: string) {
   return (file: string, bytes: number) => {
@@ -49,6 +56,7 @@ const GENERATORS: Record<string, { ext: string; make: (file: string, bytes: numb
   "v8-log": { ext: "log", make: (file, bytes, written) => v8LogFile(file, bytes, written) },
   jfr: { ext: "jfr", make: (file, bytes, written) => jfrFile(file, bytes, written) },
   "claude-code": { ext: "jsonl", make: claudeCodeSessionFile },
+  "codex-rollout": { ext: "jsonl", make: codexRolloutFile },
 };
 
 const GOAL = { time_ratio_at_5x: 5, peak_rss_mb: 2048 };
