@@ -85,7 +85,7 @@ export const codexRolloutImporter: FormatImporter = {
     let drafted = 0;
     const draftAnswered = (beforeLine: number) => {
       while (drafted < answered.length && answered[drafted].line < beforeLine) {
-        // Not drafted (the rollout has shown no timestamp yet): kept whole until the end.
+        // A call that cannot be drafted yet (the rollout has shown no timestamp) is left whole for writeToolCalls.
         log.draft(answered[drafted].call);
         drafted++;
       }

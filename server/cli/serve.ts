@@ -26,7 +26,12 @@ import { pruneDeadServers, registerServer, unregisterServer } from "../store/ser
  * drop opens, whose first render in a process costs more than the next: asked for a run that does
  * not exist, as a page and as the client's navigation asks (RSC).
  */
-const WARM_ROUTES: readonly { path: string; headers?: Record<string, string> }[] = [{ path: SESSION_PATH }, { path: "/api/imports" }, { path: "/runs/warm-up" }, { path: "/runs/warm-up", headers: { RSC: "1" } }];
+const WARM_ROUTES: readonly { path: string; headers?: Record<string, string> }[] = [
+  { path: SESSION_PATH },
+  { path: "/api/imports" },
+  { path: "/runs/warm-up" },
+  { path: "/runs/warm-up", headers: { RSC: "1" } },
+];
 
 /** Asks each route once, in turn, discarding the answers; a failure is left for the real request to meet. */
 async function warmRoutes(url: string, routes: typeof WARM_ROUTES): Promise<void> {

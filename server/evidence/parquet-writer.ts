@@ -292,10 +292,13 @@ export class ParquetGenerationWriter implements BatchSink {
     const finalFiles = options.finalFiles ?? true;
     const stagingDir = path.join(ws.layout.tmp, `extract-${process.pid}-${randomBytes(6).toString("hex")}`);
     await fsp.mkdir(stagingDir, { recursive: true });
+    let duck: WriterDuckDb | null = null;
     try {
-      const { instance, connection } = (finalFiles ? await takeSpareDuckDb(stagingDir) : null) ?? (await openWriterDuckDb(stagingDir, finalFiles));
-      return new ParquetGenerationWriter(ws, generationId, instance, connection, stagingDir, options.spillRows ?? SPILL_ROWS, finalFiles);
+      duck = (finalFiles ? await takeSpareDuckDb(stagingDir) : null) ?? (await openWriterDuckDb(stagingDir, finalFiles));
+      return new ParquetGenerationWriter(ws, generationId, duck.instance, duck.connection, stagingDir, options.spillRows ?? SPILL_ROWS, finalFiles);
     } catch (error) {
+      duck?.connection.closeSync();
+      duck?.instance.closeSync();
       await fsp.rm(stagingDir, { recursive: true, force: true });
       throw error;
     }
@@ -304,7 +307,7 @@ export class ParquetGenerationWriter implements BatchSink {
   /**
    * Keeps one writer's DuckDB open ahead of the next import (a server's, which has idle time):
    * made now, and again after each writer that took it has closed. Making it (a new instance,
-   * its staging tables) took 15-250 ms of the import's time on a loaded machine, before the parse.
+   * its staging tables) took 25-290 ms of the import's time on a loaded machine, before the parse.
    */
   static keepSpare(): SpareKeeping {
     keepingSpare = true;
@@ -675,7 +678,10 @@ export class ParquetGenerationWriter implements BatchSink {
     }
     await fsp.rm(this.stagingDir, { recursive: true, force: true });
     // The next import's instance is made now that this one's work is done.
-    if (keepingSpare) setImmediate(() => (spare ??= makeSpare()));
+    // Asked when it runs, not now: a keeping stopped in between makes none.
+    setImmediate(() => {
+      if (keepingSpare) spare ??= makeSpare();
+    });
   }
 }
 
@@ -721,8 +727,10 @@ const keeping = {
   taken: 0,
   async stop(): Promise<void> {
     keepingSpare = false;
-    const left = spare ? await spare : null;
+    // Taken from the slot before the wait, so an import opening meanwhile cannot take what is closed here.
+    const pending = spare;
     spare = null;
+    const left = pending ? await pending : null;
     left?.connection.closeSync();
     left?.instance.closeSync();
   },

@@ -550,15 +550,14 @@ export const flameTimeline = defineService({
       budget: input.budget,
       transforms: input.transforms,
     };
-    // Kept per commit as the engine keeps query answers (the request names all it depends on): a
-    // page reopened in time order, or another tab's, skips the million-sample merge. Shared cells:
-    // they are only read (packed for the page, serialized for tRPC).
-    const { order, cells } = await evidence.reader.remember(
-      `time_order\u0000${JSON.stringify(request)}`,
-      (answer) => answer.cells.length,
-      // The merge's counts without its own cells (the answer's cells are built from them).
-      async () => timeOrderOf(evidence.reader, request).then(({ order: { cells: _merged, ...counts }, cells }) => ({ order: counts, cells })),
-    );
+    // The merge's counts without its own cells (the answer's cells are built from them).
+    const merge = () => timeOrderOf(evidence.reader, request).then(({ order: { cells: _merged, ...counts }, cells }) => ({ order: counts, cells }));
+    // The whole run's time order is kept per commit as the engine keeps query answers (the request
+    // names all it depends on): a page reopened in time order, or another tab's, skips the
+    // million-sample merge. A zoomed window is not (each zoom would push a flame tree out of the
+    // kept answers). Shared cells: they are only read (packed for the page, serialized for tRPC).
+    const whole = request.start_ns === null && request.end_ns === null;
+    const { order, cells } = whole ? await evidence.reader.remember(`time_order\u0000${JSON.stringify(request)}`, (answer) => answer.cells.length, merge) : await merge();
     return {
       ...empty,
       cells,

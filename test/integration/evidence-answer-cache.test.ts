@@ -96,7 +96,7 @@ describe("the engine's kept answers", () => {
     expect(asked[1]).not.toEqual(all);
   });
 
-  it("time order is kept per commit and question: asked again (or at once) it is the same answer; another thread, window or cell width is its own", async () => {
+  it("time order is kept per commit and question: asked again (or at once) it is the same answer; another thread or cell width is its own; a zoomed window is not kept", async () => {
     const { dir, ctx } = project();
     copyFileSync(path.resolve(import.meta.dirname, "../fixtures/tracks/two-profiles.speedscope.json"), path.join(dir, "two.speedscope.json"));
     const run = (await callService(importArtifact, ctx, { path: "two.speedscope.json" })).run_id;
@@ -116,8 +116,13 @@ describe("the engine's kept answers", () => {
     const small = await order(coarse);
     expect(small.cells.length).toBeLessThan(first.cells.length);
     const cut = first.cells[0];
-    const windowed = await order({ start_ns: cut.start_ns, end_ns: cut.start_ns + Math.floor((cut.end_ns - cut.start_ns) / 2) });
+    const window = { start_ns: cut.start_ns, end_ns: cut.start_ns + Math.floor((cut.end_ns - cut.start_ns) / 2) };
+    const windowed = await order(window);
     expect(windowed.samples).toBeLessThan(first.samples);
+    // A zoomed window is merged again each time, not kept (zooms would push the flame trees out).
+    const again = await order(window);
+    expect(again.cells).not.toBe(windowed.cells);
+    expect(again.cells).toEqual(windowed.cells);
     // Each asked again: its own kept answer, not the first's.
     expect((await order({ track_id: other.track_id })).cells).toBe(onOther.cells);
     expect((await order(coarse)).cells).toBe(small.cells);

@@ -16,8 +16,8 @@ export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 // Once this route is loaded (serve asks for it as it starts, before the first drop), the server
-// keeps a spare writer DuckDB for the next import (ParquetGenerationWriter.keepSpare); the build,
-// which loads it too, does not.
+// keeps a spare writer DuckDB for the next upload under 16 MB (ParquetGenerationWriter.keepSpare;
+// larger ones write from a worker thread); the build, which loads it too, does not.
 if (process.env.NEXT_PHASE !== "phase-production-build") ParquetGenerationWriter.keepSpare();
 
 /** The uploaded file's own name (it becomes the run's title and helps format detection), made safe. */
@@ -84,4 +84,3 @@ export async function POST(req: Request): Promise<Response> {
     if (staging) await fsp.rm(staging, { recursive: true, force: true }).catch(() => undefined);
   }
 }
-
