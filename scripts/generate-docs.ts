@@ -162,7 +162,9 @@ Event ids are unique; \`parent_id\` and \`after\` name events of the trace; \`en
 | \`edges\` \`follows_from\` | trace v1 \`after\`; in sessions, each call follows the calls of its agent whose results arrived since that agent's previous batch of calls (calls issued by one message are one batch: parallel, overlapping) |
 
 A result whose call is not in the file is kept (\`TOOL_RESULT_WITHOUT_CALL\`), and so is a call
-without a result (\`TOOL_CALL_WITHOUT_RESULT\`). Jaeger traces (\`jaeger-json\`) are service
+without a result (\`TOOL_CALL_WITHOUT_RESULT\`). A Codex call's failure reported by an
+\`exec_command_end\` 1,024 lines or more after its output may not be applied (the call's text goes
+to the store from then on, checked every 256 lines) and is counted (\`CODEX_EXIT_CODE_LATE\`). Jaeger traces (\`jaeger-json\`) are service
 traces: one span per Jaeger span (name = operationName, category = its \`span.kind\` tag), one
 track per service, the first \`CHILD_OF\` reference as parent and \`child\` edge, \`FOLLOWS_FROM\`
 as \`follows_from\` edges.
