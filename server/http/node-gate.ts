@@ -31,9 +31,11 @@ export const LINGER_BYTES = 16 * 1024 * 1024;
 
 /**
  * Makes Node's close after a `Connection: close` answer a lingering close: the answer, then a FIN,
- * then whatever the client still sends is read and dropped (up to LINGER_MS or LINGER_BYTES)
- * before the socket is destroyed. Destroyed at once with unread bytes pending, the kernel would
- * send a reset, and a client still uploading would lose the answer (413) before reading it.
+ * then whatever the client still sends is read and dropped (up to LINGER_BYTES), then no more is
+ * read, until LINGER_MS have passed and the socket is destroyed. Destroyed at once with unread
+ * bytes pending, the kernel would send a reset, and a client still uploading would lose the
+ * answer (413) before reading it: its write fails first. Past LINGER_BYTES the client's writes
+ * stall on a full window instead, and it has the rest of LINGER_MS to read the answer.
  */
 export function lingerOnClose(socket: Socket): void {
   socket.destroySoon = function lingeringClose(this: Socket) {
@@ -42,7 +44,10 @@ export function lingerOnClose(socket: Socket): void {
     let dropped = 0;
     const drop = (chunk: Buffer) => {
       dropped += chunk.length;
-      if (dropped > LINGER_BYTES) this.destroy();
+      if (dropped > LINGER_BYTES) {
+        this.off("data", drop);
+        this.pause();
+      }
     };
     this.on("data", drop);
     const timer = setTimeout(() => this.destroy(), LINGER_MS);
