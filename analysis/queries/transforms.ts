@@ -2,7 +2,7 @@ import { z } from "zod";
 import { FrameColumns, GenerationList } from "./columns";
 import { defineQuery, sqlLiteral, type EvidenceQuery } from "./define";
 import { FRAME_INFO, METRIC, NODE_TOTALS } from "./fragments";
-import { FlameNode } from "./flame-tree";
+import { FlameNode, flameTreeQuery } from "./flame-tree";
 import { HotspotRow } from "./hotspots";
 import { NeighbourParams, NeighbourRow, StackExampleRow } from "./callers";
 
@@ -321,6 +321,15 @@ SELECT k.path_key::VARCHAR AS node_id, k.parent_path_key::VARCHAR AS parent_id, 
 FROM kept k JOIN names n ON n.frame_key = k.frame_key
 ORDER BY k.depth, k.total DESC, k.path_key`,
   });
+}
+
+/**
+ * The query a whole run's flame tree is asked by, in the server, an export's summaries and the
+ * offline viewer alike: flame_tree (from the derived totals) when nothing is transformed, else
+ * the transformed walk.
+ */
+export function wholeRunTreeQuery(transforms: readonly Transform[], inverted: boolean): EvidenceQuery<typeof TreeParams, typeof FlameNode> {
+  return transforms.length > 0 || inverted ? transformedFlameTreeQuery(transforms, inverted) : flameTreeQuery;
 }
 
 const HotspotParams = z.object({

@@ -1,11 +1,11 @@
 import { renderSql } from "../../analysis/queries/define";
-import { addPrunedRemainders, flameTreeQuery, flameTreeRangeQuery, type FlameNode } from "../../analysis/queries/flame-tree";
+import { addPrunedRemainders, flameTreeRangeQuery, type FlameNode } from "../../analysis/queries/flame-tree";
 import { hotspotsQuery, type HotspotRow } from "../../analysis/queries/hotspots";
 import { calleesQuery, callersQuery, type NeighbourRow } from "../../analysis/queries/callers";
 import { compareQuery, type CompareRow } from "../../analysis/queries/compare";
 import { metricTotalsQuery } from "../../analysis/queries/summary";
 import { scopeToTracks, trackFilterOf, trackLabel, trackTotalsQuery, type TrackChoice, type TrackTotalRow } from "../../analysis/queries/tracks";
-import { transformedCalleesQuery, transformedCallersQuery, transformedFlameTreeQuery, transformedHotspotsQuery, type Transform } from "../../analysis/queries/transforms";
+import { transformedCalleesQuery, transformedCallersQuery, transformedHotspotsQuery, wholeRunTreeQuery, type Transform } from "../../analysis/queries/transforms";
 import type { Manifest } from "./bundle";
 import { openSession } from "./engine";
 
@@ -103,12 +103,11 @@ export async function flameTree(
   const ranged = opts.start_ns !== undefined || opts.end_ns !== undefined;
   const transforms = opts.transforms ?? [];
   const common = { generations, metric: metric.name, budget: opts.budget ?? 20_000 };
+  // A range is the untransformed tree of its samples (as the service's flame_tree).
   const raw =
-    transforms.length || opts.inverted
-      ? await askOnTracks<FlameNode>(manifest, commitId, transformedFlameTreeQuery(transforms, opts.inverted === true), common, filter)
-      : ranged
-        ? await askOnTracks<FlameNode>(manifest, commitId, flameTreeRangeQuery, { ...common, start_ns: opts.start_ns ?? null, end_ns: opts.end_ns ?? null }, filter)
-        : await askOnTracks<FlameNode>(manifest, commitId, flameTreeQuery, common, filter);
+    ranged && !transforms.length && !opts.inverted
+      ? await askOnTracks<FlameNode>(manifest, commitId, flameTreeRangeQuery, { ...common, start_ns: opts.start_ns ?? null, end_ns: opts.end_ns ?? null }, filter)
+      : await askOnTracks<FlameNode>(manifest, commitId, wholeRunTreeQuery(transforms, opts.inverted === true), common, filter);
   return { nodes: addPrunedRemainders(raw).nodes, metric, tracks: labels };
 }
 

@@ -4,7 +4,6 @@ import {
   calleesQuery,
   callersQuery,
   compareOnTracksQuery,
-  flameTreeQuery,
   flameTreeRangeQuery,
   hotspotsQuery,
   metricTotalsQuery,
@@ -27,7 +26,7 @@ import { HotspotRow } from "../../analysis/queries/hotspots";
 import { NeighbourRow, StackExampleRow } from "../../analysis/queries/callers";
 import { MetricTotalRow, SpanTotalsRow } from "../../analysis/queries/summary";
 import { TrackRow, WindowSpan } from "../../analysis/queries/trace-window";
-import { TransformList, transformedCalleesQuery, transformedCallersQuery, transformedFlameTreeQuery, transformedHotspotsQuery, transformedPathTreeQuery, transformedStackExamplesQuery, transformedStackMapQuery, type Transform } from "../../analysis/queries/transforms";
+import { TransformList, transformedCalleesQuery, transformedCallersQuery, transformedHotspotsQuery, transformedPathTreeQuery, transformedStackExamplesQuery, transformedStackMapQuery, type Transform, wholeRunTreeQuery } from "../../analysis/queries/transforms";
 import { decodeCursor, encodeCursor } from "../domain/cursor";
 import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limitation, Run } from "../domain/models";
@@ -326,13 +325,12 @@ export const flameTree = defineService({
     const transformed = input.transforms.length > 0 || input.inverted;
     // The kept rows themselves, not a copy (20 k nodes copied took tens of ms a page): the tree is
     // only read (packed for the page, serialized for tRPC and the CLI); remainders are new rows.
+    // A range with transforms is refused by the input's refine, so a range is untransformed.
     const raw = !metric
       ? []
-      : transformed
-        ? await runOnTracks(evidence, transformedFlameTreeQuery(input.transforms, input.inverted), { ...common, metric: metric.name }, tracks, true)
-        : ranged
-          ? await runOnTracks(evidence, flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null }, tracks, true)
-          : await runOnTracks(evidence, flameTreeQuery, { ...common, metric: metric.name }, tracks, true);
+      : ranged
+        ? await runOnTracks(evidence, flameTreeRangeQuery, { ...common, metric: metric.name, start_ns: input.start_ns ?? null, end_ns: input.end_ns ?? null }, tracks, true)
+        : await runOnTracks(evidence, wholeRunTreeQuery(input.transforms, input.inverted), { ...common, metric: metric.name }, tracks, true);
     const { nodes, pruned_total } = withRemainders(raw);
     return {
       nodes,

@@ -1,10 +1,10 @@
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { TABLES, TABLE_NAMES, type ColumnSpec } from "../../analysis/evidence/schema";
 import { renderSql } from "../../analysis/queries/define";
-import { addPrunedRemainders, flameTreeQuery, type FlameNode } from "../../analysis/queries/flame-tree";
+import { addPrunedRemainders, type FlameNode } from "../../analysis/queries/flame-tree";
 import { metricTotalsQuery } from "../../analysis/queries/summary";
 import { scopeToTracks, trackFilterOf, trackTotalsQuery, type TrackChoice } from "../../analysis/queries/tracks";
-import { transformedFlameTreeQuery, type Transform } from "../../analysis/queries/transforms";
+import { wholeRunTreeQuery, type Transform } from "../../analysis/queries/transforms";
 import { sqlString } from "../evidence/duckdb";
 
 /**
@@ -72,7 +72,7 @@ export async function flameSummaries(connection: DuckDBConnection, files: readon
     const picked = choice === "all" ? { filter: null, unknown: [] } : trackFilterOf((await ask(trackTotalsQuery.sql)) as { track_key: string }[], choice);
     if (picked.unknown.length) continue;
     const transforms = request.transforms ?? [];
-    const query = transforms.length || request.inverted ? transformedFlameTreeQuery(transforms, request.inverted === true) : flameTreeQuery;
+    const query = wholeRunTreeQuery(transforms, request.inverted === true);
     const rows = picked.filter ? await ask(scopeToTracks(query).sql, { tracks: picked.filter }) : await ask(query.sql);
     const nodes = rows.map((r) => ({ ...r, line: r.line === null ? null : Number(r.line), depth: Number(r.depth), self: Number(r.self), total: Number(r.total) }) as FlameNode);
     out[request.cell_id] = { metric: metric.name, unit: metric.unit, nodes: addPrunedRemainders(nodes).nodes };
