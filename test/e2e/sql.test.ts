@@ -212,7 +212,10 @@ describe("SQL over a pinned commit with DuckDB-WASM in the browser", () => {
         expect(res.body.length).toBe(size);
         expect(res.headers["cache-control"]).toBe("public, max-age=31536000, immutable, no-transform");
       }
-      const html = (await rawRequest(`${server.url}/sql`)).body.toString();
+      // Served on loopback, pages go uncompressed too (gzip on the fly costs the server's CPU, not the wire).
+      const page = await rawRequest(`${server.url}/sql`, { headers: { "Accept-Encoding": "gzip, deflate, br" } });
+      expect(page.headers["content-encoding"]).toBeUndefined();
+      const html = page.body.toString();
       expect(html).toMatch(new RegExp(`<link rel="preload" href="${urls.eh.mainModule.replace(/\./g, "\\.")}" as="fetch" crossorigin=""`));
     } finally {
       await server.stop();
