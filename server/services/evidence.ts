@@ -427,14 +427,19 @@ async function callPathTree(reader: EvidenceReader, request: TimeOrderRequest): 
   return { paths, info, built: { tree: built.tree, node: (g, stack) => landing.get(g)?.get(stack) ?? GAP } };
 }
 
+/** Time order reads a metric's samples whole (materialized, one hand-over) up to this many: 40 MB. */
+const WHOLE_READ_SAMPLES = 2_000_000;
+
 /**
  * Time order in one pass: the generations' call-path tree, then each generation's samples straight
  * from its file (no sort: importers write them in time order) into the merge. Samples found out of
  * order, and those of several generations, are kept and put in time order here instead (a stable
  * sort: ties in the generations' and the files' order).
  */
-async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest): Promise<{ order: TimeOrder; cells: z.infer<typeof TimelineCell>[] }> {
+async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest, samples: number): Promise<{ order: TimeOrder; cells: z.infer<typeof TimelineCell>[] }> {
   const { generations } = request;
+  // Few enough to hold (20 bytes a row): read at once, not chunk by chunk.
+  const read = { whole: samples <= WHOLE_READ_SAMPLES };
   const { paths, info, built } = await callPathTree(reader, request);
   const { tree, node } = built;
   const options = { minWidth: request.min_width_ns, budget: request.budget };
@@ -456,7 +461,7 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest): P
           return false;
         }
       }
-    });
+    }, read);
   }
   if (!inOrder) {
     const nodes: number[] = [];
@@ -472,7 +477,7 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest): P
           times.push(time[i]);
           values.push(value[i]);
         }
-      });
+      }, read);
     }
     const byTime = Int32Array.from(nodes, (_, i) => i).sort((a, b) => times[a] - times[b] || a - b);
     merge = new TimeOrderMerge(tree, options);
@@ -549,7 +554,8 @@ export const flameTimeline = defineService({
       transforms: input.transforms,
     };
     // The merge's counts without its own cells (the answer's cells are built from them).
-    const merge = () => timeOrderOf(evidence.reader, request).then(({ order: { cells: _merged, ...counts }, cells }) => ({ order: counts, cells }));
+    const samples = evidence.metrics.find((m) => m.name === metric.name)?.samples ?? Infinity;
+    const merge = () => timeOrderOf(evidence.reader, request, samples).then(({ order: { cells: _merged, ...counts }, cells }) => ({ order: counts, cells }));
     // The whole run's time order is kept per commit as the engine keeps query answers (the request
     // names all it depends on): a page reopened in time order, or another tab's, skips the
     // million-sample merge. A zoomed window is not (each zoom would push a flame tree out of the

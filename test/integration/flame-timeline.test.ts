@@ -8,7 +8,8 @@ import { callService } from "../../server/services/service";
 import { tempProject, withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
 import type { Transform } from "../../analysis/queries/transforms";
-import { packTimelineCells, unpackTimelineCells, type TimelineCell } from "../../analysis/queries/flame-timeline";
+import { packTimelineCells, timelineMetricIdsQuery, timelineSamplesQuery, unpackTimelineCells, type TimelineCell } from "../../analysis/queries/flame-timeline";
+import { openEvidence } from "../../server/evidence/engine";
 import { FLAME_NODE_KEYS } from "../../analysis/queries/flame-tree";
 import { packTreeRows, unpackTreeRows } from "../../analysis/queries/packed-rows";
 
@@ -174,6 +175,44 @@ describe("evidence.flame_timeline (the service)", () => {
       // Nothing is 1000 ns wide: every sample of the thread is left undrawn, and said so.
       const none = await callService(flameTimeline, ctx, { run_id, metric: "samples", min_width_ns: 1000 });
       expect(none).toMatchObject({ cells: [], dropped_cells: 1, dropped_total: 7, status: { state: "partial" } });
+    });
+  });
+});
+
+describe("time order's samples read whole or streamed", () => {
+  it("a whole read (materialized, handed over at once) gives the stream's rows in the stream's order, and stops where it is told", async () => {
+    await withWorkspace(async (ws) => {
+      // 10,000 samples over 40 stacks: several DuckDB chunks, stacks changing irregularly.
+      await publish(ws, (b) => {
+        const metric = b.metric({ name: "samples", unit: "count", kind: "sampled" });
+        const track = b.track({ threadId: 1, threadName: "main", kind: "thread" });
+        const stacks = Array.from({ length: 40 }, (_, i) => b.stackOf(["main", `f${i % 7}`, `g${i}`].map((name) => b.frame({ name, file: "x.js", line: 1, kind: "js" })))!);
+        for (let i = 0; i < 10_000; i++) b.sample(stacks[(i * i + (i >> 3)) % 40], track, i * 1000, metric, 1 + (i % 3));
+      });
+      const reader = await openEvidence(ws, "HEAD");
+      const generations = reader.commit.generations.map((g) => g.generation_id);
+      const [m] = await reader.run(timelineMetricIdsQuery, { generations, metric: "samples" });
+      const params = { generations: [m.generation_id], metric_id: m.metric_id, start_ns: null, end_ns: null, track_id: null };
+      const read = async (whole: boolean, stopAfter = Infinity) => {
+        const rows: string[] = [];
+        let chunks = 0;
+        await reader.scan(timelineSamplesQuery, params, (columns, n) => {
+          const [stack, time, value] = columns as number[][];
+          for (let i = 0; i < n; i++) rows.push(`${stack[i]}@${time[i]}=${value[i]}`);
+          return ++chunks < stopAfter;
+        }, { whole });
+        return { rows, chunks };
+      };
+      const streamed = await read(false);
+      const whole = await read(true);
+      expect(streamed.rows.length).toBe(10_000);
+      expect(streamed.chunks).toBeGreaterThan(1);
+      expect(whole.rows).toEqual(streamed.rows);
+      // Stopped after its first chunk, a whole read hands over no more.
+      const first = await read(true, 1);
+      expect(first.chunks).toBe(1);
+      expect(first.rows.length).toBeLessThan(10_000);
+      expect(first.rows).toEqual(whole.rows.slice(0, first.rows.length));
     });
   });
 });
