@@ -140,7 +140,7 @@ export async function timeOrderBenchmark(): Promise<Record<string, unknown>> {
         server_cpu_ms_each: serverCpu.map(Math.round),
         // The page's main thread busy (Chromium's TaskDuration) from navigation to the first frame read.
         page_main_thread_ms_each: pageCpu.map(Math.round),
-        // The HTML (gzip on the wire, and decoded): the page's shell with the streamed answers.
+        // The HTML (on the wire, not gzipped on loopback since serve stopped compressing there, and decoded): the page's shell with the streamed answers.
         html,
         load_average_1m: Math.round(loadavg()[0] * 10) / 10,
         goal_ms: 1500,
