@@ -33,6 +33,8 @@ export interface FlameCanvasProps {
   label: string;
   /** Which layout is drawn (for tests and assistive text). */
   mode?: string;
+  /** Called when a time-order tree is first drawn (each tree once). */
+  onTimeOrderPaint?: () => void;
   testId?: string;
 }
 
@@ -93,6 +95,7 @@ export function FlameCanvas(props: FlameCanvasProps) {
       // Another tree in the same canvas (a transform, a metric): the benchmark times its repaint.
       performance.mark("emberscope:flame-repaint");
     }
+    if (p.mode === "time-order" && paintedTree.current !== p.tree) p.onTimeOrderPaint?.();
     paintedTree.current = p.tree;
     // The first time-order frame (the benchmark reads it): time order arrives after its own fetch.
     if (p.mode === "time-order" && !paintedTimeOrder.current) {

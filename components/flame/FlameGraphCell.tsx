@@ -27,6 +27,8 @@ export interface TimeOrderInput {
   failed?: ReactNode;
   /** Asks for the cells again (after a failure). */
   retry?: () => void;
+  /** Called when these cells are first drawn. */
+  onPaint?: () => void;
 }
 
 export interface FunctionTotals {
@@ -427,6 +429,7 @@ function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode:
           maxHeight={props.maxHeight}
           label={props.label ?? `${time ? "Time-order flame graph" : "Flame graph"} of ${props.metric ?? "the run"}: ${tree.count - 1} ${time ? "cells" : "frames"}. Use the keyboard: arrows walk the stack, Enter zooms, ? lists keys.`}
           mode={prepared.kind}
+          onTimeOrderPaint={props.timeOrder?.onPaint}
         />
         {hover.index >= 0 ? (
           <div className="flame-tooltip" style={tooltipStyle} data-testid="flame-tooltip" role="tooltip">

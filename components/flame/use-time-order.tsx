@@ -62,7 +62,7 @@ export function useTimeOrder(args: {
   tracks?: TrackSelection;
   /** The view's transforms (the flame graph's chips): cells merge along the transformed stacks. */
   transforms?: readonly Transform[];
-}): TimeOrderInput {
+}): TimeOrderInput & { painted: boolean } {
   const { runId, commitId, metric, timeRange, enabled } = args;
   const tracks = args.tracks === undefined || args.tracks === "all" ? undefined : args.tracks;
   const transforms = args.transforms ?? NO_TRANSFORMS;
@@ -77,6 +77,11 @@ export function useTimeOrder(args: {
   // Bumped by a retry: the same question asked again.
   const [attempt, setAttempt] = useState(0);
   const key = questionKey(runId, commitId, metric, trackId, tracksKey, attempt);
+  // The question whose cells were last drawn: what waits for the first frame (the run page's
+  // function ranking) waits for this one's.
+  const [paintedKey, setPaintedKey] = useState<string | null>(null);
+  const onPaint = useCallback(() => setPaintedKey(key), [key]);
+  const painted = paintedKey === key;
   useEffect(() => {
     if (!enabled || !possible || result?.key === key) return;
     let live = true;
@@ -131,12 +136,13 @@ export function useTimeOrder(args: {
     };
   }, [enabled, possible, key, runId, commitId, metric, trackId, tracks, transforms, result?.key]);
   const retry = useCallback(() => setAttempt((a) => a + 1), []);
-  if (!available) return { disabledReason: "the samples of this metric carry no timestamps (an aggregate profile)", cells: null };
+  if (!available) return { disabledReason: "the samples of this metric carry no timestamps (an aggregate profile)", cells: null, painted };
   const current = result?.key === key ? result : null;
   if (current && "error" in current) {
     return {
       disabledReason: null,
       cells: null,
+      painted,
       retry,
       failed: (
         <span className="error-inline" data-testid="time-order-error">
@@ -148,5 +154,5 @@ export function useTimeOrder(args: {
       ),
     };
   }
-  return { disabledReason: null, cells: current ? current.cells : null, note: current ? current.note : null };
+  return { disabledReason: null, cells: current ? current.cells : null, note: current ? current.note : null, painted, onPaint };
 }

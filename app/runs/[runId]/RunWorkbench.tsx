@@ -97,9 +97,15 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   if (answered && "nodes" in answered) lastTree.current = { base: treeBase, tree: answered };
   const applying = answered === null && lastTree.current?.base === treeBase;
   const flame = answered ?? (applying ? lastTree.current!.tree : null);
-  // The function list waits for the tree it goes with unless it is the view (the sandwich): on a
-  // first paint or a transform, the tree's query has the server to itself.
-  const hotRun = view === "sandwich" || answered !== null ? treeRun : null;
+  const timeOrderShown = view === "flame" && state.mode === "time-order";
+  const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: timeOrderShown, tracks, transforms });
+  // The function list waits for the tree it goes with unless it is the view (the sandwich), and in
+  // time order for the cells' first frame: on a first paint or a transform, the tree's query (and
+  // a run's first time order, a merge of every sample) has the server to itself, and the layout
+  // and first frame the page's cores. The ranking is a pass over every sample too, and its answer
+  // a render of its own.
+  const timeOrderWaits = timeOrderShown && timeOrder.disabledReason === null && timeOrder.failed === undefined && !timeOrder.painted;
+  const hotRun = view === "sandwich" || (answered !== null && !timeOrderWaits) ? treeRun : null;
   const hot = useHotspots({ runId: hotRun, commitId: props.commitId, metric, tracks, transforms });
   // The untransformed functions name the chips' frames (a merged or dropped function is gone from `hot`).
   const plainHot = useHotspots({ runId: transforms.length ? hotRun : null, commitId: props.commitId, metric, tracks });
@@ -114,7 +120,6 @@ export function RunWorkbench(props: RunWorkbenchProps) {
     return (key: string) => names.get(key);
   }, [plainHot, hot, flameNodes]);
 
-  const timeOrder = useTimeOrder({ runId: props.runId, commitId: props.commitId, metric, timeRange: flame && "nodes" in flame ? flame.time_range : undefined, enabled: view === "flame" && state.mode === "time-order", tracks, transforms });
 
   const functionTotals = useMemo(() => {
     const map = new Map<string, FunctionTotals>();
