@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { promises as fsp } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -25,6 +26,8 @@ export interface WarmUpState {
   ms: number | null;
   /** Why it failed (a message, never a path of the person's). */
   error: string | null;
+  /** Whether the run page's own render (as the drop's navigation and as a page) showed the warm-up's run; null when not asked (no `serve`). */
+  page_read: boolean | null;
 }
 
 /**
@@ -32,8 +35,18 @@ export interface WarmUpState {
  * another route reads its state; each bundle has its own copy of this module).
  */
 const STATE = Symbol.for("emberscope.warm-up.state");
-const holder = globalThis as { [STATE]?: { state: WarmUpState; done: Promise<WarmUpState> | null } };
-const slot = (holder[STATE] ??= { state: { state: "idle", ms: null, error: null }, done: null });
+const holder = globalThis as { [STATE]?: WarmUpSlot };
+interface WarmUpSlot {
+  state: WarmUpState;
+  done: Promise<WarmUpState> | null;
+  /** The throwaway workspace's project root while its run page is asked. */
+  pageRoot: string | null;
+  /** Asks the app for one of its own pages as the warm-up's request (registered by `serve`). */
+  askPage: ((pagePath: string) => Promise<string[]>) | null;
+  /** The warm-up's own page requests: the project root their services read. */
+  scope: AsyncLocalStorage<string>;
+}
+const slot = (holder[STATE] ??= { state: { state: "idle", ms: null, error: null, page_read: null }, done: null, pageRoot: null, askPage: null, scope: new AsyncLocalStorage<string>() });
 
 /**
  * The profile warmed on: shaped as a dropped one (a V8 cpuprofile, a call tree, a hot function),
@@ -42,6 +55,9 @@ const slot = (holder[STATE] ??= { state: { state: "idle", ms: null, error: null 
  * 120; 95 ms after this one), its import 335 ms against 520.
  */
 export const WARM_UP_PROFILE = { samples: 20_000, nodes: 1_500 } as const;
+
+/** The made profile's file name: the warm-up run's title, which its run page shows. */
+const WARM_UP_FILE_NAME = "warm-up.cpuprofile";
 
 /** A V8 .cpuprofile of `samples` samples over `nodes` call-tree nodes, made from a fixed seed. */
 export function warmUpProfile(samples: number, nodes: number): string {
@@ -69,24 +85,58 @@ export function warmUpProfile(samples: number, nodes: number): string {
  * at HEAD), then closes its reader and deletes the workspace. The spare writer DuckDB the import
  * took is made again before it returns.
  */
-export async function warmUpImportAndOpen(tempRoot = tmpdir()): Promise<void> {
+export async function warmUpImportAndOpen(tempRoot = tmpdir()): Promise<{ pageRead: boolean | null }> {
+  let pageRead: boolean | null = null;
   const root = await fsp.mkdtemp(path.join(tempRoot, "emberscope-warm-up-"));
   const layout = layoutFor(root);
   try {
     initWorkspace(root).close();
-    const staged = path.join(layout.tmp, "warm-up.cpuprofile");
+    const staged = path.join(layout.tmp, WARM_UP_FILE_NAME);
     await fsp.writeFile(staged, warmUpProfile(WARM_UP_PROFILE.samples, WARM_UP_PROFILE.nodes), { mode: 0o600 });
     const ctx: ServiceContext = { locator: { cwd: root, projectRoot: root }, actor: "web", person: false };
     const imported = await importUploadedFile(ctx, staged, {});
     await callService(flameTree, ctx, { run_id: imported.run_id, commit_id: imported.commit_id, tracks: "busiest" });
     await callService(runViewFacts, ctx, { run_id: imported.run_id, commit_id: "HEAD" });
     await callService(flameTree, ctx, { run_id: imported.run_id, commit_id: "HEAD", tracks: "busiest" });
+    // The run page's own bundle (its services, its render) is another copy of the code: asked for real.
+    const askPage = slot.askPage;
+    if (askPage) {
+      slot.pageRoot = root;
+      try {
+        const bodies = await askPage(`/runs/${encodeURIComponent(imported.run_id)}`);
+        pageRead = bodies.every((body) => body.includes(WARM_UP_FILE_NAME));
+      } finally {
+        slot.pageRoot = null;
+      }
+    }
   } finally {
     await closeReadersOf(layout.dir);
     await fsp.rm(root, { recursive: true, force: true });
     // The writer that took the spare makes the next one as it closes: ready before the first drop.
     await ParquetGenerationWriter.spareMade();
   }
+  return { pageRead };
+}
+
+/**
+ * Has the app answer one of its own pages as the warm-up's, inside `handle`: its services read the
+ * throwaway workspace instead of the person's (webServiceContext). `serve` calls it for a request
+ * that carried its secret; outside the warm-up's page asks there is no such workspace and the
+ * request is answered as any other.
+ */
+export function answerAsWarmUp<T>(handle: () => T): T {
+  const root = slot.pageRoot;
+  return root ? slot.scope.run(root, handle) : handle();
+}
+
+/** The project root of the warm-up's workspace when this is its own page request, else null. */
+export function warmUpProjectRoot(): string | null {
+  return slot.scope.getStore() ?? null;
+}
+
+/** `serve` registers how to ask the app for a page as the warm-up, answering the pages' bodies (its URL and secret are its own). */
+export function registerWarmUpPageAsker(askPage: (pagePath: string) => Promise<string[]>): void {
+  slot.askPage = askPage;
 }
 
 /** The warm-up's state: idle until the upload route starts it, off when it never will. */
@@ -100,16 +150,16 @@ export function warmUpState(): WarmUpState {
  * recorded in its state, never thrown. `run` is the work (warmUpImportAndOpen unless a test
  * gives another).
  */
-export function startWarmUp(run: () => Promise<void> = () => warmUpImportAndOpen()): Promise<WarmUpState> {
+export function startWarmUp(run: () => Promise<{ pageRead: boolean | null }> = () => warmUpImportAndOpen()): Promise<WarmUpState> {
   if (slot.done) return slot.done;
   const started = performance.now();
-  slot.state = { state: "running", ms: null, error: null };
-  const ended = (state: "done" | "failed", error: string | null) => (slot.state = { state, ms: Math.round(performance.now() - started), error });
+  slot.state = { state: "running", ms: null, error: null, page_read: null };
+  const ended = (state: "done" | "failed", error: string | null, pageRead: boolean | null) => (slot.state = { state, ms: Math.round(performance.now() - started), error, page_read: pageRead });
   slot.done = Promise.resolve()
     .then(run)
     .then(
-      () => ended("done", null),
-      (error: unknown) => ended("failed", (error instanceof Error ? error.message : String(error)).replaceAll(tmpdir(), "<tmp>").slice(0, 500)),
+      ({ pageRead }) => ended("done", null, pageRead),
+      (error: unknown) => ended("failed", (error instanceof Error ? error.message : String(error)).replaceAll(tmpdir(), "<tmp>").slice(0, 500), null),
     );
   return slot.done;
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { CLI } from "./cli";
 
@@ -92,6 +93,7 @@ export interface WarmUpAnswer {
   state: "off" | "idle" | "running" | "done" | "failed";
   ms: number | null;
   error: string | null;
+  page_read: boolean | null;
 }
 
 /**
@@ -109,4 +111,10 @@ export async function waitForWarmUp(baseUrl: string, timeoutMs = 60_000): Promis
     if (Date.now() > until) return state;
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** CPU time (user + system, every thread) a process has used so far, from /proc (clock ticks of 10 ms). */
+export function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
