@@ -19,9 +19,10 @@ async function oneMegabyteProfile(file: string): Promise<number> {
 /**
  * Daily use (issue 21): drop-to-flame-graph for a 1 MB profile in headless Chromium — dropped on
  * the home page, imported, the run opened by itself, its flame graph painted — with where the time
- * went (the server's CPU time for it; the upload: the drop to its request, the request, the route's Server-Timing; the server's
- * import phases, the run page's request, the flame data, the paint); and `emberscope open` of the
- * same file: to the URL printed, and on to the painted flame graph.
+ * went (the server's CPU time for it; the upload: the drop to its request, the request, the
+ * route's Server-Timing; the server's import phases, the run page's request, the flame data, the
+ * paint); and `emberscope open` of the same file: to the URL printed, and on to the painted flame
+ * graph.
  * Needs `npm run build`. Each round uses a fresh workspace and server, and drops once the server's
  * start-up warm-up has ended (it says so at GET /api/imports/warm-up; its duration is reported as
  * warm_up_ms); EMBERSCOPE_WARM_UP=0 starts the servers without it, for comparison.
