@@ -1,4 +1,3 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, get as httpGet, type IncomingMessage, type ServerResponse } from "node:http";
 import { networkInterfaces } from "node:os";
 import { EmberscopeError } from "../domain/errors";
@@ -12,8 +11,7 @@ import { integerFlag, stringFlag } from "./args";
 import type { CliCommand, CliEnv } from "./service-command";
 import { isAppBuilt, PACKAGE_ROOT } from "../package-root";
 import { admitNodeRequest, lingerOnClose } from "../http/node-gate";
-import { SESSION_PATH, SIGN_IN_PATH, WARM_UP_HEADER } from "../http/header-names";
-import { answerAsWarmUp, registerWarmUpPageAsker } from "../services/warm-up";
+import { SESSION_PATH, SIGN_IN_PATH } from "../http/header-names";
 import { launchSession, mintLaunchSignInCode } from "../http/session";
 import { PROCESS_STARTED_AT } from "../services/agent-access";
 import { loadDuckDb } from "../evidence/duckdb";
@@ -49,26 +47,6 @@ async function warmRoutes(url: string, routes: typeof WARM_ROUTES): Promise<void
       req.on("error", () => resolve());
     });
   }
-}
-
-/** One page of this server, its body as text ("" when the request failed). */
-function askOwnPage(url: string, headers: Record<string, string>): Promise<string> {
-  return new Promise((resolve) => {
-    const req = httpGet(url, { headers: { connection: "close", ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-      res.on("error", () => resolve(""));
-    });
-    req.on("error", () => resolve(""));
-  });
-}
-
-/** Whether a request is serve's own ask for the warm-up's run page: it carries this launch's secret. */
-function isWarmUpRequest(req: IncomingMessage, secret: string): boolean {
-  const given = req.headers[WARM_UP_HEADER];
-  if (typeof given !== "string" || given.length !== secret.length) return false;
-  return timingSafeEqual(Buffer.from(given), Buffer.from(secret));
 }
 
 /** How long requests still being answered at SIGTERM/SIGINT may take before their connections are cut. */
@@ -228,14 +206,10 @@ export const serveCommand: CliCommand = {
     let appReady: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => (appReady = resolve));
     // Every request passes the boundary (server/http/guard.ts) first: pages, route handlers and MCP alike.
-    const warmUpSecret = randomBytes(32).toString("hex");
     const server = createServer((req, res) => {
       if (!admitNodeRequest(req, res)) return;
       if (isMcpRequest(req.url)) return void handleMcpNodeRequest(req, res, mcpLocator, true);
-      const answer = () => void (handle ? handle(req, res) : ready.then(() => handle!(req, res)));
-      // serve's own ask for the warm-up's run page (its secret): answered for the throwaway workspace.
-      if (isWarmUpRequest(req, warmUpSecret)) return answerAsWarmUp(answer);
-      answer();
+      void (handle ? handle(req, res) : ready.then(() => handle!(req, res)));
     });
     // A connection closed after a refused upload keeps reading briefly, so the client sees the answer.
     server.on("connection", lingerOnClose);
@@ -269,13 +243,7 @@ export const serveCommand: CliCommand = {
     env.announce?.({ url: boundUrl, sign_in_url: signInUrl, project_root: shownRoot, pid: process.pid });
     // DuckDB's native library takes most of a second to load: loaded now, not by the first import or view.
     setImmediate(() => void loadDuckDb().catch(() => undefined));
-    const ownUrl = WILDCARD_HOSTS.has(host) ? `http://127.0.0.1:${boundPort}` : boundUrl;
-    // The upload route's warm-up asks for its run page, as the drop's navigation (RSC) and as a page, through here.
-    registerWarmUpPageAsker(async (pagePath) => {
-      const ask = (query: string, headers: Record<string, string>) => askOwnPage(`${ownUrl}${pagePath}${query}`, { ...headers, [WARM_UP_HEADER]: warmUpSecret });
-      return [await ask("?_rsc", { RSC: "1" }), await ask("", {})];
-    });
-    setImmediate(() => void warmRoutes(ownUrl, WARM_ROUTES));
+    setImmediate(() => void warmRoutes(WILDCARD_HOSTS.has(host) ? `http://127.0.0.1:${boundPort}` : boundUrl, WARM_ROUTES));
     await new Promise<void>((resolve) => {
       // close() waits for every open connection: idle keep-alive sockets are closed now, and
       // those still answering get a grace period before they are cut.

@@ -2,8 +2,6 @@
 
 /** The header the workbench's pages send their CSRF token in (a cross-site page can neither read the token nor set the header). */
 export const CSRF_HEADER = "x-emberscope-csrf";
-/** serve's own request for the run page of its start-up warm-up (server/services/warm-up.ts), with a secret of the process. */
-export const WARM_UP_HEADER = "x-emberscope-warm-up";
 
 /** Where a page gets the CSRF token: GET, same-origin only (no CORS), never cached. */
 export const SESSION_PATH = "/api/session";

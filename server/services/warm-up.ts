@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { promises as fsp } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -27,8 +26,6 @@ export interface WarmUpState {
   ms: number | null;
   /** Why it failed (a message, never a path of the person's). */
   error: string | null;
-  /** Whether the run page's own render (as the drop's navigation and as a page) showed the warm-up's run; null when not asked (no `serve`). */
-  page_read: boolean | null;
 }
 
 /**
@@ -40,14 +37,8 @@ const holder = globalThis as { [STATE]?: WarmUpSlot };
 interface WarmUpSlot {
   state: WarmUpState;
   done: Promise<WarmUpState> | null;
-  /** The throwaway workspace's project root while its run page is asked. */
-  pageRoot: string | null;
-  /** Asks the app for one of its own pages as the warm-up's request (registered by `serve`). */
-  askPage: ((pagePath: string) => Promise<string[]>) | null;
-  /** The warm-up's own page requests: the project root their services read. */
-  scope: AsyncLocalStorage<string>;
 }
-const slot = (holder[STATE] ??= { state: { state: "idle", ms: null, error: null, page_read: null }, done: null, pageRoot: null, askPage: null, scope: new AsyncLocalStorage<string>() });
+const slot = (holder[STATE] ??= { state: { state: "idle", ms: null, error: null }, done: null });
 
 /**
  * The profile warmed on: shaped as a dropped one (a V8 cpuprofile, a call tree, a hot function),
@@ -86,8 +77,7 @@ export function warmUpProfile(samples: number, nodes: number): string {
  * at HEAD), then closes its reader and deletes the workspace. The spare writer DuckDB the import
  * took is made again before it returns.
  */
-export async function warmUpImportAndOpen(tempRoot = tmpdir()): Promise<{ pageRead: boolean | null }> {
-  let pageRead: boolean | null = null;
+export async function warmUpImportAndOpen(tempRoot = tmpdir()): Promise<void> {
   const root = await fsp.mkdtemp(path.join(tempRoot, "emberscope-warm-up-"));
   const layout = layoutFor(root);
   try {
@@ -99,17 +89,6 @@ export async function warmUpImportAndOpen(tempRoot = tmpdir()): Promise<{ pageRe
     await callService(flameTree, ctx, { run_id: imported.run_id, commit_id: imported.commit_id, tracks: "busiest" });
     await callService(runViewFacts, ctx, { run_id: imported.run_id, commit_id: "HEAD" });
     await callService(flameTree, ctx, { run_id: imported.run_id, commit_id: "HEAD", tracks: "busiest" });
-    // The run page's own bundle (its services, its render) is another copy of the code: asked for real.
-    const askPage = slot.askPage;
-    if (askPage) {
-      slot.pageRoot = root;
-      try {
-        const bodies = await askPage(`/runs/${encodeURIComponent(imported.run_id)}`);
-        pageRead = bodies.every((body) => body.includes(WARM_UP_FILE_NAME));
-      } finally {
-        slot.pageRoot = null;
-      }
-    }
   } finally {
     await closeReadersOf(layout.dir);
     await fsp.rm(root, { recursive: true, force: true });
@@ -120,28 +99,6 @@ export async function warmUpImportAndOpen(tempRoot = tmpdir()): Promise<{ pageRe
     // The writer that took the spare makes the next one as it closes: ready before the first drop.
     await ParquetGenerationWriter.spareMade();
   }
-  return { pageRead };
-}
-
-/**
- * Has the app answer one of its own pages as the warm-up's, inside `handle`: its services read the
- * throwaway workspace instead of the person's (webServiceContext). `serve` calls it for a request
- * that carried its secret; outside the warm-up's page asks there is no such workspace and the
- * request is answered as any other.
- */
-export function answerAsWarmUp<T>(handle: () => T): T {
-  const root = slot.pageRoot;
-  return root ? slot.scope.run(root, handle) : handle();
-}
-
-/** The project root of the warm-up's workspace when this is its own page request, else null. */
-export function warmUpProjectRoot(): string | null {
-  return slot.scope.getStore() ?? null;
-}
-
-/** `serve` registers how to ask the app for a page as the warm-up, answering the pages' bodies (its URL and secret are its own). */
-export function registerWarmUpPageAsker(askPage: (pagePath: string) => Promise<string[]>): void {
-  slot.askPage = askPage;
 }
 
 /** The warm-up's state: idle until the upload route starts it, off when it never will. */
@@ -155,16 +112,16 @@ export function warmUpState(): WarmUpState {
  * recorded in its state, never thrown. `run` is the work (warmUpImportAndOpen unless a test
  * gives another).
  */
-export function startWarmUp(run: () => Promise<{ pageRead: boolean | null }> = () => warmUpImportAndOpen()): Promise<WarmUpState> {
+export function startWarmUp(run: () => Promise<void> = () => warmUpImportAndOpen()): Promise<WarmUpState> {
   if (slot.done) return slot.done;
   const started = performance.now();
-  slot.state = { state: "running", ms: null, error: null, page_read: null };
-  const ended = (state: "done" | "failed", error: string | null, pageRead: boolean | null) => (slot.state = { state, ms: Math.round(performance.now() - started), error, page_read: pageRead });
+  slot.state = { state: "running", ms: null, error: null };
+  const ended = (state: "done" | "failed", error: string | null) => (slot.state = { state, ms: Math.round(performance.now() - started), error });
   slot.done = Promise.resolve()
     .then(run)
     .then(
-      ({ pageRead }) => ended("done", null, pageRead),
-      (error: unknown) => ended("failed", (error instanceof Error ? error.message : String(error)).replaceAll(tmpdir(), "<tmp>").slice(0, 500), null),
+      () => ended("done", null),
+      (error: unknown) => ended("failed", (error instanceof Error ? error.message : String(error)).replaceAll(tmpdir(), "<tmp>").slice(0, 500)),
     );
   return slot.done;
 }

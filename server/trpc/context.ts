@@ -1,5 +1,4 @@
 import { isPersonRequest } from "../http/session";
-import { warmUpProjectRoot } from "../services/warm-up";
 import type { ServiceContext } from "../services/service";
 
 /**
@@ -8,7 +7,6 @@ import type { ServiceContext } from "../services/service";
  * also says whether the request carries the person's session cookie (`ServiceContext.person`).
  */
 export function webServiceContext(headers?: { get(name: string): string | null }): ServiceContext {
-  // serve's own request for the run page of its start-up warm-up reads that throwaway workspace.
-  const projectRoot = warmUpProjectRoot() ?? process.env.EMBERSCOPE_PROJECT_ROOT ?? process.cwd();
+  const projectRoot = process.env.EMBERSCOPE_PROJECT_ROOT ?? process.cwd();
   return { locator: { cwd: projectRoot, projectRoot }, actor: "web", person: headers ? isPersonRequest(headers) : false };
 }

@@ -93,7 +93,6 @@ export interface WarmUpAnswer {
   state: "off" | "idle" | "running" | "done" | "failed";
   ms: number | null;
   error: string | null;
-  page_read: boolean | null;
 }
 
 /**
