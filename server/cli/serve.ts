@@ -22,7 +22,8 @@ import { pruneDeadServers, registerServer, unregisterServer } from "../store/ser
  * Routes a dropped file goes through, loaded once the server is up so that the first drop does not
  * wait for their code: the CSRF token's and the upload's route handlers (Next loads a route's code,
  * for the upload the services and the importers, on its first request; the upload route answers a
- * GET 405, and from then on keeps a spare writer DuckDB for the next import), and the run page the
+ * GET 405, and from then on keeps a spare writer DuckDB for the next import and, once, runs an
+ * import and the run page's first flame tree in a throwaway workspace), and the run page the
  * drop opens, whose first render in a process costs more than the next: asked for a run that does
  * not exist, as a page and as the client's navigation asks (RSC).
  */
@@ -30,7 +31,8 @@ const WARM_ROUTES: readonly { path: string; headers?: Record<string, string> }[]
   { path: SESSION_PATH },
   { path: "/api/imports" },
   { path: "/runs/warm-up" },
-  { path: "/runs/warm-up", headers: { RSC: "1" } },
+  // Without router state, Next answers an RSC request only at `?_rsc` (elsewhere it redirects there).
+  { path: "/runs/warm-up?_rsc", headers: { RSC: "1" } },
 ];
 
 /** Asks each route once, in turn, discarding the answers; a failure is left for the real request to meet. */
@@ -191,6 +193,9 @@ export const serveCommand: CliCommand = {
     const url = `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
     process.env.EMBERSCOPE_PROJECT_ROOT = projectRoot;
     process.env.NEXT_TELEMETRY_DISABLED = "1";
+    // The upload route, loaded below by warmRoutes, then warms the drop's path on a made profile in
+    // a throwaway workspace (server/services/warm-up.ts); EMBERSCOPE_WARM_UP=0 leaves it out.
+    if (process.env.EMBERSCOPE_WARM_UP !== "0") process.env.EMBERSCOPE_WARM_UP = "1";
     // stdout carries only the result document; Next's own logging goes to stderr.
     console.log = console.info = (...parts: unknown[]) => console.error(...parts);
     const session = launchSession();

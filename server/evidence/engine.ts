@@ -97,6 +97,24 @@ async function readerFor(ws: Workspace, commit: PinnedCommit): Promise<CachedRea
 }
 
 /**
+ * Closes every reader of one workspace and drops its kept answers: for a workspace about to be
+ * deleted (the server's warm-up's), whose readers would otherwise stay open on removed files.
+ */
+export async function closeReadersOf(workspaceDir: string): Promise<void> {
+  const prefix = `${workspaceDir}\u0000`;
+  for (const [key, entry] of [...readers.entries()]) {
+    if (!key.startsWith(prefix)) continue;
+    readers.delete(key);
+    await entry.then((r) => r.instance.closeSync()).catch(() => undefined);
+  }
+  for (const [key, kept] of [...caches.results.entries()]) {
+    if (!key.startsWith(prefix)) continue;
+    caches.results.delete(key);
+    caches.cachedRows -= kept.rows;
+  }
+}
+
+/**
  * Query results per (workspace, commit, SQL text). A commit's files never change, so the same
  * statement over the same commit always returns the same rows. The SQL text carries everything
  * else an answer depends on (generations, metric, tracks, transforms, budget), so no other

@@ -315,6 +315,13 @@ export class ParquetGenerationWriter implements BatchSink {
     return keeping;
   }
 
+  /** Resolves once the kept spare is made (at once when none is kept or being made); never fails. */
+  static async spareMade(): Promise<void> {
+    // A writer closing asks for the next spare on the next turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
+    await spare;
+  }
+
   /** The final files of the tables written as their rows arrive (see writtenAsFinal; spans, of placed drafts), made by their first batch (or their finish). */
   private readonly finals = new Map<StagingTableName, FinalParquetFile>();
 

@@ -259,7 +259,7 @@ function hashOnThread(file: string): Promise<{ digest: string; size: number }> {
 }
 
 /** fsync of a file, or of a directory (its entries: a rename into it). */
-async function syncPath(file: string): Promise<void> {
+export async function syncPath(file: string): Promise<void> {
   const handle = await fsp.open(file, "r");
   try {
     await handle.sync();

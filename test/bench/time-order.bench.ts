@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import type { z } from "zod";
 import { callService, flameTimeline, importArtifact, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
-import { startServer } from "../helpers/server";
+import { processCpuMs, startServer } from "../helpers/server";
 import { walkingCpuprofileFile } from "./generators";
 import { summarize } from "./stats";
 import { TIME_ORDER_CELL_BUDGET } from "../../components/flame/time-order-question";
@@ -153,8 +153,3 @@ export async function timeOrderBenchmark(): Promise<Record<string, unknown>> {
   }
 }
 
-/** CPU time (user + system) a process has used so far, from /proc (clock ticks of 10 ms). */
-function processCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}

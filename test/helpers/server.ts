@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { CLI } from "./cli";
 
@@ -13,13 +14,14 @@ export interface RunningServer {
 
 /**
  * Starts the real built app with `emberscope serve --port 0 --json` and waits for its announce
- * document; `cli` is another checkout's `bin/emberscope.js` (a benchmark comparing two trees).
+ * document; `cli` is another checkout's `bin/emberscope.js` (a benchmark comparing two trees);
+ * `env` is added to this process's environment for the server's.
  */
-export async function startServer(projectRoot: string, extraArgs: string[] = [], cli = CLI): Promise<RunningServer> {
+export async function startServer(projectRoot: string, extraArgs: string[] = [], cli = CLI, env: Record<string, string> = {}): Promise<RunningServer> {
   const child = spawn(process.execPath, [cli, "serve", "--port", "0", "--json", "--project-root", projectRoot, ...extraArgs], {
     cwd: projectRoot,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env },
   });
   let stdout = "";
   let stderr = "";
@@ -85,4 +87,33 @@ export async function signIn(signInUrl: string): Promise<{ cookie: string | null
   const setCookie = answer.headers["set-cookie"];
   const first = Array.isArray(setCookie) ? setCookie[0] : setCookie;
   return { cookie: first ? first.split(";")[0] : null, answer };
+}
+
+export interface WarmUpAnswer {
+  state: "off" | "idle" | "running" | "done" | "failed";
+  ms: number | null;
+  error: string | null;
+}
+
+/**
+ * Waits until the server's start-up warm-up of the drop's path has ended (GET /api/imports/warm-up
+ * says so) and returns its last state; null when the server has no such route (an older checkout).
+ */
+export async function waitForWarmUp(baseUrl: string, timeoutMs = 60_000): Promise<WarmUpAnswer | null> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await rawRequest(`${baseUrl}/api/imports/warm-up`);
+    if (answer.status === 404) return null;
+    const state = JSON.parse(answer.body) as WarmUpAnswer;
+    // Idle: serve has not loaded the upload route yet (it does so once it listens).
+    if (state.state !== "idle" && state.state !== "running") return state;
+    if (Date.now() > until) return state;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** CPU time (user + system, every thread) a process has used so far, from /proc (clock ticks of 10 ms). */
+export function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }

@@ -8,6 +8,7 @@ import { DEFAULT_INPUT_BOUNDS } from "../../../server/evidence/input";
 import { ParquetGenerationWriter } from "../../../server/evidence/parquet-writer";
 import { refusalOfWebRequest, refusalResponse } from "../../../server/http/guard";
 import { importUploadedFile, prepareRunView } from "../../../server/services";
+import { startWarmUp } from "../../../server/services/warm-up";
 import { locateWorkspace } from "../../../server/store/layout";
 import { webServiceContext } from "../../../server/trpc/context";
 import { errorResponse } from "../corpus/errors";
@@ -17,8 +18,13 @@ export const runtime = "nodejs";
 
 // Once this route is loaded (serve asks for it as it starts, before the first drop), the server
 // keeps a spare writer DuckDB for the next upload under 16 MB (ParquetGenerationWriter.keepSpare;
-// larger ones write from a worker thread); the build, which loads it too, does not.
-if (process.env.NEXT_PHASE !== "phase-production-build") ParquetGenerationWriter.keepSpare();
+// larger ones write from a worker thread), and under `serve` warms this route's import and the
+// run page's first flame tree on a made profile in a throwaway workspace (server/services/warm-up.ts;
+// GET /api/imports/warm-up says when it ended); the build, which loads it too, does neither.
+if (process.env.NEXT_PHASE !== "phase-production-build") {
+  ParquetGenerationWriter.keepSpare();
+  if (process.env.EMBERSCOPE_WARM_UP === "1") void startWarmUp();
+}
 
 /** The uploaded file's own name (it becomes the run's title and helps format detection), made safe. */
 function safeFileName(raw: string | null): string {
