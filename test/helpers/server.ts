@@ -15,13 +15,16 @@ export interface RunningServer {
 /**
  * Starts the real built app with `emberscope serve --port 0 --json` and waits for its announce
  * document; `cli` is another checkout's `bin/emberscope.js` (a benchmark comparing two trees);
- * `env` is added to this process's environment for the server's.
+ * `env` is added to this process's environment for the server's. Under vitest the server starts
+ * without its start-up warm-up (EMBERSCOPE_WARM_UP=0: about a second of CPU per server, on the two
+ * cores the suite's ~70 servers share) unless `env` asks for it; test/integration/warm-up.test.ts
+ * tests it, and the benchmarks keep it.
  */
 export async function startServer(projectRoot: string, extraArgs: string[] = [], cli = CLI, env: Record<string, string> = {}): Promise<RunningServer> {
   const child = spawn(process.execPath, [cli, "serve", "--port", "0", "--json", "--project-root", projectRoot, ...extraArgs], {
     cwd: projectRoot,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env },
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...(process.env.VITEST ? { EMBERSCOPE_WARM_UP: "0" } : {}), ...env },
   });
   let stdout = "";
   let stderr = "";
