@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { EvidenceBuilder, MemorySink, outermostByPath, outermostBySummary, StackChildren, type RowBatch, type StagingTableName } from "./builder";
+import { stableKey } from "./hash";
+import { EvidenceBuilder, frameKey, MemorySink, outermostByPath, outermostBySummary, StackChildren, type RowBatch, type StagingTableName } from "./builder";
 import type { CodedText } from "./text-coding";
 import type { EvidenceParseError } from "../formats/errors";
 
@@ -32,6 +33,24 @@ describe("EvidenceBuilder", () => {
     };
     paths.forEach((path, i) => expect(pathOf(first[i])).toEqual(path));
     expect(new Set(sink.tables.stacks.map((r) => `${r.parent_stack_id}/${r.frame_id}`)).size).toBe(sink.tables.stacks.length);
+  });
+
+  it("gives each distinct frame one id and the same id again, across the key table's growth, with its key as stableKey writes it", async () => {
+    const sink = new MemorySink();
+    const builder = new EvidenceBuilder(sink);
+    const input = (i: number) => ({ name: `f${i}`, file: i % 3 === 0 ? null : `m${i % 7}.c`, line: i % 5 === 0 ? null : i % 11, module: i % 2 ? "lib.so" : null, kind: "native" as const });
+    const ids = Array.from({ length: 100_000 }, (_, i) => builder.frame(input(i)));
+    expect(ids).toEqual(ids.map((_, i) => i));
+    for (let i = 99_999; i >= 0; i -= 3) expect(builder.frame(input(i))).toBe(i);
+    // Fields that make one key are one frame: a fractional line rounds to the same line.
+    expect(builder.frame({ ...input(7), line: 7.2 })).toBe(7);
+    await builder.finish();
+    expect(sink.tables.frames).toHaveLength(100_000);
+    for (const row of sink.tables.frames.filter((_, i) => i % 997 === 0)) {
+      const i = row.frame_id as number;
+      expect(row.frame_key).toBe(frameKey(input(i)));
+      expect(row.frame_key).toBe(stableKey(`f${i}\u0000${input(i).file ?? ""}\u0000${input(i).line ?? ""}\u0000${input(i).module ?? ""}\u0000native`));
+    }
   });
 
   it("derives self and inclusive totals per frame, counting a frame once per sample under recursion", async () => {

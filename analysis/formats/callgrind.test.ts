@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseErrorOf, totalsByStack } from "../../test/helpers/evidence-rows";
+import { textHash } from "../io/text-table";
 import { apportion, callgrindImporter } from "./callgrind";
 import { importToMemory, type MemoryImport } from "./run";
 
@@ -270,6 +271,86 @@ calls=1 1
     // The calls from both blocks of main make one edge: a.c's work() sits under main only, b.c's under it; other.so's work() is a root.
     expect(self).toEqual({ "main@a.c@": 3, "main@a.c@;work@a.c@": 10, "main@a.c@;work@a.c@;work@b.c@": 90, "work@b.c@other.so": 7 });
     expect(result.tables.frames.filter((f) => f.name === "work")).toHaveLength(3);
+  });
+
+  it("reads compressed names as callgrind writes them: any text kept exactly, an id redefined, ids spelled apart, ids past the indexed range, an empty or ??? object as none", async () => {
+    // (1) is redefined mid-file (as in concatenated parts): cfn=(1) after it is beta. (01) is
+    // another id than (1); (20000000) is past the range of ids kept in a column.
+    const text = `events: Ir
+ob=(1) /srv/app
+fl=(1) m\u00f6dule.c
+fn=(1) alpha
+1 1
+cfn=(2) f\u00fc\u00dfe::\u6f22\u5b57()
+calls=1 1
+1 20
+fn=(2)
+2 20
+fn=(01) zero-one
+3 300
+cfn=(20000000) far \ud83d\udd25
+calls=1 1
+3 4000
+fn=(20000000)
+4 4000
+fn=(1) beta
+5 50000
+cfn=(1)
+calls=1 1
+5 600000
+fn=(1)
+6 600000
+ob=???
+fn=(3) gamma
+7 7000000
+ob=
+fn=(3)
+8 80000000
+`;
+    const result = await importToMemory(callgrindImporter, text, { chunkSize: 16 });
+    expect(totalsByStack(result).Ir).toEqual({
+      alpha: 1,
+      "alpha;f\u00fc\u00dfe::\u6f22\u5b57()": 20,
+      "zero-one": 300,
+      "zero-one;far \ud83d\udd25": 4000,
+      beta: 650000,
+      gamma: 87000000,
+    });
+    // beta's call to (1) calls itself: folded into the outermost call, its cost beta's own.
+    const frames = Object.fromEntries(result.tables.frames.map((f) => [f.name, [f.file, f.module]]));
+    expect(frames).toEqual({
+      alpha: ["m\u00f6dule.c", "/srv/app"],
+      "f\u00fc\u00dfe::\u6f22\u5b57()": ["m\u00f6dule.c", "/srv/app"],
+      "zero-one": ["m\u00f6dule.c", "/srv/app"],
+      "far \ud83d\udd25": ["m\u00f6dule.c", "/srv/app"],
+      beta: ["m\u00f6dule.c", "/srv/app"],
+      gamma: ["m\u00f6dule.c", null],
+    });
+    expect((await parseError(text.replace("fn=(01) zero-one", "fn=(01)"))).reason).toBe("a compressed fn= name is used before it is defined");
+  });
+
+  it("keeps many distinct function names apart, names whose hashes collide among them, each self cost exact", async () => {
+    const names: string[] = [];
+    const byHash = new Map<number, string>();
+    let collisions = 0;
+    for (let i = 0; collisions < 4; i++) {
+      const name = `fn_${i}`;
+      const other = byHash.get(textHash(name));
+      if (other !== undefined) {
+        names.push(other, name);
+        collisions++;
+      } else byHash.set(textHash(name), name);
+    }
+    for (let i = 0; i < 20_000; i++) names.push(`ns${i % 13}::work_${i}(int)`);
+    const lines = ["events: Ir", "fl=(1) a.c", "fn=(1) main", "1 1"];
+    names.forEach((name, i) => lines.push(`cfn=(${i + 2}) ${name}`, "calls=1 1", `1 ${i + 1}`));
+    names.forEach((_, i) => lines.push(`fn=(${i + 2})`, `2 ${i + 1}`));
+    const result = await importToMemory(callgrindImporter, `${lines.join("\n")}\n`);
+    const self = selfByFunction(result).get("Ir")!;
+    expect(self.size).toBe(names.length + 1);
+    expect(self.get("main")).toBe(1);
+    names.forEach((name, i) => expect(self.get(name), name).toBe(i + 1));
+    expect(result.tables.frames).toHaveLength(names.length + 1);
   });
 
   it("splits a total into integers proportional to weights that sum exactly", () => {

@@ -9,7 +9,8 @@
 import { IntList, NumberColumn, type EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { int64 } from "../evidence/int64";
-import { ownCopy, readLines } from "../io/text";
+import { readLines } from "../io/text";
+import { TextTable } from "../io/text-table";
 import { demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError, InputBoundError } from "./errors";
 import type { FormatImporter, ImportContext } from "./types";
@@ -32,93 +33,118 @@ const NAME_SPACE: Record<string, NameSpace> = { ob: "ob", cob: "ob", fl: "fl", f
 const MAX_FUNCTIONS = 2 ** 26;
 
 /**
+ * A compression space's ids, `(id) text` once then `(id)`: id → text id. Ids as callgrind writes
+ * them (decimal, no leading zero, below MAX_INDEXED_ID) index a column; any other spelling goes
+ * through a map by its text, so that `(01)` stays apart from `(1)`. A later definition of an id
+ * replaces the earlier one.
+ */
+class CompressedIds {
+  /** Per id, its text id + 1 (0: not defined). */
+  private readonly byNumber = new IntList();
+  private readonly byText = new Map<string, number>();
+
+  define(id: string, textId: number): void {
+    const n = indexedId(id);
+    if (n < 0) {
+      this.byText.set(id, textId);
+      return;
+    }
+    while (this.byNumber.length <= n) this.byNumber.push(0);
+    this.byNumber.data[n] = textId + 1;
+  }
+
+  /** The text id of `id`, or -1 when it is not defined. */
+  get(id: string): number {
+    const n = indexedId(id);
+    if (n < 0) return this.byText.get(id) ?? -1;
+    return n < this.byNumber.length ? this.byNumber.data[n] - 1 : -1;
+  }
+}
+
+/** Compressed ids below this are kept in a column (4 bytes each up to the largest used: 16 MB at most); larger ones in a map. */
+const MAX_INDEXED_ID = 1 << 22;
+
+function indexedId(id: string): number {
+  if (id.length > 8 || (id.length > 1 && id.charCodeAt(0) === 0x30)) return -1;
+  const n = Number(id);
+  return n < MAX_INDEXED_ID ? n : -1;
+}
+
+/**
  * The parsed call graph, compact (a profile of a large program names millions of functions): per
- * function its name, file and object (interned ids) and its self cost per event in columns; per
+ * function its name, file and object (ids in the reader's TextTable) and its self cost per event in columns; per
  * caller → callee edge its call count and inclusive cost per event, found by an open-addressing
  * hash of (caller, callee), and after `finish` listed per caller in the order the file gave them.
  */
 class CallGraph {
-  /** Per function, its name (kept whole: a slice of a line would keep the line's batch alive). */
-  readonly names: string[] = [];
+  /** Per function, its name, file and object: ids in `texts` (-1: none). */
+  private readonly nameOf = new IntList();
   private readonly fileOf = new IntList();
   private readonly objectOf = new IntList();
-  /** Files and objects, interned: -1 is none. */
-  private readonly texts: string[] = [];
-  private readonly textIds = new Map<string, number>();
-  /** Per name, its first function; other functions of that name (other file or object) follow by `sameName`. */
-  private readonly byName = new Map<string, number>();
-  private readonly sameName = new IntList();
+  /** Per name (its text id), its first function + 1 (0: none); other functions of that name (other file or object) follow by `sameName`. */
+  private byName = new IntList();
+  private sameName = new IntList();
   /** self[fn × events + event]. */
   readonly self = new NumberColumn();
-  readonly edgeCaller = new IntList();
-  readonly edgeCallee = new IntList();
-  readonly edgeCalls = new NumberColumn();
+  edgeCaller = new IntList();
+  edgeCallee = new IntList();
+  edgeCalls = new NumberColumn();
   /** edgeCost[edge × events + event]: the calls' inclusive cost. */
-  readonly edgeCost = new NumberColumn();
+  edgeCost = new NumberColumn();
   /** Open addressing over edge ids + 1 (0: empty), by hash of (caller, callee). */
   private slots = new Int32Array(1024);
   /** After finish(): edges of caller c are edgeOrder[edgeStart[c], edgeStart[c + 1]), in file order. */
   edgeStart = new Int32Array(0);
   edgeOrder = new Int32Array(0);
 
-  constructor(readonly events: number) {}
+  constructor(
+    readonly events: number,
+    private readonly texts: TextTable,
+  ) {}
 
   get count(): number {
-    return this.names.length;
+    return this.nameOf.length;
   }
 
   get edges(): number {
     return this.edgeCaller.length;
   }
 
+  name(fn: number): string {
+    return this.texts.text(this.nameOf.data[fn]);
+  }
+
   file(fn: number): string | null {
     const id = this.fileOf.data[fn];
-    return id < 0 ? null : this.texts[id];
+    return id < 0 ? null : this.texts.text(id);
   }
 
   object(fn: number): string | null {
     const id = this.objectOf.data[fn];
-    return id < 0 ? null : this.texts[id];
+    return id < 0 ? null : this.texts.text(id);
   }
 
-  private textId(text: string | null): number {
-    if (text === null) return -1;
-    let id = this.textIds.get(text);
-    if (id === undefined) {
-      id = this.texts.length;
-      const own = ownCopy(text);
-      this.texts.push(own);
-      this.textIds.set(own, id);
+  /** The function of this name, file and object (text ids; -1: none), added if new. */
+  fn(name: number, file: number, object: number): number {
+    const first = name < this.byName.length ? this.byName.data[name] - 1 : -1;
+    for (let id = first; id >= 0; id = this.sameName.data[id]) {
+      if (this.fileOf.data[id] === file && this.objectOf.data[id] === object) return id;
     }
-    return id;
-  }
-
-  fn(name: string, file: string | null, object: string | null): number {
-    const fileId = this.textId(file);
-    const objectId = this.textId(object);
-    const first = this.byName.get(name);
-    for (let id = first ?? -1; id >= 0; id = this.sameName.data[id]) {
-      if (this.fileOf.data[id] === fileId && this.objectOf.data[id] === objectId) return id;
-    }
-    const id = this.names.length;
+    const id = this.nameOf.length;
     if (id >= MAX_FUNCTIONS) throw new InputBoundError("size", MAX_FUNCTIONS, `The profile names more than ${MAX_FUNCTIONS} functions.`);
-    // Kept as copies: the texts are slices of a line, and so of its batch's megabyte of text,
-    // which a kept slice keeps alive (every batch that names a new function, so the whole file).
-    if (first === undefined) {
-      const own = ownCopy(name);
-      this.names.push(own);
-      this.byName.set(own, id);
-      this.sameName.push(-1);
+    if (first < 0) {
+      while (this.byName.length <= name) this.byName.push(0);
+      this.byName.data[name] = id + 1;
     } else {
-      this.names.push(this.names[first]);
       // Chained after the first: later lookups of the name walk its functions in the order they came.
       let last = first;
       while (this.sameName.data[last] >= 0) last = this.sameName.data[last];
       this.sameName.data[last] = id;
-      this.sameName.push(-1);
     }
-    this.fileOf.push(fileId);
-    this.objectOf.push(objectId);
+    this.sameName.push(-1);
+    this.nameOf.push(name);
+    this.fileOf.push(file);
+    this.objectOf.push(object);
     for (let e = 0; e < this.events; e++) this.self.push(0);
     return id;
   }
@@ -163,9 +189,12 @@ class CallGraph {
     this.slots = slots;
   }
 
-  /** Lists the edges per caller (the hash is dropped: no call is added after this). */
+  /** Lists the edges per caller. No function or call is added after this: the lookups' memory goes. */
   finish(): void {
     this.slots = new Int32Array(0);
+    this.byName = new IntList();
+    this.sameName = new IntList();
+    this.texts.seal();
     const functions = this.count;
     const edges = this.edges;
     const start = new Int32Array(functions + 1);
@@ -177,6 +206,16 @@ class CallGraph {
     this.edgeStart = start;
     this.edgeOrder = order;
   }
+
+  /** Drops the calls, once the call paths are rebuilt from them (a large profile's calls take hundreds of megabytes). */
+  dropCalls(): void {
+    this.edgeCaller = new IntList();
+    this.edgeCallee = new IntList();
+    this.edgeCalls = new NumberColumn();
+    this.edgeCost = new NumberColumn();
+    this.edgeStart = new Int32Array(0);
+    this.edgeOrder = new Int32Array(0);
+  }
 }
 
 function hashPair(a: number, b: number): number {
@@ -185,9 +224,10 @@ function hashPair(a: number, b: number): number {
 
 /** cob=/cfi=/cfn= seen, then calls= (count ≥ 0): the next cost line is this call's inclusive cost. */
 interface PendingCall {
-  object: string | null;
-  file: string | null;
-  name: string | null;
+  /** Text ids (-1: none; name -1: no cfn= yet). */
+  object: number;
+  file: number;
+  name: number;
   count: number;
   line: number;
 }
@@ -203,10 +243,14 @@ interface Header {
 /** Reads the file into a call graph, following the format's name and position compression. */
 async function readCallGraph({ source, builder, limits }: ImportContext): Promise<{ graph: CallGraph; header: Header }> {
   const header: Header = { events: [], positions: 1, summary: null, totals: null, meta: {} };
-  const names: Record<NameSpace, Map<string, string>> = { ob: new Map(), fl: new Map(), fn: new Map() };
+  // Every name, file and object text, once (a large program's profile names millions of functions).
+  const texts = new TextTable();
+  const compressed: Record<NameSpace, CompressedIds> = { ob: new CompressedIds(), fl: new CompressedIds(), fn: new CompressedIds() };
+  // Texts that stand for no name, as callgrind_annotate reads them.
+  const unknownIds = [texts.id("???"), texts.id("")];
   let graph: CallGraph | null = null;
-  let object: string | null = null;
-  let file: string | null = null;
+  let object = -1;
+  let file = -1;
   let fn = -1;
   // The next call's callee, valid until its cost line.
   let callee: PendingCall | null = null;
@@ -217,18 +261,20 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
   const fail = (reason: string, line: number): never => {
     throw new EvidenceParseError(FORMAT, reason, { line });
   };
-  const resolve = (space: NameSpace, value: string, line: number): string => {
+  /** The text id a name specification's value stands for. */
+  const resolve = (space: NameSpace, value: string, line: number): number => {
     const named = NAMED.exec(value);
-    if (!named) return value;
+    if (!named) return texts.id(value);
     if (named[2] !== undefined) {
-      names[space].set(ownCopy(named[1]), ownCopy(named[2]));
-      return named[2];
+      const id = texts.id(named[2]);
+      compressed[space].define(named[1], id);
+      return id;
     }
-    const known = names[space].get(named[1]);
-    if (known === undefined) fail(`a compressed ${space}= name is used before it is defined`, line);
-    return known as string;
+    const known = compressed[space].get(named[1]);
+    if (known < 0) fail(`a compressed ${space}= name is used before it is defined`, line);
+    return known;
   };
-  const unknownName = (name: string) => (name === "???" || name === "" ? null : name);
+  const unknownName = (id: number) => (unknownIds.includes(id) ? -1 : id);
   const numbers = (text: string, line: number): number[] => {
     const out = text.trim().split(/\s+/).filter(Boolean);
     return out.map((t) => (COST.test(t) ? Number(t) : fail("a cost is not a whole number", line)));
@@ -260,7 +306,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
         cost[i - header.positions] = int64(Number(token), FORMAT, "costs", { line });
       }
       if (callee !== null && callee.count >= 0) {
-        const target = g.fn(callee.name as string, callee.file, callee.object);
+        const target = g.fn(callee.name, callee.file, callee.object);
         g.addCall(fn, target, callee.count, cost);
         callee = null;
       } else {
@@ -297,7 +343,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
         case "cfl":
         case "cfn": {
           const name = resolve(NAME_SPACE[key], value, line);
-          callee ??= { object, file, name: null, count: -1, line };
+          callee ??= { object, file, name: -1, count: -1, line };
           if (key === "cob") callee.object = unknownName(name);
           else if (key === "cfn") callee.name = name;
           else callee.file = unknownName(name);
@@ -306,7 +352,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
         case "calls": {
           const [count] = value.trim().split(/\s+/);
           const call: PendingCall | null = callee;
-          if (call === null || call.name === null) return fail("calls= without a cfn= naming the called function", line);
+          if (call === null || call.name < 0) return fail("calls= without a cfn= naming the called function", line);
           if (!/^\d+$/.test(count ?? "")) fail("calls= does not start with a call count", line);
           if (fn < 0) fail("calls= comes before any fn=", line);
           call.count = Number(count);
@@ -336,7 +382,7 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
           if (events.length === 0) fail("`events:` names no event", line);
           if (graph && events.join(" ") !== header.events.join(" ")) fail("a second `events:` line names other events", line);
           header.events = events;
-          graph ??= new CallGraph(events.length);
+          graph ??= new CallGraph(events.length, texts);
           break;
         }
         case "positions": {
@@ -386,11 +432,12 @@ async function readCallGraph({ source, builder, limits }: ImportContext): Promis
  * function only typed arrays.
  */
 class CallPaths {
-  readonly parent: number[] = [];
-  readonly fn: number[] = [];
-  readonly share: number[][] = [];
+  readonly parent = new IntList();
+  readonly fn = new IntList();
+  /** share[node × events + event]. */
+  readonly share = new NumberColumn();
   /** Per node, its depth (0: a root); at most maxDepth − 1. */
-  readonly depth: number[] = [];
+  readonly depth = new IntList();
   /** After build(): the nodes of function f are byFunction[functionStart[f], functionStart[f + 1]), in node order. */
   private functionStart = new Int32Array(0);
   private byFunction = new Int32Array(0);
@@ -404,6 +451,17 @@ class CallPaths {
     private readonly maxDepth: number,
   ) {
     this.heaviestCaller = new Int32Array(graph.count).fill(-1);
+  }
+
+  get count(): number {
+    return this.fn.length;
+  }
+
+  /** The node's share of its function's activity summed over the events. */
+  shareSum(node: number): number {
+    let sum = 0;
+    for (let e = 0; e < this.graph.events; e++) sum += this.share.get(node * this.graph.events + e);
+    return sum;
   }
 
   nodesOf(fn: number): Int32Array {
@@ -439,11 +497,13 @@ class CallPaths {
     for (let fn = 0; fn < functions; fn++) for (let e = 0; e < events; e++) totals[e] += g.self.get(fn * events + e);
     const onPath = new Uint8Array(functions);
 
-    const visit = (fn: number, parent: number, share: number[], depth: number) => {
+    // The shares of the node being visited, per depth (a node's children are visited after its own share is read).
+    const shares: Float64Array[] = [];
+    const visit = (fn: number, parent: number, share: Float64Array, depth: number) => {
       const node = this.fn.length;
       this.fn.push(fn);
       this.parent.push(parent);
-      this.share.push(share);
+      for (let e = 0; e < events; e++) this.share.push(share[e]);
       this.depth.push(depth);
       if (depth + 1 >= this.maxDepth) {
         this.deep++;
@@ -456,7 +516,7 @@ class CallPaths {
         // Recursion is folded into the outermost call on the path.
         if (onPath[callee]) continue;
         const calls = g.edgeCalls.get(edge);
-        const childShare = new Array(events);
+        const childShare = (shares[depth + 1] ??= new Float64Array(events));
         let carries = false;
         for (let e = 0; e < events; e++) {
           const cost = g.edgeCost.get(edge * events + e);
@@ -478,16 +538,17 @@ class CallPaths {
     for (let fn = 0; fn < functions; fn++) {
       let called = incomingCalls[fn] !== 0;
       for (let e = 0; e < events && !called; e++) called = incomingCost[fn * events + e] !== 0;
-      if (!called) visit(fn, -1, new Array(events).fill(1), 0);
+      if (!called) visit(fn, -1, new Float64Array(events).fill(1), 0);
     }
 
     // Nodes per function, in node order.
     const start = new Int32Array(functions + 1);
-    for (const fn of this.fn) start[fn + 1]++;
+    const nodes = this.fn.length;
+    for (let node = 0; node < nodes; node++) start[this.fn.data[node] + 1]++;
     for (let fn = 0; fn < functions; fn++) start[fn + 1] += start[fn];
     const fill = start.slice(0, functions);
-    const byFunction = new Int32Array(this.fn.length);
-    this.fn.forEach((fn, node) => (byFunction[fill[fn]++] = node));
+    const byFunction = new Int32Array(nodes);
+    for (let node = 0; node < nodes; node++) byFunction[fill[this.fn.data[node]]++] = node;
     this.functionStart = start;
     this.byFunction = byFunction;
   }
@@ -523,10 +584,10 @@ async function emitSamples(
 ): Promise<{ unexpanded: number; rootsWithoutPath: number; cutAtDepth: number }> {
   const events = graph.events;
   const frameIds = new Int32Array(graph.count).fill(-1);
-  const stackIds = new Int32Array(paths.fn.length).fill(-1);
+  const stackIds = new Int32Array(paths.count).fill(-1);
   const frameOf = (fn: number) => {
     if (frameIds[fn] < 0) {
-      const name = graph.names[fn];
+      const name = graph.name(fn);
       frameIds[fn] = builder.frame(demangledFrame({ name, file: graph.file(fn), module: graph.object(fn), kind: frameKind(name) }));
     }
     return frameIds[fn];
@@ -537,16 +598,16 @@ async function emitSamples(
     let at = node;
     while (at >= 0 && stackIds[at] < 0) {
       chain.push(at);
-      at = paths.parent[at];
+      at = paths.parent.data[at];
     }
     let stack: number | null = at >= 0 ? stackIds[at] : null;
     for (let i = chain.length - 1; i >= 0; i--) {
-      stack = builder.stack(stack, frameOf(paths.fn[chain[i]]));
+      stack = builder.stack(stack, frameOf(paths.fn.data[chain[i]]));
       stackIds[chain[i]] = stack;
     }
     return stack as number;
   };
-  const shareSum = (node: number) => paths.share[node].reduce((a, b) => a + b, 0);
+  const shareSum = (node: number) => paths.shareSum(node);
 
   /**
    * Where a function with no expanded path goes: under its heaviest caller's heaviest path (its
@@ -574,8 +635,8 @@ async function emitSamples(
     if (nodes.length > 0) {
       let best = nodes[0];
       for (const n of nodes) if (shareSum(n) > shareSum(best)) best = n;
-      const parent = paths.parent[best];
-      place(fn, stackOf(best), parent >= 0 ? stackOf(parent) : null, paths.depth[best], false);
+      const parent = paths.parent.data[best];
+      place(fn, stackOf(best), parent >= 0 ? stackOf(parent) : null, paths.depth.data[best], false);
       return;
     }
     const caller = paths.heaviestCaller[fn];
@@ -605,7 +666,7 @@ async function emitSamples(
     for (let e = 0; e < events; e++) {
       const self = graph.self.get(fn * events + e);
       if (self === 0) continue;
-      let weights = nodes.map((n) => paths.share[n][e]);
+      let weights = nodes.map((n) => paths.share.get(n * events + e));
       // No path carries this event (e.g. the calls into it cost nothing of it): use the paths' other events.
       if (weights.every((w) => w <= 0)) weights = nodes.map(shareSum);
       if (weights.every((w) => w <= 0)) {
@@ -673,6 +734,7 @@ export const callgrindImporter: FormatImporter = {
 
     const paths = new CallPaths(graph, limits.maxDepth);
     paths.build();
+    graph.dropCalls();
     const { unexpanded, rootsWithoutPath, cutAtDepth } = await emitSamples(graph, paths, metricIds, track, builder, limits.maxDepth);
 
     builder.limit(
