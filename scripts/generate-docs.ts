@@ -408,11 +408,13 @@ export function renderBenchmarksDoc(): string {
 ${GENERATED}
 
 \`npm run bench\` runs every benchmark below; \`npm run bench -- NAME [NAME …]\` runs those named. Each
-prints its figures and writes them to \`bench-results/NAME.json\` (with the time, the machine's cores
-and Node's version). Benchmarks that open pages in Chromium need \`npm run build\` first. Figures
-on a shared machine move with its load: most benchmarks record the load average, and several judge
-CPU time rather than wall time for that reason. Settings are environment variables the benchmark
-reads (see its file for their defaults).
+prints its figures and writes them to \`bench-results/NAME.json\` (with the time, the machine's cores,
+Node's version and \`cpu_steal_percent\`: the share of the machine's CPU time its hypervisor gave to
+other guests while the benchmark ran, from /proc/stat). Benchmarks that open pages in Chromium need
+\`npm run build\` first. Figures on a shared machine move with its load and its steal: most
+benchmarks record the load average, and several judge CPU time rather than wall time for that
+reason; a run under a steal of more than a few percent is slower than the code. Settings are
+environment variables the benchmark reads (see its file for their defaults).
 
 | name | file | what it measures |
 |---|---|---|

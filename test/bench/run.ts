@@ -16,6 +16,7 @@ import { notebookBenchmark } from "./notebook.bench";
 import { redactionBenchmark } from "./redaction.bench";
 import { runsLibraryBenchmark } from "./runs-library.bench";
 import { sqlConsoleBenchmark } from "./sql-console.bench";
+import { cpuTicks, stealPercent } from "./stats";
 import { timeOrderBenchmark } from "./time-order.bench";
 import { transformsBenchmark } from "./transforms.bench";
 import { tracksBenchmark } from "./tracks.bench";
@@ -52,7 +53,12 @@ const out = path.resolve(import.meta.dirname, "..", "..", "bench-results");
 mkdirSync(out, { recursive: true });
 for (const [name, bench] of Object.entries(BENCHMARKS)) {
   if (only.length && !only.includes(name)) continue;
-  const figures = { benchmark: name, at: new Date().toISOString(), machine: { cores: (await import("node:os")).cpus().length, node: process.version }, ...(await bench()) };
+  const at = new Date().toISOString();
+  const ticks = cpuTicks();
+  const result = await bench();
+  // How much of the machine other guests of its host took meanwhile: figures taken under steal are slower than the code.
+  const machine = { cores: (await import("node:os")).cpus().length, node: process.version, cpu_steal_percent: stealPercent(ticks, cpuTicks()) };
+  const figures = { benchmark: name, at, machine, ...result };
   writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify(figures, null, 2)}\n`);
   console.log(JSON.stringify(figures, null, 2));
 }
