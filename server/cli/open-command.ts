@@ -54,7 +54,10 @@ async function startServer(projectRoot: string, port: number, env: CliEnv): Prom
       cwd: projectRoot,
       detached: true,
       stdio: ["ignore", log, log],
-      env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+      // Without serve's start-up warm-up of the drop's path (about a second of CPU, unless asked
+      // for): this server is started to show the run just imported, and the warm-up would compete
+      // with that import and with the browser's first load of its page.
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", EMBERSCOPE_WARM_UP: process.env.EMBERSCOPE_WARM_UP ?? "0" },
     });
     child.once("exit", (code) => (exited = code ?? -1));
     child.unref();
