@@ -43,6 +43,9 @@ function questionKey(runId: string, commitId: string, metric: string | null, tra
 
 const NO_TRANSFORMS: readonly Transform[] = [];
 
+/** How long after its cells arrive what waits for time order's first frame waits at most. */
+const PAINT_WAIT_MS = 1_500;
+
 type Loaded = { key: string; cells: NonNullable<TimeOrderInput["cells"]>; note: TimeOrderInput["note"] } | { key: string; error: ErrorDocument };
 
 /**
@@ -82,6 +85,14 @@ export function useTimeOrder(args: {
   const [paintedKey, setPaintedKey] = useState<string | null>(null);
   const onPaint = useCallback(() => setPaintedKey(key), [key]);
   const painted = paintedKey === key;
+  // The wait for the first frame is bounded: cells that draw nothing (none, a canvas of no width, a
+  // layout that failed) release what waits at once when there are none, else after PAINT_WAIT_MS.
+  const arrived = result?.key === key && "cells" in result ? result.cells : null;
+  useEffect(() => {
+    if (!arrived || painted) return;
+    const timer = setTimeout(() => setPaintedKey(key), arrived.length === 0 ? 0 : PAINT_WAIT_MS);
+    return () => clearTimeout(timer);
+  }, [arrived, painted, key]);
   useEffect(() => {
     if (!enabled || !possible || result?.key === key) return;
     let live = true;

@@ -167,6 +167,7 @@ export const serveCommand: CliCommand = {
     host: { type: "string", valueName: "HOST", description: "Address to bind (default 127.0.0.1)." },
     "allow-remote": { type: "boolean", description: "Permit a non-loopback --host (exposes the workbench to the network)." },
     init: { type: "boolean", description: "Create the workspace first when there is none." },
+    compress: { type: "boolean", description: "Gzip responses on a loopback --host too (for a browser that reaches it through a tunnel or port forwarding); by default only a non-loopback --host compresses." },
     workers: { type: "string", valueName: "N", description: "Pool workers for captures (default: cores − 1, at least 1; 0 for none)." },
   },
   positionals: [],
@@ -208,7 +209,8 @@ export const serveCommand: CliCommand = {
     // Bound to loopback, responses go uncompressed: Next's gzip on the fly costs the server's CPU on
     // every page and chunk (~0.1–0.2 s for a run page that streams a 2.4 MB flame tree and time
     // order, on cores the browser shares) to save bytes that cost nothing on loopback.
-    const compress = !isLoopbackHost(host);
+    // --compress: the browser is elsewhere although serve binds loopback (ssh -L, a forwarded port).
+    const compress = !isLoopbackHost(host) || args.values.compress === true;
     // Every request passes the boundary (server/http/guard.ts) first: pages, route handlers and MCP alike.
     const server = createServer((req, res) => {
       if (!compress) delete req.headers["accept-encoding"];

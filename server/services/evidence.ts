@@ -554,7 +554,8 @@ export const flameTimeline = defineService({
       transforms: input.transforms,
     };
     // The merge's counts without its own cells (the answer's cells are built from them).
-    const samples = evidence.metrics.find((m) => m.name === metric.name)?.samples ?? Infinity;
+    // Unknown (0: generations written before sample_count was stored count none) streams, as a large one does.
+    const samples = evidence.metrics.find((m) => m.name === metric.name)?.samples || Infinity;
     const merge = () => timeOrderOf(evidence.reader, request, samples).then(({ order: { cells: _merged, ...counts }, cells }) => ({ order: counts, cells }));
     // The whole run's time order is kept per commit as the engine keeps query answers (the request
     // names all it depends on): a page reopened in time order, or another tab's, skips the

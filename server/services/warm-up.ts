@@ -9,6 +9,9 @@ import { initWorkspace } from "../store/workspace";
 import { flameTree, runViewFacts } from "./evidence";
 import { importUploadedFile } from "./imports";
 import { callService, type ServiceContext } from "./service";
+import { warmUpSlot, type WarmUpState } from "./warm-up-state";
+
+export { warmUpState, type WarmUpState } from "./warm-up-state";
 
 /**
  * A server's first drop used to pay for cold code: in a fresh process the import's parse and
@@ -19,27 +22,6 @@ import { callService, type ServiceContext } from "./service";
  * and deletes it. Nothing it does can fail the server: its failure is recorded and dropped.
  */
 
-export interface WarmUpState {
-  /** "off": this server does not warm up (not started by `serve`, or EMBERSCOPE_WARM_UP=0). */
-  state: "off" | "idle" | "running" | "done" | "failed";
-  /** How long it took, once it ended. */
-  ms: number | null;
-  /** Why it failed (a message, never a path of the person's). */
-  error: string | null;
-}
-
-/**
- * One warm-up per process, seen by every bundle of the app (the upload route starts it, a page or
- * another route reads its state; each bundle has its own copy of this module).
- */
-const STATE = Symbol.for("emberscope.warm-up.state");
-const holder = globalThis as { [STATE]?: WarmUpSlot };
-interface WarmUpSlot {
-  state: WarmUpState;
-  done: Promise<WarmUpState> | null;
-}
-const slot = (holder[STATE] ??= { state: { state: "idle", ms: null, error: null }, done: null });
-
 /**
  * The profile warmed on: shaped as a dropped one (a V8 cpuprofile, a call tree, a hot function),
  * a third of the 1 MB one the daily benchmark drops. Smaller warmed less: at 6,000 samples over 400
@@ -47,6 +29,28 @@ const slot = (holder[STATE] ??= { state: { state: "idle", ms: null, error: null 
  * 120; 95 ms after this one), its import 335 ms against 520.
  */
 export const WARM_UP_PROFILE = { samples: 20_000, nodes: 1_500 } as const;
+
+/** The throwaway workspaces' folder names under the OS temp folder. */
+const WARM_UP_PREFIX = "emberscope-warm-up-";
+
+/** A warm-up takes seconds: a throwaway workspace older than this was left by a server that died in its warm-up. */
+const LEFT_AFTER_MS = 10 * 60_000;
+
+/**
+ * Removes the throwaway workspaces of warm-ups that never ended (a server killed or crashed during
+ * its warm-up leaves its folder), the folders of this prefix last changed over LEFT_AFTER_MS ago:
+ * another server's warm-up under way is younger. Best effort.
+ */
+export async function removeLeftWarmUps(tempRoot: string, now = Date.now()): Promise<void> {
+  const names = await fsp.readdir(tempRoot).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(WARM_UP_PREFIX)) continue;
+    const dir = path.join(tempRoot, name);
+    const info = await fsp.lstat(dir).catch(() => null);
+    if (!info?.isDirectory() || now - info.mtimeMs < LEFT_AFTER_MS) continue;
+    await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
 
 /** The made profile's file name: the warm-up run's title, which its run page shows. */
 const WARM_UP_FILE_NAME = "warm-up.cpuprofile";
@@ -78,7 +82,8 @@ export function warmUpProfile(samples: number, nodes: number): string {
  * took is made again before it returns.
  */
 export async function warmUpImportAndOpen(tempRoot = tmpdir()): Promise<void> {
-  const root = await fsp.mkdtemp(path.join(tempRoot, "emberscope-warm-up-"));
+  await removeLeftWarmUps(tempRoot);
+  const root = await fsp.mkdtemp(path.join(tempRoot, WARM_UP_PREFIX));
   const layout = layoutFor(root);
   try {
     initWorkspace(root).close();
@@ -101,18 +106,13 @@ export async function warmUpImportAndOpen(tempRoot = tmpdir()): Promise<void> {
   }
 }
 
-/** The warm-up's state: idle until the upload route starts it, off when it never will. */
-export function warmUpState(): WarmUpState {
-  if (slot.state.state === "idle" && process.env.EMBERSCOPE_WARM_UP !== "1") return { ...slot.state, state: "off" };
-  return { ...slot.state };
-}
-
 /**
  * Starts the warm-up once per process, in the background, and returns its end; a failure is
  * recorded in its state, never thrown. `run` is the work (warmUpImportAndOpen unless a test
  * gives another).
  */
 export function startWarmUp(run: () => Promise<void> = () => warmUpImportAndOpen()): Promise<WarmUpState> {
+  const slot = warmUpSlot();
   if (slot.done) return slot.done;
   const started = performance.now();
   slot.state = { state: "running", ms: null, error: null };

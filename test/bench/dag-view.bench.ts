@@ -11,7 +11,7 @@ import { callService, importArtifact, type ServiceContext } from "../../server/s
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
 import { REPO_ROOT } from "../helpers/cli";
-import { startServer } from "../helpers/server";
+import { startSettledServer, type RunningServer } from "../helpers/server";
 import { agentSessionTrace } from "./generators";
 import { summarize } from "./stats";
 
@@ -36,7 +36,7 @@ const MARKS = ["duckdb:engine-open", "emberscope:dag-session", "emberscope:dag-r
 export async function dagViewBenchmark(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(path.join(tmpdir(), "emberscope-bench-dag-"));
   let browser: Browser | null = null;
-  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  let server: RunningServer | null = null;
   try {
     initWorkspace(dir).close();
     const ctx: ServiceContext = { locator: { cwd: dir, projectRoot: dir }, actor: "test" };
@@ -48,7 +48,7 @@ export async function dagViewBenchmark(): Promise<Record<string, unknown>> {
       const imported = await callService(importArtifact, ctx, { path: file });
       sessions.push({ target, calls: session.calls, nodes: session.nodes, runId: imported.run_id });
     }
-    server = await startServer(dir);
+    server = await startSettledServer(dir);
     browser = await launchChromium();
     const out: Record<string, unknown> = { load_average_1m_at_start: Math.round(loadavg()[0] * 10) / 10 };
     for (const session of sessions) {

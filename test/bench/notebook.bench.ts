@@ -4,7 +4,7 @@ import path from "node:path";
 import { addCell, callService, createInvestigation, importArtifact, recordFinding, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
-import { startServer } from "../helpers/server";
+import { startSettledServer, type RunningServer } from "../helpers/server";
 import { cpuprofileFile } from "./generators";
 import { summarize } from "./stats";
 
@@ -34,7 +34,7 @@ const QUERIES = [
 export async function notebookBenchmark(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(path.join(tmpdir(), "emberscope-bench-notebook-"));
   const browser = await launchChromium();
-  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  let server: RunningServer | null = null;
   try {
     initWorkspace(dir).close();
     const file = path.join(dir, "big.cpuprofile");
@@ -57,7 +57,7 @@ export async function notebookBenchmark(): Promise<Record<string, unknown>> {
         references: [{ relation: "supports", target: { kind: "cell", cell_id: flames[i], commit_id: run.commit_id } }],
       });
     }
-    server = await startServer(dir);
+    server = await startSettledServer(dir);
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     const cdp = await page.context().newCDPSession(page);
     await cdp.send("Performance.enable");

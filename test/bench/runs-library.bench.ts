@@ -7,7 +7,7 @@ import { captureTitle } from "../../server/services/captures";
 import { initWorkspace, openWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
 import { seedRuns } from "../helpers/seed";
-import { startServer } from "../helpers/server";
+import { startSettledServer, type RunningServer } from "../helpers/server";
 import { summarize } from "./stats";
 
 const RUNS = 10_000;
@@ -32,7 +32,7 @@ const QUERIES: Record<string, z.input<typeof listRuns.input>> = {
 export async function runsLibraryBenchmark(): Promise<Record<string, unknown>> {
   const root = mkdtempSync(path.join(tmpdir(), "emberscope-bench-runs-"));
   const browser = await launchChromium();
-  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  let server: RunningServer | null = null;
   try {
     const seeding = performance.now();
     const ws = initWorkspace(root);
@@ -74,7 +74,7 @@ export async function runsLibraryBenchmark(): Promise<Record<string, unknown>> {
     }
     held.close();
 
-    server = await startServer(root);
+    server = await startSettledServer(root);
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     const firstRows: number[] = [];
     const serverRender: number[] = [];

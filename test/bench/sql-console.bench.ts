@@ -4,7 +4,7 @@ import path from "node:path";
 import { callService, importArtifact } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
-import { startServer } from "../helpers/server";
+import { startSettledServer, type RunningServer } from "../helpers/server";
 import { cpuprofileFile } from "./generators";
 import { summarize } from "./stats";
 
@@ -21,13 +21,13 @@ const ROUNDS = 3;
 export async function sqlConsoleBenchmark(): Promise<Record<string, unknown>> {
   const root = mkdtempSync(path.join(tmpdir(), "emberscope-bench-sql-"));
   const browser = await launchChromium();
-  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  let server: RunningServer | null = null;
   try {
     initWorkspace(root).close();
     const file = path.join(root, "busy.cpuprofile");
     await cpuprofileFile(file, 200_000, 2_000);
     const imported = await callService(importArtifact, { locator: { cwd: root, projectRoot: root }, actor: "test" }, { path: file });
-    server = await startServer(root);
+    server = await startSettledServer(root);
     const pages = { sql_page: `/sql?run=${imported.run_id}&preset=hotspots`, run_sql_tab: `/runs/${imported.run_id}?view=sql` };
     for (const url of Object.values(pages)) await fetch(`${server.url}${url}`).then((r) => r.text());
 

@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { callService, flameTimeline, importArtifact, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
-import { processCpuMs, startServer } from "../helpers/server";
+import { processCpuMs, startSettledServer } from "../helpers/server";
 import { walkingCpuprofileFile } from "./generators";
 import { summarize } from "./stats";
 import { TIME_ORDER_CELL_BUDGET } from "../../components/flame/time-order-question";
@@ -84,7 +84,7 @@ export async function timeOrderBenchmark(): Promise<Record<string, unknown>> {
     }
 
     if (!millionRun) return { ...profiles, note: "the page was not measured: it needs the 1 M run" };
-    const server = await startServer(dir);
+    const server = await startSettledServer(dir);
     const browser = await launchChromium();
     // The server is another process: its first page merges (and keeps) the time order itself.
     const paints: number[] = [];

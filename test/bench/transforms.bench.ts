@@ -8,7 +8,7 @@ import { ROW_HEIGHT } from "../../components/flame/constants";
 import { analyzeHotspots, callService, flameTree, importArtifact, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
-import { startServer } from "../helpers/server";
+import { startSettledServer } from "../helpers/server";
 import { walkingCpuprofileFile } from "./generators";
 import { summarize } from "./stats";
 
@@ -75,7 +75,7 @@ export async function transformsBenchmark(): Promise<Record<string, unknown>> {
     const plainTree = await callService(flameTree, ctx, { run_id: runId });
     const built = buildFlameTree(plainTree.nodes);
     const layout = layoutFlame(built);
-    const app = await startServer(dir);
+    const app = await startSettledServer(dir);
     const browser = await launchChromium();
     const repaint: number[] = [];
     const loadWithTransform: number[] = [];

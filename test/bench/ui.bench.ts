@@ -4,7 +4,7 @@ import path from "node:path";
 import { callService, importArtifact, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
-import { startServer } from "../helpers/server";
+import { startSettledServer, type RunningServer } from "../helpers/server";
 import { cpuprofileFile } from "./generators";
 import { summarize } from "./stats";
 
@@ -18,14 +18,14 @@ const NODE_BUDGET = 100_000;
 export async function uiBenchmark(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(path.join(tmpdir(), "emberscope-bench-ui-"));
   const browser = await launchChromium();
-  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  let server: RunningServer | null = null;
   try {
     initWorkspace(dir).close();
     const file = path.join(dir, "big.cpuprofile");
     await cpuprofileFile(file, 1_000_000, 100_000);
     const ctx: ServiceContext = { locator: { cwd: dir, projectRoot: dir }, actor: "test" };
     const imported = await callService(importArtifact, ctx, { path: file });
-    server = await startServer(dir);
+    server = await startSettledServer(dir);
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const firstPaint: number[] = [];
     const loadLongTasks: number[] = [];

@@ -220,7 +220,16 @@ describe("SQL over a pinned commit with DuckDB-WASM in the browser", () => {
     } finally {
       await server.stop();
     }
-  }, 60_000);
+    // --compress: a browser behind a tunnel to the loopback port gets gzip again (the wasm still never).
+    const tunnelled = await startServer(root, ["--compress"]);
+    try {
+      const page = await rawRequest(`${tunnelled.url}/sql`, { headers: { "Accept-Encoding": "gzip, deflate, br" } });
+      expect(page.status).toBe(200);
+      expect(page.headers["content-encoding"]).toBe("gzip");
+    } finally {
+      await tunnelled.stop();
+    }
+  }, 90_000);
 
   it("serves each evidence file by content hash: immutable, ETag, byte ranges, loopback only, nothing else", async () => {
     const root = tempProject();

@@ -120,3 +120,13 @@ export function processCpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
+
+/**
+ * startServer, then waits for its start-up warm-up to end (at once when it has none): for
+ * benchmarks whose figures must not include the warm-up's second of CPU.
+ */
+export async function startSettledServer(...args: Parameters<typeof startServer>): Promise<RunningServer> {
+  const server = await startServer(...args);
+  await waitForWarmUp(server.url);
+  return server;
+}

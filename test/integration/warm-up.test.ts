@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CSRF_HEADER } from "../../server/http/header-names";
 import { callService, importArtifact } from "../../server/services";
-import { startWarmUp, WARM_UP_PROFILE, warmUpImportAndOpen, warmUpProfile, warmUpState } from "../../server/services/warm-up";
+import { removeLeftWarmUps, startWarmUp, WARM_UP_PROFILE, warmUpImportAndOpen, warmUpProfile, warmUpState } from "../../server/services/warm-up";
 import { initWorkspace } from "../../server/store/workspace";
 import { workspaceSnapshot } from "../helpers/http-boundary";
 import { csrfTokenOf, rawRequest, startServer, waitForWarmUp, type RunningServer } from "../helpers/server";
@@ -66,6 +66,28 @@ describe("the warm-up, in this process", () => {
     // Once per process: a second start returns the first one's end.
     expect(await startWarmUp()).toEqual(ended);
   });
+
+  it("removes the throwaway workspaces of warm-ups that never ended, and nothing else", async () => {
+    const temp = folder("emberscope-warm-up-left-");
+    const old = (name: string) => {
+      const dir = path.join(temp, name);
+      mkdirSync(path.join(dir, ".emberscope"), { recursive: true });
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      utimesSync(dir, hourAgo, hourAgo);
+      return dir;
+    };
+    old("emberscope-warm-up-died1");
+    old("another-tool-folder");
+    mkdirSync(path.join(temp, "emberscope-warm-up-under-way"));
+    writeFileSync(path.join(temp, "emberscope-warm-up-a-file"), "");
+    utimesSync(path.join(temp, "emberscope-warm-up-a-file"), new Date(0), new Date(0));
+    await removeLeftWarmUps(temp);
+    expect(readdirSync(temp).sort()).toEqual(["another-tool-folder", "emberscope-warm-up-a-file", "emberscope-warm-up-under-way"]);
+    // A warm-up sweeps before it starts: the left folder of a dead server goes, its own leaves nothing.
+    old("emberscope-warm-up-died2");
+    await warmUpImportAndOpen(temp);
+    expect(readdirSync(temp).sort()).toEqual(["another-tool-folder", "emberscope-warm-up-a-file", "emberscope-warm-up-under-way"]);
+  }, 60_000);
 
   it("makes a V8 cpuprofile of the size asked", () => {
     const profile = JSON.parse(warmUpProfile(WARM_UP_PROFILE.samples, WARM_UP_PROFILE.nodes)) as { nodes: unknown[]; samples: number[]; timeDeltas: number[] };

@@ -1,4 +1,4 @@
-import { warmUpState } from "../../../../server/services/warm-up";
+import { warmUpState } from "../../../../server/services/warm-up-state";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
