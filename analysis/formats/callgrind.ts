@@ -9,7 +9,7 @@
 import { IntList, NumberColumn, type EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { int64 } from "../evidence/int64";
-import { readLines } from "../io/text";
+import { ownCopy, readLines } from "../io/text";
 import { TextTable } from "../io/text-table";
 import { demangledFrame } from "../symbols/demangle";
 import { EvidenceParseError, InputBoundError } from "./errors";
@@ -46,7 +46,8 @@ class CompressedIds {
   define(id: string, textId: number): void {
     const n = indexedId(id);
     if (n < 0) {
-      this.byText.set(id, textId);
+      // Its own copy: a slice of the line would keep the line's whole text batch alive.
+      this.byText.set(ownCopy(id), textId);
       return;
     }
     while (this.byNumber.length <= n) this.byNumber.push(0);

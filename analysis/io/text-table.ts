@@ -1,3 +1,4 @@
+import { InputBoundError } from "../formats/errors";
 /**
  * Interned texts kept in typed arrays: each distinct text once, in one byte buffer (Latin-1, a
  * byte a character, or UTF-16 code units for a text with a character past U+00FF), found by an
@@ -83,7 +84,8 @@ export class TextTable {
     let wide = false;
     for (let i = 0; i < text.length && !wide; i++) wide = text.charCodeAt(i) > 0xff;
     const size = wide ? 2 * text.length : text.length;
-    if (this.used + size > MAX_BYTES) throw new RangeError(`interned texts past ${MAX_BYTES} bytes`);
+    // A typed refusal (the import fails as INPUT_BOUND_EXCEEDED, not as an internal error).
+    if (this.used + size > MAX_BYTES) throw new InputBoundError("size", MAX_BYTES, `The input's distinct names pass ${MAX_BYTES} bytes, more than an import holds.`);
     if (this.used + size > this.bytes.length) this.bytes = grown(this.bytes, this.used + size, this.used);
     const bytes = this.bytes;
     let at = this.used;
