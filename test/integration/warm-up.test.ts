@@ -49,12 +49,6 @@ async function upload(server: RunningServer, name: string, body: string) {
 }
 
 describe("the warm-up, in this process", () => {
-  it("imports and opens a made profile in a workspace under the folder it is given, then deletes it", async () => {
-    const temp = folder("emberscope-warm-up-tmp-");
-    await warmUpImportAndOpen(temp);
-    expect(readdirSync(temp)).toEqual([]);
-  }, 60_000);
-
   it("fails without leaving anything when its folder cannot be used, and a failed start is recorded, not thrown", async () => {
     const notAFolder = path.join(folder("emberscope-warm-up-file-"), "plain-file");
     writeFileSync(notAFolder, "");
@@ -67,7 +61,7 @@ describe("the warm-up, in this process", () => {
     expect(await startWarmUp()).toEqual(ended);
   });
 
-  it("removes the throwaway workspaces of warm-ups that never ended, and nothing else", async () => {
+  it("imports and opens a made profile in a workspace under the folder it is given, then deletes it; first it removes those of warm-ups that never ended, and nothing else", async () => {
     const temp = folder("emberscope-warm-up-left-");
     const old = (name: string) => {
       const dir = path.join(temp, name);
@@ -83,7 +77,7 @@ describe("the warm-up, in this process", () => {
     utimesSync(path.join(temp, "emberscope-warm-up-a-file"), new Date(0), new Date(0));
     await removeLeftWarmUps(temp);
     expect(readdirSync(temp).sort()).toEqual(["another-tool-folder", "emberscope-warm-up-a-file", "emberscope-warm-up-under-way"]);
-    // A warm-up sweeps before it starts: the left folder of a dead server goes, its own leaves nothing.
+    // A warm-up sweeps before it starts: the left folder of a dead server goes, and its own workspace is gone when it ends.
     old("emberscope-warm-up-died2");
     await warmUpImportAndOpen(temp);
     expect(readdirSync(temp).sort()).toEqual(["another-tool-folder", "emberscope-warm-up-a-file", "emberscope-warm-up-under-way"]);
