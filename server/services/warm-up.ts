@@ -52,7 +52,7 @@ export async function removeLeftWarmUps(tempRoot: string, now = Date.now()): Pro
   }
 }
 
-/** The made profile's file name: the warm-up run's title, which its run page shows. */
+/** The made profile's file name (the warm-up run's title). */
 const WARM_UP_FILE_NAME = "warm-up.cpuprofile";
 
 /** A V8 .cpuprofile of `samples` samples over `nodes` call-tree nodes, made from a fixed seed. */

@@ -4,7 +4,8 @@ import path from "node:path";
 import { initWorkspace } from "../../server/store/workspace";
 import { launchChromium } from "../helpers/browser";
 import { runCli } from "../helpers/cli";
-import { processCpuMs, startServer, waitForWarmUp, type WarmUpAnswer } from "../helpers/server";
+import type { WarmUpState } from "../../server/services/warm-up-state";
+import { processCpuMs, startServer, waitForWarmUp } from "../helpers/server";
 import { cpuprofileFile } from "./generators";
 import { summarize } from "./stats";
 
@@ -35,7 +36,7 @@ export async function dailyBenchmark(): Promise<Record<string, unknown>> {
     const bytes = await oneMegabyteProfile(file);
     const text = readFileSync(file, "utf8");
     const drop: Record<string, number>[] = [];
-    const warmUpFailures: WarmUpAnswer[] = [];
+    const warmUpFailures: WarmUpState[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const root = mkdtempSync(path.join(dir, `drop-${round}-`));
       initWorkspace(root).close();

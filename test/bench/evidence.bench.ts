@@ -5,13 +5,12 @@ import path from "node:path";
 import { analyzeHotspots, callService, compareRuns, flameTree, type ServiceContext } from "../../server/services";
 import { initWorkspace } from "../../server/store/workspace";
 import { CLI } from "../helpers/cli";
+import { processCpuMs } from "../helpers/server";
 import { chromeTraceFile, cpuprofileFile, foldedFile } from "./generators";
 import { geckoProfileFile, instrumentsDeepCopyFile, processedProfileFile, safariRecordingFile, stackprofFile } from "./generators";
 import { summarize } from "./stats";
 
 export const MB = 1024 * 1024;
-/** Linux's USER_HZ (`getconf CLK_TCK`), the unit of /proc/PID/stat's CPU times. */
-const CLOCK_TICKS_PER_S = 100;
 
 interface ImportOutcome {
   seconds: number;
@@ -32,16 +31,13 @@ function importWithPeakRss(projectRoot: string, file: string): Promise<Omit<Impo
     let stdout = "";
     let stderr = "";
     let peak = 0;
-    let cpuTicks = 0;
+    let cpuMs = 0;
     const poll = setInterval(() => {
       try {
         const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
         const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
         if (hwm) peak = Math.max(peak, Number(hwm[1]) / 1024);
-        // utime and stime, fields 14 and 15 of /proc/PID/stat (after the parenthesised command name).
-        const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        cpuTicks = Math.max(cpuTicks, Number(fields[11]) + Number(fields[12]));
+        cpuMs = Math.max(cpuMs, processCpuMs(child.pid!));
       } catch {
         // the process has exited
       }
@@ -51,7 +47,7 @@ function importWithPeakRss(projectRoot: string, file: string): Promise<Omit<Impo
     child.on("exit", (code) => {
       clearInterval(poll);
       if (code !== 0) return reject(new Error(`import failed (${code}): ${stdout} ${stderr}`));
-      resolve({ seconds: (performance.now() - start) / 1000, cpu_seconds: cpuTicks / CLOCK_TICKS_PER_S, peak_rss_mb: Math.round(peak), result: JSON.parse(stdout) });
+      resolve({ seconds: (performance.now() - start) / 1000, cpu_seconds: cpuMs / 1000, peak_rss_mb: Math.round(peak), result: JSON.parse(stdout) });
     });
   });
 }

@@ -23,12 +23,5 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
-export async function waitFor<T>(probe: () => T | Promise<T>, ok: (value: T) => boolean, timeoutMs = 20_000, stepMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
+// Polling lives apart (no vitest hooks), so that benchmarks can use it too.
+export { waitFor } from "./wait";

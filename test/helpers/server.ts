@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
+import type { WarmUpState } from "../../server/services/warm-up-state";
 import { CLI } from "./cli";
+import { waitFor } from "./wait";
 
 export interface RunningServer {
   url: string;
@@ -92,33 +94,29 @@ export async function signIn(signInUrl: string): Promise<{ cookie: string | null
   return { cookie: first ? first.split(";")[0] : null, answer };
 }
 
-export interface WarmUpAnswer {
-  state: "off" | "idle" | "running" | "done" | "failed";
-  ms: number | null;
-  error: string | null;
-}
-
 /**
  * Waits until the server's start-up warm-up of the drop's path has ended (GET /api/imports/warm-up
- * says so) and returns its last state; null when the server has no such route (an older checkout).
+ * says so) and returns that state; null when the server has no such route (an older checkout). A
+ * warm-up still under way after `timeoutMs` fails the caller.
  */
-export async function waitForWarmUp(baseUrl: string, timeoutMs = 60_000): Promise<WarmUpAnswer | null> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
+export async function waitForWarmUp(baseUrl: string, timeoutMs = 60_000): Promise<WarmUpState | null> {
+  const ask = async () => {
     const answer = await rawRequest(`${baseUrl}/api/imports/warm-up`);
-    if (answer.status === 404) return null;
-    const state = JSON.parse(answer.body) as WarmUpAnswer;
-    // Idle: serve has not loaded the upload route yet (it does so once it listens).
-    if (state.state !== "idle" && state.state !== "running") return state;
-    if (Date.now() > until) return state;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return answer.status === 404 ? null : (JSON.parse(answer.body) as WarmUpState);
+  };
+  // Idle: serve has not loaded the upload route yet (it does so once it listens).
+  return waitFor(ask, (state) => state === null || (state.state !== "idle" && state.state !== "running"), timeoutMs, 50);
 }
 
-/** CPU time (user + system, every thread) a process has used so far, from /proc (clock ticks of 10 ms). */
+/** Linux's USER_HZ (`getconf CLK_TCK`), the unit of /proc/PID/stat's CPU times. */
+const CLOCK_TICKS_PER_S = 100;
+
+/** CPU time (user + system, every thread) a process has used so far, in ms, from /proc (clock ticks of 10 ms). */
 export function processCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  // utime and stime, fields 14 and 15 of /proc/PID/stat, after the parenthesised command name (which may hold ") ").
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
 }
 
 /**
