@@ -9,6 +9,7 @@
 import { IntList, NumberColumn, type EvidenceBuilder } from "../evidence/builder";
 import type { FrameKind } from "../evidence/schema";
 import { int64 } from "../evidence/int64";
+import { writtenZeros } from "../io/bytes";
 import { lineBatches, ownCopy } from "../io/text";
 import { TextTable } from "../io/text-table";
 import { demangledFrame } from "../symbols/demangle";
@@ -187,7 +188,7 @@ class CallGraph {
   }
 
   private rehash(): void {
-    const slots = new Int32Array(this.slots.length * 2);
+    const slots = writtenZeros(new Int32Array(this.slots.length * 2));
     const mask = slots.length / 3 - 1;
     for (let edge = 0; edge < this.edgeCaller.length; edge++) {
       const caller = this.edgeCaller.data[edge];
@@ -490,8 +491,9 @@ class CallPaths {
     const g = this.graph;
     const events = g.events;
     const functions = g.count;
-    const incomingCost = new Float64Array(functions * events);
-    const incomingCalls = new Float64Array(functions);
+    // Written first: these are read before written, at random (see writtenZeros).
+    const incomingCost = writtenZeros(new Float64Array(functions * events));
+    const incomingCalls = writtenZeros(new Float64Array(functions));
     const totals = new Array(events).fill(0);
     const heaviest = new Float64Array(functions).fill(-1);
     for (let caller = 0; caller < functions; caller++) {
@@ -513,7 +515,7 @@ class CallPaths {
       }
     }
     for (let fn = 0; fn < functions; fn++) for (let e = 0; e < events; e++) totals[e] += g.self.get(fn * events + e);
-    const onPath = new Uint8Array(functions);
+    const onPath = writtenZeros(new Uint8Array(functions));
 
     // The shares of the node being visited, per depth (a node's children are visited after its own share is read).
     const shares: Float64Array[] = [];
@@ -639,7 +641,7 @@ async function emitSamples(
   const placedParent = new Int32Array(graph.count);
   const placedDepth = new Int32Array(graph.count);
   const placedCut = new Uint8Array(graph.count);
-  const visiting = new Uint8Array(graph.count);
+  const visiting = writtenZeros(new Uint8Array(graph.count));
   let rootsWithoutPath = 0;
   const place = (fn: number, stack: number, parent: number | null, depth: number, cut: boolean) => {
     placedStack[fn] = stack;

@@ -86,3 +86,15 @@ let fromBytes: Uint8Array | null = null;
 let fromView: DataView = new DataView(new ArrayBuffer(0));
 let toBytes: Uint8Array | null = null;
 let toView: DataView = new DataView(new ArrayBuffer(0));
+
+/**
+ * A new zeroed Int32Array/Float64Array whose memory is written once. A large typed array's fresh
+ * pages are mapped to the kernel's shared zero page until written; a table that first reads a slot
+ * (is it empty?) and then writes it takes a copy-on-write fault per page, each flushing the TLB of
+ * every core running one of the process's threads. Measured on the 220 MB folded import: up to
+ * 0.8 s of CPU in those flushes, against about 10 ms to write the pages first.
+ */
+export function writtenZeros<T extends Int32Array | Float64Array | Uint8Array>(array: T, from = 0): T {
+  array.fill(0, from);
+  return array;
+}

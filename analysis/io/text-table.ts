@@ -1,4 +1,5 @@
 import { InputBoundError } from "../formats/errors";
+import { writtenZeros } from "./bytes";
 /**
  * Interned texts kept in typed arrays: each distinct text once, in one byte buffer (Latin-1, a
  * byte a character, or UTF-16 code units for a text with a character past U+00FF), found by an
@@ -109,7 +110,7 @@ export class TextTable {
 
   private rehash(): void {
     const old = this.slots;
-    const slots = new Int32Array(old.length * 2);
+    const slots = writtenZeros(new Int32Array(old.length * 2));
     const mask = (slots.length >> 1) - 1;
     for (let k = 0; k < old.length; k += 2) {
       if (old[k + 1] === 0) continue;
