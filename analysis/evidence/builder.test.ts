@@ -166,6 +166,31 @@ describe("EvidenceBuilder", () => {
     expect(heard.slice(at + 1).every((h) => derived.includes(h.slice("write ".length)))).toBe(true);
   });
 
+  it("sends the frame totals in batches of its batch size, the same rows as in one batch", async () => {
+    const totalsOf = async (batchRows: number | undefined) => {
+      const sink = new MemorySink();
+      const sizes: number[] = [];
+      const counting = { write: (batch: RowBatch) => (batch.table === "frame_totals" && sizes.push(batch.length), sink.write(batch)) };
+      const builder = new EvidenceBuilder(counting, batchRows);
+      const metrics = ["samples", "cpu"].map((name) => builder.metric({ name, unit: "count", kind: "sampled" }));
+      const random = randomInts(7);
+      const frames = Array.from({ length: 40 }, (_, i) => builder.frame({ name: `f${i}`, kind: "native" }));
+      for (let i = 0; i < 300; i++) {
+        const stack = builder.stackOf(Array.from({ length: 1 + random(6) }, () => frames[random(frames.length)]))!;
+        builder.sample(stack, null, i, metrics[i % 2], 1 + random(5));
+      }
+      await builder.finish();
+      return { sizes, rows: sink.tables.frame_totals };
+    };
+    const whole = await totalsOf(undefined);
+    const batched = await totalsOf(16);
+    expect(whole.sizes).toEqual([whole.rows.length]);
+    expect(whole.rows.length).toBeGreaterThan(16 * 3);
+    expect(batched.sizes.every((n) => n <= 16)).toBe(true);
+    expect(batched.sizes.length).toBeGreaterThan(3);
+    expect(batched.rows).toEqual(whole.rows);
+  });
+
   it("reports drafts never placed before declaring the span tables complete", async () => {
     const completed: string[] = [];
     const builder = new EvidenceBuilder({ write: () => undefined, complete: (tables) => void completed.push(...tables) });
