@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EvidenceBuilder } from "../../analysis/evidence/builder";
 import { addPrunedRemainders, calleesQuery, callersQuery, compareQuery, flameTreeQuery, flameTreeRangeQuery, hotspotsQuery, metricTotalsQuery, stackExamplesQuery, traceWindowQuery } from "../../analysis/queries";
+import { compareOnTracksQuery } from "../../analysis/queries/compare";
 import { openEvidence } from "../../server/evidence/engine";
 import { analyzeHotspots, traceWindow } from "../../server/services/evidence";
 import { callService } from "../../server/services/service";
@@ -175,5 +176,14 @@ describe("evidence queries over published Parquet", () => {
       const totals = await ev.run(metricTotalsQuery, { generations: [candidate.generation_id] });
       expect(totals).toEqual([expect.objectContaining({ name: "samples", total: 13, samples: 13 })]);
     });
+  });
+
+  it("compare reads each side's grand total once, whichever tracks it is scoped to", () => {
+    // A scalar subquery at each of its four uses (self and total, normalized) doubled the
+    // comparison's cost over 10 M samples; the normalized values above are what it must still give.
+    for (const query of [compareQuery, compareOnTracksQuery(true, false), compareOnTracksQuery(false, true), compareOnTracksQuery(true, true)]) {
+      expect(query.sql.match(/FROM b_grand\b/g)).toHaveLength(1);
+      expect(query.sql.match(/FROM c_grand\b/g)).toHaveLength(1);
+    }
   });
 });
