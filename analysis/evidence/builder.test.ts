@@ -158,7 +158,7 @@ describe("EvidenceBuilder", () => {
     builder.placeSpan(0, { spanId: 0, trackId: track, parentSpanId: null, startNs: 0, durNs: 1, depth: 0 });
     await builder.finish();
     const at = heard.findIndex((h) => h.startsWith("complete"));
-    const derived = ["frame_totals", "metrics", "stack_totals"];
+    const derived = ["frame_totals", "metrics", "stack_totals", "track_totals"];
     const completed = heard[at].slice("complete ".length).split(",");
     expect(completed).toEqual(["edges", "frames", "measurements", "samples", "span_drafts", "span_places", "spans", "stacks", "tracks"]);
     expect(heard.slice(0, at).every((h) => completed.includes(h.slice("write ".length)))).toBe(true);

@@ -67,7 +67,7 @@ export interface BatchSink {
 }
 
 /** Tables the builder fills only in `finish`, from what the others hold. */
-const DERIVED_TABLES: readonly StagingTableName[] = ["stack_totals", "frame_totals", "metrics"];
+const DERIVED_TABLES: readonly StagingTableName[] = ["stack_totals", "frame_totals", "track_totals", "metrics"];
 
 export interface FrameInput {
   name: string;
@@ -448,6 +448,9 @@ export class EvidenceBuilder {
   private readonly metricIds = new Map<string, number>();
   private readonly metricRows: unknown[][] = [];
   private readonly metricStats: { total: number; count: number; first: number | null; last: number | null }[] = [];
+  /** Per metric, per track id + 1 (0: no track): sample rows and summed value (track_totals). */
+  private readonly trackCounts: Float64Array[] = [];
+  private readonly trackValues: Float64Array[] = [];
   private readonly trackIds = new Map<string, number>();
   private readonly trackRows: (string | null)[][] = [];
   private readonly limitations = new Map<string, Limitation>();
@@ -609,6 +612,8 @@ export class EvidenceBuilder {
     const time = timeNs === null ? NaN : Math.round(timeNs);
     const rounded = Math.round(value);
     if ((timeNs !== null && !isInt64(time)) || !isInt64(rounded)) this.outOfRange(timeNs !== null && !isInt64(time) ? "samples.time_ns" : "samples.value");
+    // The stored value, as a scan of the samples would sum it.
+    this.countOnTrack(metricId, trackId === null ? 0 : trackId + 1, rounded);
     const samples = this.buffers.samples;
     const row = samples.reserve();
     samples.column(0)[row] = stackId;
@@ -616,6 +621,23 @@ export class EvidenceBuilder {
     samples.column(2)[row] = time;
     samples.column(3)[row] = metricId;
     samples.column(4)[row] = rounded;
+  }
+
+  private countOnTrack(metricId: number, slot: number, value: number): void {
+    let counts = this.trackCounts[metricId];
+    if (counts === undefined || slot >= counts.length) {
+      const length = Math.max(slot + 1, 2 * (counts?.length ?? 4));
+      const values = new Float64Array(length);
+      counts = new Float64Array(length);
+      if (this.trackCounts[metricId]) {
+        counts.set(this.trackCounts[metricId]);
+        values.set(this.trackValues[metricId]);
+      }
+      this.trackCounts[metricId] = counts;
+      this.trackValues[metricId] = values;
+    }
+    counts[slot]++;
+    this.trackValues[metricId][slot] += value;
   }
 
   /** A value for an int64 column that none holds: the import fails as for malformed input (the importer did not name its field). */
@@ -854,6 +876,12 @@ export class EvidenceBuilder {
     }
     if (this.stackParent.length > 0 && this.selfByMetric.some((self) => self !== undefined)) await this.sink.complete?.(complete);
     await this.deriveTotals();
+    this.trackCounts.forEach((counts, metricId) => {
+      const values = this.trackValues[metricId];
+      for (let slot = 0; slot < counts.length; slot++) {
+        if (counts[slot] > 0) this.buffers.track_totals.push([slot === 0 ? null : slot - 1, metricId, counts[slot], values[slot]]);
+      }
+    });
     this.metricRows.forEach((row, id) => {
       const stats = this.metricStats[id];
       this.buffers.metrics.push([...row, stats.total, stats.count, stats.first === null ? null : Math.round(stats.first), stats.last === null ? null : Math.round(stats.last)]);

@@ -48,14 +48,37 @@ export const trackTotalsQuery = defineQuery({
   description: "Per thread/process/profile track: sample rows and summed value of one metric, heaviest first.",
   params: z.object({ generations: GenerationList, metric: z.string().min(1).max(128) }),
   row: TrackTotalRow,
-  sql: `WITH ${TRACK_KEYS},
-per_track AS (
+  sql: trackTotalsSql(`per_track AS (
   SELECT s.generation_id, s.track_id, count(*) AS samples, sum(s.value)::DOUBLE AS value
   FROM samples s
   JOIN metrics m ON m.generation_id = s.generation_id AND m.metric_id = s.metric_id
   WHERE m.name = $metric AND list_contains($generations, s.generation_id)
   GROUP BY s.generation_id, s.track_id
-)
+)`),
+});
+
+/**
+ * trackTotalsQuery's rows as extraction stored them (the track_totals table, schema v4): a few
+ * rows instead of a scan of every sample. Generations written before v4 have no such table: for
+ * them the scan answers (see storesTrackTotals).
+ */
+export const storedTrackTotalsQuery = defineQuery({
+  name: "stored_track_totals",
+  description: "Per thread/process/profile track: sample rows and summed value of one metric as extraction stored them, heaviest first.",
+  params: z.object({ generations: GenerationList, metric: z.string().min(1).max(128) }),
+  row: TrackTotalRow,
+  sql: trackTotalsSql(`per_track AS (
+  SELECT s.generation_id, s.track_id, s.samples, s.value
+  FROM track_totals s
+  JOIN metrics m ON m.generation_id = s.generation_id AND m.metric_id = s.metric_id
+  WHERE m.name = $metric AND list_contains($generations, s.generation_id)
+)`),
+});
+
+/** Labels and orders per-track rows (`per_track`: generation, track id, samples, value) by track key. */
+function trackTotalsSql(perTrack: string): string {
+  return `WITH ${TRACK_KEYS},
+${perTrack}
 SELECT coalesce(k.track_key, '(none)') AS track_key, any_value(t.process_id) AS process_id, any_value(t.process_name) AS process_name,
        any_value(t.thread_id) AS thread_id, any_value(t.thread_name) AS thread_name, coalesce(any_value(t.kind), 'none') AS kind,
        sum(p.samples)::INTEGER AS samples, sum(p.value)::DOUBLE AS value
@@ -63,8 +86,8 @@ FROM per_track p
 LEFT JOIN track_keys k ON k.generation_id = p.generation_id AND k.track_id = p.track_id
 LEFT JOIN tracks t ON t.generation_id = p.generation_id AND t.track_id = p.track_id
 GROUP BY 1
-ORDER BY value DESC, samples DESC, track_key`,
-});
+ORDER BY value DESC, samples DESC, track_key`;
+}
 
 /**
  * The views a track filter stands in for, each computed from the samples of the chosen tracks as

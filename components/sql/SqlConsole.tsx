@@ -10,6 +10,7 @@ import { ResultChart } from "./ResultChart";
 import { ResultTable } from "./ResultTable";
 import { SERVER_SQL_MAX_CHARS, serverQuery } from "./server-engine";
 import type { FirstSqlAnswer } from "./first-answer";
+import { TABLE_NAMES } from "../../analysis/evidence/schema";
 
 type WasmState = { phase: "starting" } | { phase: "ready"; session: CommitSession } | { phase: "failed"; message: string };
 
@@ -265,7 +266,7 @@ export function SqlConsole(props: {
         <button type="button" className="button" onClick={() => void run()} disabled={!canRun} data-testid="sql-run">
           {running === "waiting" ? "Waiting for DuckDB-WASM…" : running ? "Running…" : "Run"}
         </button>
-        <span className="muted">Ctrl+Enter runs. Tables: frames, stacks, metrics, samples, tracks, spans, edges, measurements, stack_totals, frame_totals, and runs (titles; join USING (generation_id)).</span>
+        <span className="muted">Ctrl+Enter runs. Tables: {TABLE_NAMES.join(", ")}, and runs (titles; join USING (generation_id)).</span>
         {props.actions ? <span className="sql-actions-end">{props.actions}</span> : null}
       </div>
       {!presetsReady ? (

@@ -1,4 +1,5 @@
 import { EVIDENCE_QUERIES, hotspotsQuery, metricTotalsQuery, renderSql, spanIndexQuery, spanTotalsQuery, type EvidenceQuery } from "../../analysis/queries";
+import { TABLE_NAMES } from "../../analysis/evidence/schema";
 
 /** What the presets are filled from: the pinned commit's (or run's) generations and a few facts about them. */
 export interface PresetContext {
@@ -81,7 +82,7 @@ export async function presetContext(generations: string[], run: (sql: string) =>
   return ctx;
 }
 
-export const STARTER_SQL = `-- Views: frames, stacks, metrics, samples, tracks, spans, edges, measurements, stack_totals, frame_totals
+export const STARTER_SQL = `-- Views: ${TABLE_NAMES.join(", ")}
 SELECT f.name, count(*) AS samples
 FROM samples s
 JOIN stacks st ON st.generation_id = s.generation_id AND st.stack_id = s.stack_id

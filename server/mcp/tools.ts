@@ -37,6 +37,7 @@ import { exportInvestigationTool } from "./tools/export-investigation";
 import { getExperimentTool } from "./tools/get-experiment";
 import { runExperimentTool } from "./tools/run-experiment";
 import { coverageNote } from "../services/evidence-tracks";
+import { TABLE_NAMES } from "../../analysis/evidence/schema";
 
 /**
  * The MCP tool registry: each tool wraps exactly one service operation (called with actor
@@ -349,7 +350,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: "add_cell",
     title: "Add a note, SQL cell or hypothesis",
     description:
-      "Add to an investigation's notebook (after after_cell_id; null first; absent last), marked as yours. kind note: markdown — what you looked at, what you think, what to try next. kind query: sql pinned to a commit (HEAD's id now unless commit_id is given); the server stores it and does not run it: the person's notebook runs it in the browser over that commit's evidence tables (frames, stacks, metrics, samples, tracks, spans, edges, measurements, stack_totals, frame_totals) and earlier named cells (name it so later cells can read FROM it). kind hypothesis: claim, prediction and refuted_by (what would refute it), recorded with its cell. Fields of another kind are refused by name. Next: gather evidence (analyze_hotspots, compare_runs) and record_finding citing the cell.",
+      `Add to an investigation's notebook (after after_cell_id; null first; absent last), marked as yours. kind note: markdown — what you looked at, what you think, what to try next. kind query: sql pinned to a commit (HEAD's id now unless commit_id is given); the server stores it and does not run it: the person's notebook runs it in the browser over that commit's evidence tables (${TABLE_NAMES.join(", ")}) and earlier named cells (name it so later cells can read FROM it). kind hypothesis: claim, prediction and refuted_by (what would refute it), recorded with its cell. Fields of another kind are refused by name. Next: gather evidence (analyze_hotspots, compare_runs) and record_finding citing the cell.`,
     service: addNotebookEntry,
     annotations: WRITE,
     summarize: (r) => `Added ${r.hypothesis ? `hypothesis ${r.hypothesis.hypothesis_id} with ` : ""}${r.cell.kind} cell ${r.cell.cell_id}${r.cell.name ? ` (${r.cell.name})` : ""} to ${r.cell.investigation_id}${r.cell.commit_id ? `, pinned to ${r.cell.commit_id}` : ""}.`,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { NO_TRACK, TrackKeyList, TrackTotalRow, trackFilterOf, trackLabel, trackTotalsQuery } from "../../analysis/queries/tracks";
+import { NO_TRACK, TrackKeyList, TrackTotalRow, storedTrackTotalsQuery, trackFilterOf, trackLabel, trackTotalsQuery } from "../../analysis/queries/tracks";
 import { EmberscopeError } from "../domain/errors";
 import type { RunEvidence } from "./evidence";
 
@@ -55,12 +55,25 @@ export async function sampledTracks(evidence: RunEvidence, metric: string): Prom
   const key = `${evidence.generations.join(",")}\0${metric}`;
   let list = trackLists.get(key);
   if (!list) {
-    const rows = await evidence.reader.runShared(trackTotalsQuery, { generations: evidence.generations, metric });
+    const query = storesTrackTotals(evidence) ? storedTrackTotalsQuery : trackTotalsQuery;
+    const rows = await evidence.reader.runShared(query, { generations: evidence.generations, metric });
     list = rows.map((r) => ({ ...r, label: trackLabel(r) }));
     if (trackLists.size >= MAX_TRACK_LISTS) trackLists.delete(trackLists.keys().next().value!);
     trackLists.set(key, list);
   }
   return list;
+}
+
+/**
+ * Whether every generation of the run with samples stored its track totals (schema v4 on): then
+ * the track list is a few stored rows, else a scan of every sample (about a second at 10 M, which
+ * each CLI command, a process of its own, paid again).
+ */
+export function storesTrackTotals(evidence: RunEvidence): boolean {
+  const wanted = new Set(evidence.generations);
+  return evidence.reader.commit.generations
+    .filter((g) => wanted.has(g.generation_id))
+    .every((g) => !g.files.some((f) => f.table === "samples") || g.files.some((f) => f.table === "track_totals"));
 }
 
 /**

@@ -3,6 +3,7 @@ import { Cell, CellId, CellName, ClaimText, CommitId, Hypothesis, HypothesisStat
 import { addNoteCell, addQueryCell } from "./cells";
 import { recordHypothesis } from "./hypotheses";
 import { defineService, parseServiceInput, type ServiceDef } from "./service";
+import { TABLE_NAMES } from "../../analysis/evidence/schema";
 
 /**
  * One way for an agent to write into a notebook: a note, a SQL cell or a hypothesis (with its
@@ -22,7 +23,7 @@ export const addNotebookEntry = defineService({
       kind: z.enum(["note", "query", "hypothesis"]).describe("note: markdown; query: a SQL cell; hypothesis: a hypothesis record and its cell."),
       after_cell_id: CellId.nullable().optional().describe("Place it right after this cell; null puts it first; absent, last."),
       markdown: z.string().min(1).max(100_000).optional().describe("note: the note's markdown."),
-      sql: z.string().min(1).max(20_000).optional().describe("query: the SQL, over the pinned commit's evidence tables (frames, stacks, metrics, samples, tracks, spans, edges, measurements, stack_totals, frame_totals) and earlier named cells."),
+      sql: z.string().min(1).max(20_000).optional().describe(`query: the SQL, over the pinned commit's evidence tables (${TABLE_NAMES.join(", ")}) and earlier named cells.`),
       name: CellName.nullable().optional().describe("query: a name later SQL cells read as a table (unique in the investigation)."),
       commit_id: CommitId.optional().describe("query: the commit it reads; HEAD's id at this moment when absent."),
       chart: z.object({ kind: z.enum(["bar", "line"]), x: z.string().min(1).max(256).optional(), y: z.string().min(1).max(256).optional() }).strict().optional().describe("query: draw the result."),

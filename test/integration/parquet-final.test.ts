@@ -521,7 +521,7 @@ describe("the writer's final files", () => {
 
 describe("the writer's final files: tables of numbers, and spans placed from kept drafts", () => {
   /** The output tables the writer may write into final files as their rows arrive (spans: from placed drafts). */
-  const FINAL_TABLES: string[] = ["frame_totals", "samples", "stack_totals", "stacks", "spans"];
+  const FINAL_TABLES: string[] = ["frame_totals", "samples", "stack_totals", "stacks", "spans", "track_totals"];
 
   /**
    * The generation's files (table → rows and content address), written one way or the other. The

@@ -13,7 +13,8 @@ import {
   timelineSamplesQuery,
   type EvidenceQuery,
 } from "../../analysis/queries";
-import { scopeToTracks, trackLabel, trackTotalsQuery } from "../../analysis/queries/tracks";
+import { scopeToTracks, storedTrackTotalsQuery, trackLabel, trackTotalsQuery } from "../../analysis/queries/tracks";
+import { storesTrackTotals } from "../../server/services/evidence-tracks";
 import { openEvidence, type EvidenceReader } from "../../server/evidence/engine";
 import { runCli } from "../helpers/cli";
 import { tempProject, withWorkspace } from "../helpers/project";
@@ -80,6 +81,39 @@ describe("evidence queries scoped to tracks", () => {
       expect(new Set(rows.map((r) => r.track_key)).size).toBe(3);
       expect(trackLabel(rows[0])).toBe("worker tid 11 · app pid 10");
       expect(trackLabel(rows[1])).toBe("other · pid 20");
+    });
+  });
+
+  it("extraction stores each track's totals (track_totals): the same rows as the scan of every sample, samples on no track included", async () => {
+    await withWorkspace(async (ws) => {
+      const first = await publishEvidence(ws, "first", threads(["main", "worker"]));
+      const second = await publishEvidence(ws, "second", (b) => {
+        threads(["other", "main"])(b);
+        // Samples on no track: their own row, '(none)'.
+        const samples = b.metric({ name: "samples", unit: "count", kind: "sampled" });
+        const leaf = b.stackOf([b.frame({ name: "loose", kind: "native" })])!;
+        for (let i = 0; i < 4; i++) b.sample(leaf, null, null, samples, 2);
+      });
+      const ev = await openEvidence(ws, "HEAD");
+      const generations = [first.generation_id, second.generation_id];
+      for (const metric of ["samples", "cpu_ns"]) {
+        const scanned = await ev.run(trackTotalsQuery, { generations, metric });
+        const stored = await ev.run(storedTrackTotalsQuery, { generations, metric });
+        expect(stored, metric).toEqual(scanned);
+      }
+      // Hand counts from THREADS: main in both generations (6 + 6), worker 11, other 9, and 4 loose samples of 2.
+      const stored = await ev.run(storedTrackTotalsQuery, { generations, metric: "samples" });
+      expect(stored.map((r) => [r.thread_name ?? r.track_key, r.samples, r.value])).toEqual([
+        ["main", 12, 12],
+        ["worker", 11, 11],
+        ["other", 9, 9],
+        ["(none)", 4, 8],
+      ]);
+      // The service reads the stored rows when every generation with samples has them, else scans.
+      const evidence = { reader: ev, generations, metrics: [], limitations: [], metadata: {} };
+      expect(storesTrackTotals(evidence)).toBe(true);
+      const older = { ...ev, commit: { ...ev.commit, generations: ev.commit.generations.map((g) => (g.generation_id === first.generation_id ? { ...g, files: g.files.filter((f) => f.table !== "track_totals") } : g)) } };
+      expect(storesTrackTotals({ ...evidence, reader: older as typeof ev })).toBe(false);
     });
   });
 
