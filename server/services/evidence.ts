@@ -37,7 +37,7 @@ import type { Workspace } from "../store/workspace";
 import { callService, defineService, type ServiceContext } from "./service";
 import { scopeToTracks } from "../../analysis/queries/tracks";
 import { TrackKeyList } from "../../analysis/queries/tracks";
-import { TrackCoverage, TrackEntry, TrackSelection, TracksArg, resolveTracks, sampledTracks, type ResolvedTracks } from "./evidence-tracks";
+import { TrackCoverage, TrackEntry, TrackSelection, TracksArg, resolveTracks, sampledTrackRows, sampledTracks, type ResolvedTracks } from "./evidence-tracks";
 
 /** Whether a result could look at all: empty is not unavailable. */
 export const EvidenceStatus = z.object({
@@ -497,7 +497,7 @@ export const flameTimeline = defineService({
       metric: MetricArg,
       start_ns: z.number().int().optional(),
       end_ns: z.number().int().optional(),
-      track_id: z.number().int().optional().describe("The thread (track) whose samples to order; by default the one with the most samples. Time order is per thread: interleaving threads would cut every cell at the other threads' samples."),
+      track_id: z.number().int().optional().describe("The thread (track) whose samples to order; by default the one with the most samples of the metric. Time order is per thread: interleaving threads would cut every cell at the other threads' samples."),
       tracks: TrackSelection.optional().describe("Tracks (by track_key) whose samples to order together, as the flame graph's track selector chose them; instead of track_id."),
       budget: z.number().int().min(10).max(200_000).default(20_000),
       min_width_ns: z.number().min(0).optional().describe(`Drop cells shorter than this; by default the shown span / ${TIMELINE_RESOLUTION}.`),
@@ -515,7 +515,7 @@ export const flameTimeline = defineService({
     /** How many samples were merged. */
     samples: z.number().int(),
     gap_samples: z.number().int().describe("Samples the transforms dropped in the window: gaps in the order (no cell covers their time), not time of the cell before them."),
-    /** The track ordered, and every track with samples (to choose another). */
+    /** The track ordered, and every track with samples of the metric (to choose another), each with its samples of the metric. */
     track_id: z.number().int().nullable(),
     sampled_tracks: z.array(TrackRow),
     /** When `tracks` was given: the tracks ordered. */
@@ -530,7 +530,7 @@ export const flameTimeline = defineService({
     const metric = chooseMetric(evidence, input.metric);
     const range = metric ? timeRangeOf(evidence, metric.name) : null;
     const commitId = evidence.reader.commit.commit_id;
-    const sampledTracks = (await evidence.reader.run(tracksQuery, { generations: evidence.generations })).filter((t) => t.samples > 0);
+    const sampledTracks = metric ? await sampledTrackRows(evidence, metric.name) : [];
     const busiest = sampledTracks.reduce<(typeof sampledTracks)[number] | null>((best, t) => (best === null || t.samples > best.samples ? t : best), null);
     const chosen = input.tracks === undefined ? null : await resolveTracks(evidence, metric?.name ?? null, input.tracks);
     const trackId = chosen ? null : (input.track_id ?? (sampledTracks.length > 1 ? busiest!.track_id : null));
