@@ -30,7 +30,7 @@ import { TransformList, transformedCalleesQuery, transformedCallersQuery, transf
 import { decodeCursor, encodeCursor } from "../domain/cursor";
 import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limitation, Run } from "../domain/models";
-import { openEvidence, type EvidenceReader } from "../evidence/engine";
+import { openEvidence, yieldToEventLoop, type EvidenceReader } from "../evidence/engine";
 import { loadedSpanIndex } from "../evidence/span-index";
 import { assertRunExists, getRun } from "../store/runs";
 import type { Workspace } from "../store/workspace";
@@ -483,7 +483,10 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest, sa
     merge = new TimeOrderMerge(tree, options);
     for (const i of byTime) merge.push(nodes[i], times[i], values[i]);
   }
+  // Each step below holds the event loop for tens of ms at 20,000 cells: a turn between them.
+  await yieldToEventLoop();
   const order = merge.finish();
+  await yieldToEventLoop();
   return { order, cells: timelineCells(order, paths.frameKeys, (key) => info.get(key)) };
 }
 
