@@ -388,15 +388,18 @@ async function callPathTree(reader: EvidenceReader, request: TimeOrderRequest): 
   const paths = new CallPathTreeBuilder();
   const info = new Map<string, CellFrameInfo>();
   if (request.transforms.length === 0) {
-    const frames = await reader.run(timelineFramesQuery, { generations });
+    // Read side by side (DuckDB's threads); stacks are only listed here, frames are added first.
+    const [frames] = await Promise.all([
+      reader.run(timelineFramesQuery, { generations }),
+      reader.scan(timelineStacksQuery, { generations }, (columns, rows) => {
+        const [g, stack, parent, frame, depth] = columns as [number[], number[], (number | null)[], number[], number[]];
+        for (let i = 0; i < rows; i++) paths.addStack(g[i], stack[i], parent[i], frame[i], depth[i]);
+      }),
+    ]);
     for (const f of frames) {
       paths.addFrame(f.g, f.frame_id, f.frame_key);
       if (!info.has(f.frame_key)) info.set(f.frame_key, { name: f.name, file: f.file, line: f.line, module: f.module, kind: f.kind });
     }
-    await reader.scan(timelineStacksQuery, { generations }, (columns, rows) => {
-      const [g, stack, parent, frame, depth] = columns as [number[], number[], (number | null)[], number[], number[]];
-      for (let i = 0; i < rows; i++) paths.addStack(g[i], stack[i], parent[i], frame[i], depth[i]);
-    });
     return { paths, info, built: paths.build() };
   }
   const params = { generations, metric: request.metric };
@@ -440,10 +443,10 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest, sa
   const { generations } = request;
   // Few enough to hold (20 bytes a row): read at once, not chunk by chunk.
   const read = { whole: samples <= WHOLE_READ_SAMPLES };
-  const { paths, info, built } = await callPathTree(reader, request);
+  const [{ paths, info, built }, metricIds] = await Promise.all([callPathTree(reader, request), reader.run(timelineMetricIdsQuery, { generations, metric: request.metric })]);
   const { tree, node } = built;
   const options = { minWidth: request.min_width_ns, budget: request.budget };
-  const sources = (await reader.run(timelineMetricIdsQuery, { generations, metric: request.metric })).map((m) => ({
+  const sources = metricIds.map((m) => ({
     g: m.g,
     params: { generations: [m.generation_id], metric_id: m.metric_id, start_ns: request.start_ns, end_ns: request.end_ns, track_id: request.track_id, ...(request.tracks ? { tracks: request.tracks } : {}) },
   }));

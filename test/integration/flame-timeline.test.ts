@@ -8,10 +8,10 @@ import { callService } from "../../server/services/service";
 import { tempProject, withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
 import type { Transform } from "../../analysis/queries/transforms";
-import { packTimelineCells, timelineMetricIdsQuery, timelineSamplesQuery, unpackTimelineCells, type TimelineCell } from "../../analysis/queries/flame-timeline";
+import { packTimelineCells, TIMELINE_ROW_KEYS, timelineMetricIdsQuery, timelineSamplesQuery, unpackTimelineCells, type TimelineCell } from "../../analysis/queries/flame-timeline";
 import { openEvidence } from "../../server/evidence/engine";
 import { FLAME_NODE_KEYS } from "../../analysis/queries/flame-tree";
-import { packTreeRows, unpackTreeRows } from "../../analysis/queries/packed-rows";
+import { packAnswer, packTreeRows, unpackTreeRows } from "../../analysis/queries/packed-rows";
 
 const publish = (ws: Workspace, produce: (b: EvidenceBuilder) => void) => publishEvidence(ws, "timeline", produce);
 
@@ -34,7 +34,11 @@ function fixture(b: EvidenceBuilder) {
 
 type Cell = { cell_id: string; parent_id: string | null; name: string; depth: number; start_ns: number; end_ns: number; total: number; self: number };
 /** The page's transfer of the cells gives back exactly the service's rows, field for field and in order. */
-const roundTrips = (rows: TimelineCell[]) => expect(JSON.stringify(unpackTimelineCells(JSON.parse(JSON.stringify(packTimelineCells(rows)))))).toBe(JSON.stringify(rows));
+const roundTrips = (rows: TimelineCell[]) => {
+  expect(JSON.stringify(unpackTimelineCells(JSON.parse(JSON.stringify(packTimelineCells(rows)))))).toBe(JSON.stringify(rows));
+  // The packing the service made beside its cells (what the page sends) is packTreeRows' own.
+  expect(JSON.stringify(packAnswer({ cells: rows }, "cells", TIMELINE_ROW_KEYS).packed_cells)).toBe(JSON.stringify(packTreeRows(rows, TIMELINE_ROW_KEYS)));
+};
 const shape = (rows: Cell[]) => rows.map((r) => `${r.depth} ${r.name} [${r.start_ns},${r.end_ns}) total ${r.total} self ${r.self}`);
 
 async function timeOrder(ws: Workspace, run_id: string, input: Partial<{ start_ns: number; end_ns: number; track_id: number; min_width_ns: number; budget: number; transforms: Transform[] }>) {
