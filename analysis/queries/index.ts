@@ -8,7 +8,7 @@ import { flameTreeQuery, flameTreeRangeQuery } from "./flame-tree";
 import { hotspotsQuery } from "./hotspots";
 import { measurementTotalsQuery, metricTotalsQuery, spanTotalsQuery } from "./summary";
 import { traceFlowsQuery } from "./trace-flows";
-import { spanExtentQuery, spanIndexQuery, traceWindowQuery, tracksQuery } from "./trace-window";
+import { spanExtentQuery, spanIndexQuery, traceWindowQuery, trackSpansQuery, tracksQuery } from "./trace-window";
 import { trackTotalsQuery } from "./tracks";
 
 export { timelineCells, timelineFramesQuery, timelineMetricIdsQuery, timelineRemainder, timelineSamplesQuery, timelineStacksQuery, type TimelineCell } from "./flame-timeline";
@@ -21,7 +21,7 @@ export { renderSql, type EvidenceQuery } from "./define";
 export { hotspotsQuery, type HotspotRow } from "./hotspots";
 export { measurementTotalsQuery, metricTotalsQuery, spanTotalsQuery } from "./summary";
 export { traceFlowsQuery } from "./trace-flows";
-export { spanExtentQuery, spanIndexQuery, traceWindowQuery, tracksQuery } from "./trace-window";
+export { spanExtentQuery, spanIndexQuery, traceWindowQuery, trackSpansQuery, tracksQuery } from "./trace-window";
 export { scopeToTracks, trackLabel, trackTotalsQuery } from "./tracks";
 
 /** Every named evidence query: the server and the browser run these same definitions. */
@@ -41,6 +41,7 @@ export const EVIDENCE_QUERIES: readonly EvidenceQuery<any, any>[] = [
   spanIndexQuery,
   traceFlowsQuery,
   tracksQuery,
+  trackSpansQuery,
   trackTotalsQuery,
   compareQuery,
   metricTotalsQuery,

@@ -99,6 +99,16 @@ export type PackedAnswer<T, F extends keyof T & string> = Omit<T, F> & { [K in `
 const packings = new WeakMap<readonly Row[], Map<TreeRowKeys, PackedTreeRows>>();
 
 /**
+ * Records how `rows` pack with `keys`, when their maker built the packing beside them for less
+ * than packTreeRows takes (it must be exactly what packTreeRows would give): packAnswer sends it.
+ */
+export function keepPacking(rows: readonly Row[], keys: TreeRowKeys, packed: PackedTreeRows): void {
+  let byKeys = packings.get(rows);
+  if (!byKeys) packings.set(rows, (byKeys = new Map()));
+  byKeys.set(keys, packed);
+}
+
+/**
  * The answer with its rows packed. Rows are read, never changed (the engine shares its kept
  * answers), so rows packed before are not packed again: a run page opened again sends the kept
  * flame tree's and time order's packing (tens of ms each at 20 k rows).

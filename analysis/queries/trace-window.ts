@@ -105,6 +105,27 @@ export const TrackRow = z.object({
   samples: z.number().int(),
 });
 
+/**
+ * Tracks with their span counts but not their sample counts: a read of the tracks table (and of
+ * the spans' two key columns), not of every sample. Time order takes its tracks' sample counts
+ * from the metric's track totals instead (kept: the flame tree asks them too).
+ */
+export const trackSpansQuery = defineQuery({
+  name: "track_spans",
+  description: "Tracks (processes, threads, services) with their span counts (no sample counts: no pass over the samples).",
+  params: z.object({ generations: GenerationList }),
+  row: TrackRow.omit({ samples: true }),
+  sql: `WITH ${TRACK_KEYS},
+span_counts AS (
+  SELECT generation_id, track_id, count(*) AS spans FROM spans WHERE list_contains($generations, generation_id) GROUP BY generation_id, track_id
+)
+SELECT t.track_id, k.track_key, t.process_id, t.process_name, t.thread_id, t.thread_name, t.kind, coalesce(c.spans, 0)::INTEGER AS spans
+FROM tracks t
+JOIN track_keys k ON k.generation_id = t.generation_id AND k.track_id = t.track_id
+LEFT JOIN span_counts c ON c.generation_id = t.generation_id AND c.track_id = t.track_id
+ORDER BY t.track_id, t.generation_id`,
+});
+
 export const tracksQuery = defineQuery({
   name: "tracks",
   description: "Tracks (processes, threads, services) with their span and sample counts.",

@@ -100,11 +100,12 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
   const [mode, setMode] = useControlled<FlameMode>(props.mode, props.onModeChange, "left-heavy");
   const timeCells = props.timeOrder && !props.timeOrder.disabledReason ? props.timeOrder.cells : null;
   const timeOrder = mode === "time-order" && timeCells !== null;
-  const request = useMemo<FlameLayoutRequest>(
-    () => (timeOrder ? { kind: "time-order", cells: timeCells!, rootName: props.rootName } : { kind: "left-heavy", nodes: props.nodes, rootName: props.rootName }),
-    [timeOrder, timeCells, props.nodes, props.rootName],
-  );
-  const { prepared, pending, error } = useFlameLayout(request);
+  // Time order on its way: no left-heavy layout is started for it (the one worker would lay out a
+  // graph not shown before the cells that arrive next); one already drawn stays until they come.
+  const cellsComing = mode === "time-order" && props.timeOrder !== undefined && !props.timeOrder.disabledReason && !props.timeOrder.failed && timeCells === null;
+  const leftHeavy = useMemo<FlameLayoutRequest>(() => ({ kind: "left-heavy", nodes: props.nodes, rootName: props.rootName }), [props.nodes, props.rootName]);
+  const timeRequest = useMemo<FlameLayoutRequest | null>(() => (timeCells ? { kind: "time-order", cells: timeCells, rootName: props.rootName } : null), [timeCells, props.rootName]);
+  const { prepared, pending, error } = useFlameLayout(timeOrder ? timeRequest : cellsComing ? null : leftHeavy);
 
   if (props.nodes.length === 0) {
     return (
@@ -118,13 +119,16 @@ export function FlameGraphCell(props: FlameGraphCellProps) {
     return (
       <div className="flame-cell" data-testid={props.testId ?? "flame-cell"} data-layout="pending">
         <p className="tip-muted" data-testid="flame-layout-pending">
-          {error ? `The flame graph could not be laid out: ${error}` : `Laying out ${(timeOrder ? timeCells!.length : props.nodes.length).toLocaleString("en-US")} ${timeOrder ? "cells" : "frames"}…`}
+          {error
+            ? `The flame graph could not be laid out: ${error}`
+            : cellsComing
+              ? "Merging the samples in time order…"
+              : `Laying out ${(timeOrder ? timeCells!.length : props.nodes.length).toLocaleString("en-US")} ${timeOrder ? "cells" : "frames"}…`}
         </p>
       </div>
     );
   }
-  const loadingTime = mode === "time-order" && props.timeOrder && !props.timeOrder.disabledReason && !props.timeOrder.failed && timeCells === null;
-  return <FlameView {...props} prepared={prepared} mode={mode} setMode={setMode} busy={pending || Boolean(loadingTime)} />;
+  return <FlameView {...props} prepared={prepared} mode={mode} setMode={setMode} busy={pending || cellsComing} />;
 }
 
 function FlameView(props: FlameGraphCellProps & { prepared: PreparedFlame; mode: FlameMode; setMode: (m: FlameMode) => void; busy: boolean }) {

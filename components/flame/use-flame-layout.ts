@@ -68,12 +68,15 @@ export function prepareOffThread(request: FlameLayoutRequest): Promise<PreparedF
 }
 
 /**
- * The prepared flame graph for a request (memoize the request: a new object lays out again).
- * While a new layout is computed the previous one stays; `pending` says so.
+ * The prepared flame graph for a request (memoize the request: a new object lays out again; the
+ * one last laid out, asked again, is not). While a new layout is computed the previous one stays;
+ * `pending` says so. A null request lays out nothing (pending, the last layout kept).
  */
-export function useFlameLayout(request: FlameLayoutRequest): { prepared: PreparedFlame | null; pending: boolean; error: string | null } {
+export function useFlameLayout(request: FlameLayoutRequest | null): { prepared: PreparedFlame | null; pending: boolean; error: string | null } {
   const [state, setState] = useState<{ for: FlameLayoutRequest | null; prepared: PreparedFlame | null; error: string | null }>({ for: null, prepared: null, error: null });
+  const laidOut = state.for;
   useEffect(() => {
+    if (request === null || request === laidOut) return;
     let live = true;
     prepareOffThread(request).then(
       (prepared) => live && setState({ for: request, prepared, error: null }),
@@ -82,6 +85,7 @@ export function useFlameLayout(request: FlameLayoutRequest): { prepared: Prepare
     return () => {
       live = false;
     };
+    // laidOut is read, not a dependency: a layout that lands must not start another.
   }, [request]);
-  return { prepared: state.prepared, pending: state.for !== request, error: state.error };
+  return { prepared: state.prepared, pending: request === null || state.for !== request, error: state.error };
 }

@@ -290,10 +290,17 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
       const numeric = new Set<number>([T.TINYINT, T.SMALLINT, T.INTEGER, T.BIGINT, T.UTINYINT, T.USMALLINT, T.UINTEGER, T.UBIGINT, T.FLOAT, T.DOUBLE]);
       await budgeted(query.name, async (connection) => {
         if (options?.whole) {
+          let since = performance.now();
           for (const chunk of await (await connection.run(sql)).fetchAllChunks()) {
             if (chunk.rowCount === 0) continue;
             const columns = Array.from({ length: chunk.columnCount }, (_, i) => columnValues(chunk, i, numeric));
             if (onChunk(columns, chunk.rowCount) === false) return;
+            // A turn of the event loop now and then: the server answers other requests (the page's
+            // scripts, asked while its time order merges a million samples) between chunks.
+            if (performance.now() - since >= YIELD_AFTER_MS) {
+              await yieldToEventLoop();
+              since = performance.now();
+            }
           }
           return;
         }
@@ -349,6 +356,12 @@ export async function openEvidence(ws: Workspace, ref: CommitRef): Promise<Evide
     },
   };
 }
+
+/** How long a whole scan hands chunks over before it lets the event loop turn. */
+const YIELD_AFTER_MS = 20;
+
+/** Lets the event loop answer what waits (I/O, timers) before going on. */
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 type DataChunk = Awaited<ReturnType<Awaited<ReturnType<DuckDBConnection["stream"]>>["fetchChunk"]>> & object;
 

@@ -30,14 +30,14 @@ import { TransformList, transformedCalleesQuery, transformedCallersQuery, transf
 import { decodeCursor, encodeCursor } from "../domain/cursor";
 import { EmberscopeError } from "../domain/errors";
 import { CursorArg, Limitation, Run } from "../domain/models";
-import { openEvidence, type EvidenceReader } from "../evidence/engine";
+import { openEvidence, yieldToEventLoop, type EvidenceReader } from "../evidence/engine";
 import { loadedSpanIndex } from "../evidence/span-index";
 import { assertRunExists, getRun } from "../store/runs";
 import type { Workspace } from "../store/workspace";
 import { callService, defineService, type ServiceContext } from "./service";
 import { scopeToTracks } from "../../analysis/queries/tracks";
 import { TrackKeyList } from "../../analysis/queries/tracks";
-import { TrackCoverage, TrackEntry, TrackSelection, TracksArg, resolveTracks, sampledTracks, type ResolvedTracks } from "./evidence-tracks";
+import { TrackCoverage, TrackEntry, TrackSelection, TracksArg, resolveTracks, sampledTrackRows, sampledTracks, type ResolvedTracks } from "./evidence-tracks";
 
 /** Whether a result could look at all: empty is not unavailable. */
 export const EvidenceStatus = z.object({
@@ -388,15 +388,18 @@ async function callPathTree(reader: EvidenceReader, request: TimeOrderRequest): 
   const paths = new CallPathTreeBuilder();
   const info = new Map<string, CellFrameInfo>();
   if (request.transforms.length === 0) {
-    const frames = await reader.run(timelineFramesQuery, { generations });
+    // Read side by side (DuckDB's threads); stacks are only listed here, frames are added first.
+    const [frames] = await Promise.all([
+      reader.run(timelineFramesQuery, { generations }),
+      reader.scan(timelineStacksQuery, { generations }, (columns, rows) => {
+        const [g, stack, parent, frame, depth] = columns as [number[], number[], (number | null)[], number[], number[]];
+        for (let i = 0; i < rows; i++) paths.addStack(g[i], stack[i], parent[i], frame[i], depth[i]);
+      }),
+    ]);
     for (const f of frames) {
       paths.addFrame(f.g, f.frame_id, f.frame_key);
       if (!info.has(f.frame_key)) info.set(f.frame_key, { name: f.name, file: f.file, line: f.line, module: f.module, kind: f.kind });
     }
-    await reader.scan(timelineStacksQuery, { generations }, (columns, rows) => {
-      const [g, stack, parent, frame, depth] = columns as [number[], number[], (number | null)[], number[], number[]];
-      for (let i = 0; i < rows; i++) paths.addStack(g[i], stack[i], parent[i], frame[i], depth[i]);
-    });
     return { paths, info, built: paths.build() };
   }
   const params = { generations, metric: request.metric };
@@ -440,10 +443,10 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest, sa
   const { generations } = request;
   // Few enough to hold (20 bytes a row): read at once, not chunk by chunk.
   const read = { whole: samples <= WHOLE_READ_SAMPLES };
-  const { paths, info, built } = await callPathTree(reader, request);
+  const [{ paths, info, built }, metricIds] = await Promise.all([callPathTree(reader, request), reader.run(timelineMetricIdsQuery, { generations, metric: request.metric })]);
   const { tree, node } = built;
   const options = { minWidth: request.min_width_ns, budget: request.budget };
-  const sources = (await reader.run(timelineMetricIdsQuery, { generations, metric: request.metric })).map((m) => ({
+  const sources = metricIds.map((m) => ({
     g: m.g,
     params: { generations: [m.generation_id], metric_id: m.metric_id, start_ns: request.start_ns, end_ns: request.end_ns, track_id: request.track_id, ...(request.tracks ? { tracks: request.tracks } : {}) },
   }));
@@ -483,7 +486,10 @@ async function timeOrderOf(reader: EvidenceReader, request: TimeOrderRequest, sa
     merge = new TimeOrderMerge(tree, options);
     for (const i of byTime) merge.push(nodes[i], times[i], values[i]);
   }
+  // Each step below holds the event loop for tens of ms at 20,000 cells: a turn between them.
+  await yieldToEventLoop();
   const order = merge.finish();
+  await yieldToEventLoop();
   return { order, cells: timelineCells(order, paths.frameKeys, (key) => info.get(key)) };
 }
 
@@ -497,7 +503,7 @@ export const flameTimeline = defineService({
       metric: MetricArg,
       start_ns: z.number().int().optional(),
       end_ns: z.number().int().optional(),
-      track_id: z.number().int().optional().describe("The thread (track) whose samples to order; by default the one with the most samples. Time order is per thread: interleaving threads would cut every cell at the other threads' samples."),
+      track_id: z.number().int().optional().describe("The thread (track) whose samples to order; by default the one with the most samples of the metric. Time order is per thread: interleaving threads would cut every cell at the other threads' samples."),
       tracks: TrackSelection.optional().describe("Tracks (by track_key) whose samples to order together, as the flame graph's track selector chose them; instead of track_id."),
       budget: z.number().int().min(10).max(200_000).default(20_000),
       min_width_ns: z.number().min(0).optional().describe(`Drop cells shorter than this; by default the shown span / ${TIMELINE_RESOLUTION}.`),
@@ -515,7 +521,7 @@ export const flameTimeline = defineService({
     /** How many samples were merged. */
     samples: z.number().int(),
     gap_samples: z.number().int().describe("Samples the transforms dropped in the window: gaps in the order (no cell covers their time), not time of the cell before them."),
-    /** The track ordered, and every track with samples (to choose another). */
+    /** The track ordered, and every track with samples of the metric (to choose another), each with its samples of the metric. */
     track_id: z.number().int().nullable(),
     sampled_tracks: z.array(TrackRow),
     /** When `tracks` was given: the tracks ordered. */
@@ -530,7 +536,7 @@ export const flameTimeline = defineService({
     const metric = chooseMetric(evidence, input.metric);
     const range = metric ? timeRangeOf(evidence, metric.name) : null;
     const commitId = evidence.reader.commit.commit_id;
-    const sampledTracks = (await evidence.reader.run(tracksQuery, { generations: evidence.generations })).filter((t) => t.samples > 0);
+    const sampledTracks = metric ? await sampledTrackRows(evidence, metric.name) : [];
     const busiest = sampledTracks.reduce<(typeof sampledTracks)[number] | null>((best, t) => (best === null || t.samples > best.samples ? t : best), null);
     const chosen = input.tracks === undefined ? null : await resolveTracks(evidence, metric?.name ?? null, input.tracks);
     const trackId = chosen ? null : (input.track_id ?? (sampledTracks.length > 1 ? busiest!.track_id : null));

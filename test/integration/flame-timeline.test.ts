@@ -8,10 +8,10 @@ import { callService } from "../../server/services/service";
 import { tempProject, withWorkspace } from "../helpers/project";
 import { publishEvidence } from "../helpers/seed";
 import type { Transform } from "../../analysis/queries/transforms";
-import { packTimelineCells, timelineMetricIdsQuery, timelineSamplesQuery, unpackTimelineCells, type TimelineCell } from "../../analysis/queries/flame-timeline";
+import { packTimelineCells, TIMELINE_ROW_KEYS, timelineMetricIdsQuery, timelineSamplesQuery, unpackTimelineCells, type TimelineCell } from "../../analysis/queries/flame-timeline";
 import { openEvidence } from "../../server/evidence/engine";
 import { FLAME_NODE_KEYS } from "../../analysis/queries/flame-tree";
-import { packTreeRows, unpackTreeRows } from "../../analysis/queries/packed-rows";
+import { packAnswer, packTreeRows, unpackTreeRows } from "../../analysis/queries/packed-rows";
 
 const publish = (ws: Workspace, produce: (b: EvidenceBuilder) => void) => publishEvidence(ws, "timeline", produce);
 
@@ -34,7 +34,11 @@ function fixture(b: EvidenceBuilder) {
 
 type Cell = { cell_id: string; parent_id: string | null; name: string; depth: number; start_ns: number; end_ns: number; total: number; self: number };
 /** The page's transfer of the cells gives back exactly the service's rows, field for field and in order. */
-const roundTrips = (rows: TimelineCell[]) => expect(JSON.stringify(unpackTimelineCells(JSON.parse(JSON.stringify(packTimelineCells(rows)))))).toBe(JSON.stringify(rows));
+const roundTrips = (rows: TimelineCell[]) => {
+  expect(JSON.stringify(unpackTimelineCells(JSON.parse(JSON.stringify(packTimelineCells(rows)))))).toBe(JSON.stringify(rows));
+  // The packing the service made beside its cells (what the page sends) is packTreeRows' own.
+  expect(JSON.stringify(packAnswer({ cells: rows }, "cells", TIMELINE_ROW_KEYS).packed_cells)).toBe(JSON.stringify(packTreeRows(rows, TIMELINE_ROW_KEYS)));
+};
 const shape = (rows: Cell[]) => rows.map((r) => `${r.depth} ${r.name} [${r.start_ns},${r.end_ns}) total ${r.total} self ${r.self}`);
 
 async function timeOrder(ws: Workspace, run_id: string, input: Partial<{ start_ns: number; end_ns: number; track_id: number; min_width_ns: number; budget: number; transforms: Transform[] }>) {
@@ -175,6 +179,32 @@ describe("evidence.flame_timeline (the service)", () => {
       // Nothing is 1000 ns wide: every sample of the thread is left undrawn, and said so.
       const none = await callService(flameTimeline, ctx, { run_id, metric: "samples", min_width_ns: 1000 });
       expect(none).toMatchObject({ cells: [], dropped_cells: 1, dropped_total: 7, status: { state: "partial" } });
+    });
+  });
+
+  it("lists the threads with samples of the ordered metric, each with its samples of that metric, and orders the busiest in it", async () => {
+    await withWorkspace(async (ws) => {
+      const { run_id } = await publish(ws, (b) => {
+        const cpu = b.metric({ name: "cpu_ns", unit: "ns", kind: "sampled" });
+        const alloc = b.metric({ name: "alloc_bytes", unit: "bytes", kind: "sampled" });
+        const main = b.track({ threadId: 1, threadName: "main", kind: "thread" });
+        const gc = b.track({ threadId: 2, threadName: "gc", kind: "thread" });
+        const io = b.track({ threadId: 3, threadName: "io", kind: "thread" });
+        const stack = (name: string) => b.stackOf([b.frame({ name, file: `${name}.js`, line: 1, kind: "js" })])!;
+        for (let i = 0; i < 4; i++) b.sample(stack("run"), main, i * 10, cpu, 10);
+        // gc has more samples, but of another metric; io has none of cpu_ns at all.
+        for (let i = 0; i < 6; i++) b.sample(stack("sweep"), gc, i * 10, alloc, 64);
+        b.sample(stack("sweep"), gc, 100, cpu, 10);
+        for (let i = 0; i < 9; i++) b.sample(stack("read"), io, i * 10, alloc, 8);
+      });
+      const ctx = { locator: { cwd: ws.layout.projectRoot, projectRoot: ws.layout.projectRoot }, actor: "test" as const };
+      const cpu = await callService(flameTimeline, ctx, { run_id, metric: "cpu_ns", min_width_ns: 0 });
+      expect(cpu.sampled_tracks.map((t) => [t.thread_name, t.samples, t.spans])).toEqual([["main", 4, 0], ["gc", 1, 0]]);
+      expect(cpu.track_id).toBe(cpu.sampled_tracks[0].track_id);
+      expect(shape(cpu.cells)).toEqual(["0 run [0,40) total 40 self 40"]);
+      const alloc = await callService(flameTimeline, ctx, { run_id, metric: "alloc_bytes", min_width_ns: 0 });
+      expect(alloc.sampled_tracks.map((t) => [t.thread_name, t.samples])).toEqual([["gc", 6], ["io", 9]]);
+      expect(alloc.track_id).toBe(alloc.sampled_tracks[1].track_id);
     });
   });
 });

@@ -85,6 +85,8 @@ export function RunWorkbench(props: RunWorkbenchProps) {
   const treeArgs = { runId: treeRun, commitId: props.commitId, metric, budget, tracks, transforms, inverted };
   // Once, before the first fetch: the tree the server already asked answers the page's first question.
   useState(() => props.firstFlame && seedFlameTree(treeArgs, props.firstFlame));
+  // The layout worker's script is fetched as hydration starts, not after it (the first layout waited for it).
+  useState(() => needsTree && typeof window !== "undefined" && warmLayoutWorker());
   useState(() => props.firstTimeOrder && seedTimeOrder({ runId: props.runId, commitId: props.commitId, metric, tracks, transforms }, props.firstTimeOrder));
   const answered = useFlameTree(treeArgs);
   // The layout worker starts while the tree is on its way, not when it has come.
